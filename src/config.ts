@@ -1,0 +1,198 @@
+import fs from 'node:fs';
+import net from 'node:net';
+
+/**
+ * The service's whole configuration, read once from the environment (and `.env` when present).
+ * A missing or malformed variable stops the process with one line naming it; secrets are never echoed.
+ */
+export interface Config {
+  db: { host: string; port: number; user: string; password: string; name: string; tablePrefix: string };
+  redisUrl: string;
+  http: { host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[] };
+  helpdesk: {
+    apiKey?: string;
+    apiSecret?: string;
+    throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number };
+  };
+  shopUrl?: string;
+  wordpressSecrets: { loggedInKey?: string; loggedInSalt?: string; nonceKey?: string; nonceSalt?: string };
+  cardGateway: { apiUrl: string; apiKey?: string; webhookSecret?: string };
+  mobileWallet: {
+    apiUrl: string;
+    clientId?: string;
+    clientSecret?: string;
+    subscriptionKey?: string;
+    merchantSerialNumber?: string;
+    webhookUrl?: string;
+    webhookSecret?: string;
+  };
+  dunningPlanSeconds: number[];
+  siteExtensions?: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string, fallback?: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function required(env: Env, name: string): string {
+  const value = text(env, name);
+  if (value === undefined) throw new ConfigError(`${name} is required but not set`);
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+function url(env: Env, name: string, fallback?: string): string | undefined {
+  const raw = text(env, name, fallback);
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:' && parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+      throw new Error('scheme');
+    }
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function readableFile(env: Env, name: string): string | undefined {
+  const file = text(env, name);
+  if (file === undefined) return undefined;
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+  } catch {
+    throw new ConfigError(`${name} names a file that cannot be read`);
+  }
+  return file;
+}
+
+/** Parses `12h,12h,1d,2d,3d` into seconds. Units: s, m, h, d. */
+export function parseDunningPlan(raw: string): number[] | undefined {
+  const unit: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+  const steps = raw.split(',').map((part) => part.trim());
+  const seconds: number[] = [];
+  for (const step of steps) {
+    const match = /^(\d+)([smhd])$/.exec(step);
+    if (!match || Number(match[1]) === 0) return undefined;
+    seconds.push(Number(match[1]) * unit[match[2]]);
+  }
+  return seconds;
+}
+
+/** Each entry is an IP address or a CIDR range (IPv4 or IPv6). */
+function proxyList(env: Env, name: string, fallback: string): string[] {
+  const entries = (text(env, name, fallback) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = net.isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    if (!family || extra !== undefined || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))) {
+      throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDR ranges`);
+    }
+  }
+  return entries;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const prefix = text(env, 'DB_TABLE_PREFIX', 'wp_')!;
+  if (!/^[A-Za-z0-9_]+$/.test(prefix)) throw new ConfigError('DB_TABLE_PREFIX may hold only letters, digits and underscores');
+  const dbName = required(env, 'DB_NAME');
+  if (!/^[A-Za-z0-9_$-]+$/.test(dbName)) throw new ConfigError('DB_NAME may hold only letters, digits, _, $ and -');
+
+  const tlsCertFile = readableFile(env, 'TLS_CERT_FILE');
+  const tlsKeyFile = readableFile(env, 'TLS_KEY_FILE');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
+    throw new ConfigError(`${tlsCertFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set together with the other TLS file`);
+  }
+
+  const dunningRaw = text(env, 'DUNNING_PLAN', '12h,12h,1d,2d,3d')!;
+  const dunningPlanSeconds = parseDunningPlan(dunningRaw);
+  if (!dunningPlanSeconds) throw new ConfigError('DUNNING_PLAN must be a comma-separated list of waits such as 12h,1d,2d');
+
+  const siteExtensions = text(env, 'SITE_EXTENSIONS');
+  if (siteExtensions !== undefined && !fs.existsSync(siteExtensions)) {
+    throw new ConfigError('SITE_EXTENSIONS names a module file that does not exist');
+  }
+
+  return {
+    db: {
+      host: text(env, 'DB_HOST', '127.0.0.1')!,
+      port: integer(env, 'DB_PORT', 3306, 1, 65535),
+      user: text(env, 'DB_USER', 'root')!,
+      password: env.DB_PASSWORD ?? '',
+      name: dbName,
+      tablePrefix: prefix,
+    },
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379')!,
+    http: {
+      host: text(env, 'HOST', '127.0.0.1')!,
+      port: integer(env, 'PORT', 8080, 0, 65535),
+      tlsCertFile,
+      tlsKeyFile,
+      trustedProxies: proxyList(env, 'TRUSTED_PROXIES', '127.0.0.1,::1'),
+    },
+    helpdesk: {
+      apiKey: text(env, 'HELPDESK_API_KEY'),
+      apiSecret: text(env, 'HELPDESK_API_SECRET'),
+      throttle: {
+        maxFailures: integer(env, 'HELPDESK_THROTTLE_MAX_FAILURES', 10, 1, 1_000_000),
+        windowSeconds: integer(env, 'HELPDESK_THROTTLE_WINDOW_SECONDS', 900, 1, 31_536_000),
+        blockSeconds: integer(env, 'HELPDESK_THROTTLE_BLOCK_SECONDS', 900, 1, 31_536_000),
+      },
+    },
+    shopUrl: url(env, 'SHOP_URL'),
+    wordpressSecrets: {
+      loggedInKey: text(env, 'WP_LOGGED_IN_KEY'),
+      loggedInSalt: text(env, 'WP_LOGGED_IN_SALT'),
+      nonceKey: text(env, 'WP_NONCE_KEY'),
+      nonceSalt: text(env, 'WP_NONCE_SALT'),
+    },
+    cardGateway: {
+      apiUrl: url(env, 'CARD_GATEWAY_API_URL', 'https://api.reepay.com')!,
+      apiKey: text(env, 'CARD_GATEWAY_API_KEY'),
+      webhookSecret: text(env, 'CARD_GATEWAY_WEBHOOK_SECRET'),
+    },
+    mobileWallet: {
+      apiUrl: url(env, 'MOBILE_WALLET_API_URL', 'https://api.vipps.no')!,
+      clientId: text(env, 'MOBILE_WALLET_CLIENT_ID'),
+      clientSecret: text(env, 'MOBILE_WALLET_CLIENT_SECRET'),
+      subscriptionKey: text(env, 'MOBILE_WALLET_SUBSCRIPTION_KEY'),
+      merchantSerialNumber: text(env, 'MOBILE_WALLET_MSN'),
+      webhookUrl: url(env, 'MOBILE_WALLET_WEBHOOK_URL'),
+      webhookSecret: text(env, 'MOBILE_WALLET_WEBHOOK_SECRET'),
+    },
+    dunningPlanSeconds,
+    siteExtensions,
+  };
+}
+
+/** Loads `.env` from the working directory when present (real environment variables win), then the config. */
+export function loadConfigOrExit(): Config {
+  if (fs.existsSync('.env')) {
+    const before = { ...process.env };
+    process.loadEnvFile('.env');
+    Object.assign(process.env, before);
+  }
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,47 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import type { Pool } from 'mysql2/promise';
+import type { EntityTarget, ObjectLiteral } from 'typeorm';
+import { shopEntities } from '../../entities';
+import type { Config } from '../config';
+import { serviceMigrations } from './migrations';
+
+/**
+ * One data source for the shop's database. WordPress's `$table_prefix` becomes TypeORM's entity
+ * prefix, so every entity (WooCommerce's and the service's own) maps to the site's real tables.
+ * `synchronize` stays off: the service never alters WooCommerce's tables.
+ */
+export function createShopDataSource(db: Config['db'], poolSize = 10): DataSource {
+  return new DataSource({
+    type: 'mysql',
+    host: db.host,
+    port: db.port,
+    username: db.user,
+    password: db.password,
+    database: db.name,
+    entityPrefix: db.tablePrefix,
+    entities: shopEntities,
+    migrations: serviceMigrations,
+    migrationsTableName: `${db.tablePrefix}sidecar_migrations`,
+    synchronize: false,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    // WordPress keeps local and GMT times side by side; strings keep the driver from shifting either.
+    dateStrings: true,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    poolSize,
+    connectTimeout: 5000,
+  });
+}
+
+/** The promise pool under the data source, for hot-path reads that need no entity mapping. */
+export function rawPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as MysqlDriver).pool.promise() as Pool;
+}
+
+/** The real (prefixed) table name of an entity, for raw SQL. */
+export function tableOf(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>): string {
+  return `\`${dataSource.getMetadata(entity).tableName}\``;
+}

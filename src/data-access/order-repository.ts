@@ -1,0 +1,184 @@
+import type { DataSource } from 'typeorm';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
+import { rawPool, tableOf } from './data-source';
+import type { ShopSettings } from './shop-settings-repository';
+import { emptyAddress, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
+import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
+
+/** Statuses of rows that are not real orders to a customer: drafts and the bin. */
+const HIDDEN_STATUSES = ['trash', 'auto-draft', 'draft', 'wc-checkout-draft'];
+const NUMBER_META_KEYS = ['_order_number_formatted', '_order_number'];
+const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
+  ['firstName', 'first_name'], ['lastName', 'last_name'], ['company', 'company'], ['address1', 'address_1'],
+  ['address2', 'address_2'], ['city', 'city'], ['state', 'state'], ['postcode', 'postcode'], ['country', 'country'],
+  ['email', 'email'], ['phone', 'phone'],
+];
+
+/**
+ * Reads orders from the store WooCommerce treats as authoritative: the posts tables, or the HPOS
+ * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is two queries (the
+ * order with its meta, and its items), whichever store, and costs the same when nothing is found.
+ */
+export class OrderRepository {
+  private readonly pool: Pool;
+  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; order: string; items: string }>;
+
+  constructor(dataSource: DataSource) {
+    this.pool = rawPool(dataSource);
+    const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
+    const items = `SELECT i.order_item_id, i.order_item_name, i.order_item_type, im.meta_key, im.meta_value
+      FROM ${t(OrderItem)} i LEFT JOIN ${t(OrderItemMeta)} im ON im.order_item_id = i.order_item_id
+      WHERE i.order_id = ? ORDER BY i.order_item_id, im.meta_id`;
+    const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
+    this.sql = {
+      legacy: {
+        byNumber: `SELECT m.post_id AS id FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
+          WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
+        order: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt,
+            (SELECT COUNT(*) FROM ${t(Post)} r WHERE r.post_parent = p.ID AND r.post_type = 'shop_order_refund') AS refund_count,
+            m.meta_key, m.meta_value
+          FROM ${t(Post)} p LEFT JOIN ${t(PostMeta)} m ON m.post_id = p.ID
+          WHERE p.ID = ? AND p.post_type = 'shop_order' AND p.post_status NOT IN (?)`,
+        items,
+      },
+      hpos: {
+        byNumber: `SELECT m.order_id AS id FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
+          WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
+        order: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
+            o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
+            ${addressColumns('b')}, ${addressColumns('s')},
+            (SELECT COUNT(*) FROM ${t(HposOrder)} r WHERE r.parent_order_id = o.id AND r.type = 'shop_order_refund') AS refund_count,
+            m.meta_key, m.meta_value
+          FROM ${t(HposOrder)} o
+          LEFT JOIN ${t(HposOrderOperationalData)} op ON op.order_id = o.id
+          LEFT JOIN ${t(HposOrderAddress)} b ON b.order_id = o.id AND b.address_type = 'billing'
+          LEFT JOIN ${t(HposOrderAddress)} s ON s.order_id = o.id AND s.address_type = 'shipping'
+          LEFT JOIN ${t(HposOrderMeta)} m ON m.order_id = o.id
+          WHERE o.id = ? AND o.type = 'shop_order' AND o.status NOT IN (?)`,
+        items,
+      },
+    };
+  }
+
+  /**
+   * The order a customer knows by this number: its ID, or with a sequential numbering plugin its
+   * `_order_number_formatted` / `_order_number`. Null when there is none.
+   */
+  async findByOrderNumber(orderNumber: string, settings: ShopSettings): Promise<ShopOrder | null> {
+    const sql = this.sql[settings.hpos ? 'hpos' : 'legacy'];
+    let id = 0;
+    if (settings.orderNumbers === 'sequential') {
+      const [rows] = await this.pool.query<RowDataPacket[]>(sql.byNumber, [NUMBER_META_KEYS, orderNumber]);
+      id = rows.length ? Number(rows[0].id) : 0;
+    } else if (/^[1-9]\d{0,18}$/.test(orderNumber)) {
+      id = Number(orderNumber);
+    }
+    // With no candidate ID the same two reads still run (for ID 0, which never exists), so a
+    // missing order costs what a present one does.
+    return this.findById(id, settings);
+  }
+
+  async findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
+    const mode = settings.hpos ? 'hpos' : 'legacy';
+    const sql = this.sql[mode];
+    const [[orderRows], [itemRows]] = await Promise.all([
+      this.pool.query<RowDataPacket[]>(sql.order, [id, HIDDEN_STATUSES]),
+      this.pool.query<RowDataPacket[]>(sql.items, [id]),
+    ]);
+    if (!orderRows.length) return null;
+    const items = itemsFrom(itemRows);
+    return mode === 'hpos' ? fromHposRows(orderRows, items) : fromLegacyRows(orderRows, items, settings.timeZone);
+  }
+}
+
+function metaFrom(rows: RowDataPacket[]): Record<string, string> {
+  const meta: Record<string, string> = {};
+  for (const row of rows) {
+    if (row.meta_key !== null && !(row.meta_key in meta)) meta[row.meta_key] = row.meta_value ?? '';
+  }
+  return meta;
+}
+
+function itemsFrom(rows: RowDataPacket[]): OrderLineItem[] {
+  const items = new Map<number, OrderLineItem>();
+  for (const row of rows) {
+    const id = Number(row.order_item_id);
+    let item = items.get(id);
+    if (!item) {
+      item = { id, name: row.order_item_name, type: row.order_item_type, meta: {} };
+      items.set(id, item);
+    }
+    if (row.meta_key !== null && !(row.meta_key in item.meta)) item.meta[row.meta_key] = row.meta_value ?? '';
+  }
+  return [...items.values()];
+}
+
+const withoutPrefix = (status: string) => (status.startsWith('wc-') ? status.slice(3) : status);
+
+/** Legacy dates: the Unix timestamp keys win; the older local-time copies are the fallback, as in WooCommerce. */
+function legacyDate(meta: Record<string, string>, timestampKey: string, localKey: string, zone: ShopTimeZone): Date | null {
+  const timestamp = meta[timestampKey];
+  if (timestamp && /^\d+$/.test(timestamp)) return new Date(Number(timestamp) * 1000);
+  const local = meta[localKey];
+  return local ? parseLocalDateTime(local, zone) : null;
+}
+
+function fromLegacyRows(rows: RowDataPacket[], items: OrderLineItem[], zone: ShopTimeZone): ShopOrder {
+  const first = rows[0];
+  const meta = metaFrom(rows);
+  const address = (type: 'billing' | 'shipping'): OrderAddress => {
+    const result = emptyAddress();
+    for (const [field, column] of ADDRESS_FIELDS) result[field] = meta[`_${type}_${column}`] ?? '';
+    return result;
+  };
+  return {
+    id: Number(first.id),
+    type: first.type,
+    status: withoutPrefix(first.status),
+    currency: meta._order_currency ?? '',
+    total: meta._order_total || '0',
+    customerId: Number(meta._customer_user) || 0,
+    paymentMethod: meta._payment_method ?? '',
+    paymentMethodTitle: meta._payment_method_title ?? '',
+    createdVia: meta._created_via ?? '',
+    dateCreated: parseGmtDateTime(first.date_created_gmt),
+    datePaid: legacyDate(meta, '_date_paid', '_paid_date', zone),
+    dateCompleted: legacyDate(meta, '_date_completed', '_completed_date', zone),
+    billing: address('billing'),
+    shipping: address('shipping'),
+    meta,
+    items,
+    refundCount: Number(first.refund_count),
+  };
+}
+
+function fromHposRows(rows: RowDataPacket[], items: OrderLineItem[]): ShopOrder {
+  const first = rows[0];
+  const address = (alias: 'b' | 's'): OrderAddress => {
+    const result = emptyAddress();
+    for (const [field, column] of ADDRESS_FIELDS) result[field] = first[`${alias}_${column}`] ?? '';
+    return result;
+  };
+  const billing = address('b');
+  billing.email ||= first.billing_email ?? '';
+  return {
+    id: Number(first.id),
+    type: first.type,
+    status: withoutPrefix(first.status ?? ''),
+    currency: first.currency ?? '',
+    total: first.total_amount ?? '0',
+    customerId: Number(first.customer_id) || 0,
+    paymentMethod: first.payment_method ?? '',
+    paymentMethodTitle: first.payment_method_title ?? '',
+    createdVia: first.created_via ?? '',
+    dateCreated: parseGmtDateTime(first.date_created_gmt),
+    datePaid: parseGmtDateTime(first.date_paid_gmt),
+    dateCompleted: parseGmtDateTime(first.date_completed_gmt),
+    billing,
+    shipping: address('s'),
+    meta: metaFrom(rows),
+    items,
+    refundCount: Number(first.refund_count),
+  };
+}

@@ -1,0 +1,84 @@
+import type { DataSource } from 'typeorm';
+import type { Pool } from 'mysql2/promise';
+import { WpOption } from '../../entities';
+import { rawPool, tableOf } from './data-source';
+import { shopTimeZone, type ShopTimeZone } from '../shop/shop-time';
+import { serializedStringList } from '../wordpress/serialized-values';
+
+/** The shop-wide settings the service acts on, read from WordPress's options table. */
+export interface ShopSettings {
+  /** HPOS tables are authoritative (`woocommerce_custom_orders_table_enabled`). */
+  hpos: boolean;
+  /** The other store is kept in sync (`woocommerce_custom_orders_table_data_sync_enabled`). */
+  sync: boolean;
+  /** Two-letter base country from `woocommerce_default_country` (`DK` or `US:CA`). */
+  baseCountry: string;
+  timeZone: ShopTimeZone;
+  priceDecimals: number;
+  /** Which order number the shop shows, from the active sequential numbering plugin. */
+  orderNumbers: 'id' | 'sequential';
+  siteUrl: string;
+}
+
+const OPTION_NAMES = [
+  'woocommerce_custom_orders_table_enabled',
+  'woocommerce_custom_orders_table_data_sync_enabled',
+  'woocommerce_default_country',
+  'timezone_string',
+  'gmt_offset',
+  'active_plugins',
+  'woocommerce_price_num_decimals',
+  'siteurl',
+];
+
+/** Plugins that replace the order ID with their own `_order_number` / `_order_number_formatted`. */
+const SEQUENTIAL_NUMBER_PLUGINS = [
+  'woocommerce-sequential-order-numbers/woocommerce-sequential-order-numbers.php',
+  'woocommerce-sequential-order-numbers-pro/woocommerce-sequential-order-numbers-pro.php',
+  'wt-woocommerce-sequential-order-numbers/wt-advanced-order-number.php',
+];
+
+export function settingsFromOptions(options: Map<string, string>): ShopSettings {
+  const plugins = serializedStringList(options.get('active_plugins') ?? '');
+  const decimals = Number(options.get('woocommerce_price_num_decimals') ?? '2');
+  return {
+    hpos: options.get('woocommerce_custom_orders_table_enabled') === 'yes',
+    sync: options.get('woocommerce_custom_orders_table_data_sync_enabled') === 'yes',
+    baseCountry: (options.get('woocommerce_default_country') ?? '').split(':')[0].trim().toUpperCase(),
+    timeZone: shopTimeZone(options.get('timezone_string'), options.get('gmt_offset')),
+    priceDecimals: Number.isInteger(decimals) && decimals >= 0 && decimals <= 8 ? decimals : 2,
+    orderNumbers: plugins.some((plugin) => SEQUENTIAL_NUMBER_PLUGINS.includes(plugin)) ? 'sequential' : 'id',
+    siteUrl: options.get('siteurl') ?? '',
+  };
+}
+
+/**
+ * Reads the settings at most once per `maxAgeMs`: every order lookup needs them, and a switch of
+ * storage mode in WP admin is picked up within that time.
+ */
+export class ShopSettingsRepository {
+  private readonly pool: Pool;
+  private readonly sql: string;
+  private cached?: { settings: ShopSettings; readAt: number };
+  private inFlight?: Promise<ShopSettings>;
+
+  constructor(dataSource: DataSource, private readonly maxAgeMs = 1000) {
+    this.pool = rawPool(dataSource);
+    this.sql = `SELECT option_name, option_value FROM ${tableOf(dataSource, WpOption)} WHERE option_name IN (?)`;
+  }
+
+  async current(): Promise<ShopSettings> {
+    if (this.cached && Date.now() - this.cached.readAt < this.maxAgeMs) return this.cached.settings;
+    this.inFlight ??= this.read().finally(() => { this.inFlight = undefined; });
+    return this.inFlight;
+  }
+
+  private async read(): Promise<ShopSettings> {
+    const [rows] = await this.pool.query(this.sql, [OPTION_NAMES]);
+    const options = new Map<string, string>();
+    for (const row of rows as { option_name: string; option_value: string }[]) options.set(row.option_name, row.option_value);
+    const settings = settingsFromOptions(options);
+    this.cached = { settings, readAt: Date.now() };
+    return settings;
+  }
+}

@@ -1,0 +1,36 @@
+import { loadConfigOrExit } from '../../config';
+import { createShopDataSource } from '../../data-access/data-source';
+import { createRedis } from '../../data-access/redis';
+import { logger } from '../../logger';
+import { createApiServer } from './server';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const dataSource = createShopDataSource(config.db);
+  await dataSource.initialize();
+  const redis = createRedis(config.redisUrl, logger);
+  const server = createApiServer({ config, dataSource, redis, log: logger });
+
+  await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
+  const scheme = config.http.tlsCertFile ? 'https' : 'http';
+  logger.info('api_listening', { url: `${scheme}://${config.http.host}:${(server.address() as { port: number }).port}` });
+  process.send?.('ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('api_stopping', { signal });
+    // Finish the requests in flight, then let go of the database and Redis.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.allSettled([dataSource.destroy(), redis.quit()]);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  logger.error('api_start_failed', { error });
+  process.exit(1);
+});

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import restify, { type Server } from 'restify';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import type { RedisClient } from '../../data-access/redis';
+import { redisNamespace } from '../../data-access/redis';
+import { OrderRepository } from '../../data-access/order-repository';
+import { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
+import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
+import { StaticBasicCredentials } from '../../security/basic-credentials';
+import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
+import { SiteExtensions } from '../../shop/site-extensions';
+import { errorBody } from './http-io';
+import { healthRoute } from './routes/health.route';
+import { orderStatusRoute } from './routes/order-status.route';
+import { Transport } from './transport';
+
+export interface ApiDeps {
+  config: Config;
+  dataSource: DataSource;
+  redis: RedisClient;
+  log: Logger;
+}
+
+/** Builds the REST server: HTTPS itself when a certificate is configured, plain HTTP behind a proxy otherwise. */
+export function createApiServer({ config, dataSource, redis, log }: ApiDeps): Server {
+  const tls = config.http.tlsCertFile && config.http.tlsKeyFile
+    ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
+    : {};
+  const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, ...tls });
+
+  const transport = new Transport(config.http.trustedProxies);
+  const settings = new ShopSettingsRepository(dataSource);
+  const extensions = config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log);
+  const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
+
+  server.post('/helpdesk/v1/order-status', orderStatusRoute({
+    transport,
+    credentials: new StaticBasicCredentials(config.helpdesk.apiKey, config.helpdesk.apiSecret),
+    throttle: new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle),
+    lookup: new LookupOrderStatus(new OrderRepository(dataSource), settings, extensions),
+  }));
+  server.get('/health', healthRoute(dataSource, redis));
+
+  // Restify's own errors (unknown route, wrong method, a handler that failed) in the service's error shape.
+  server.on('restifyError', (req, _res, err, callback) => {
+    const status: number = err.statusCode ?? 500;
+    if (status >= 500) log.error('request_failed', { method: req.method, path: req.path(), error: err });
+    const code = status === 404 ? 'not_found' : status === 405 ? 'method_not_allowed' : status >= 500 ? 'internal_error' : 'bad_request';
+    const message = status >= 500 ? 'Something went wrong on our side; it has been logged.' : err.message;
+    err.toJSON = () => errorBody(status, code, message);
+    return callback();
+  });
+  return server;
+}

@@ -1,0 +1,111 @@
+import crypto from 'node:crypto';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import { displayedOrderNumber, emptyAddress, type ShopOrder } from '../shop/order';
+import { isoInZone, localDateInZone } from '../shop/shop-time';
+import type { OrderStatusData, SiteExtensions } from '../shop/site-extensions';
+import { estimateDelivery } from './estimated-delivery';
+import { defaultCountryChain, phonesMatch } from './phone-match';
+
+export interface OrderStatusQuery {
+  orderNumber: string;
+  email?: string;
+  phone?: string;
+}
+
+export type OrderStatusOutcome = { kind: 'found'; data: OrderStatusData } | { kind: 'not_found' };
+
+/** Stands in for a missing order so that a miss does the same comparisons as a mismatch. */
+const NO_ORDER: ShopOrder = {
+  id: 0, type: 'shop_order', status: '', currency: '', total: '0', customerId: 0, paymentMethod: '', paymentMethodTitle: '',
+  createdVia: '', dateCreated: null, datePaid: null, dateCompleted: null,
+  billing: { ...emptyAddress(), email: 'no-order@invalid.invalid', phone: '+4500000000' }, shipping: emptyAddress(),
+  meta: {}, items: [], refundCount: 0,
+};
+
+/**
+ * Where is my order (SPEC 4.1): the order is shown only when the number exists and the supplied
+ * billing email or phone matches. A missing order and a mismatch are one outcome, reached through
+ * the same reads and comparisons.
+ */
+export class LookupOrderStatus {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly settings: ShopSettingsRepository,
+    private readonly extensions: SiteExtensions,
+  ) {}
+
+  async execute(query: OrderStatusQuery): Promise<OrderStatusOutcome> {
+    const settings = await this.settings.current();
+    const order = await this.orders.findByOrderNumber(query.orderNumber, settings);
+    const verified = customerVerified(order ?? NO_ORDER, query, settings.baseCountry);
+    if (!order || !verified) return { kind: 'not_found' };
+    return { kind: 'found', data: await this.describe(order, settings) };
+  }
+
+  private async describe(order: ShopOrder, settings: ShopSettings): Promise<OrderStatusData> {
+    const zone = settings.timeZone;
+    const baseDate = order.dateCompleted ?? order.datePaid;
+    const shippingItems = order.items.filter((item) => item.type === 'shipping');
+    const computed = estimateDelivery({
+      shippingMethodIds: shippingItems.map((item) => item.meta.method_id ?? ''),
+      shippingCountry: order.shipping.country,
+      billingCountry: order.billing.country,
+      baseDate: baseDate ? localDateInZone(baseDate, zone) : null,
+    });
+    const trackingUrl = await this.extensions.trackingUrl(order);
+    const data: OrderStatusData = {
+      order_number: displayedOrderNumber(order, settings.orderNumbers),
+      status: order.status,
+      date_created: order.dateCreated ? isoInZone(order.dateCreated, zone) : null,
+      date_paid: order.datePaid ? isoInZone(order.datePaid, zone) : null,
+      date_completed: order.dateCompleted ? isoInZone(order.dateCompleted, zone) : null,
+      needs_payment: needsPayment(order),
+      payment_method_title: order.paymentMethodTitle,
+      total: formatAmount(order.total, settings.priceDecimals),
+      currency: order.currency,
+      item_count: order.items
+        .filter((item) => item.type === 'line_item')
+        .reduce((count, item) => count + (Number(item.meta._qty) || 0), 0),
+      shipping_method: shippingItems.map((item) => item.name).join(', '),
+      shipping_country: order.shipping.country,
+      is_refunded: order.status === 'refunded' || order.refundCount > 0,
+      estimated_delivery: await this.extensions.estimatedDelivery(computed, order),
+      tracking: trackingUrl ? { tracking_url: trackingUrl } : {},
+    };
+    return this.extensions.orderStatusData(data, order);
+  }
+}
+
+/**
+ * Rules 3 and 5 of SPEC 4.1.1: either supplied field may match. Both comparisons always run, so
+ * the answer's timing does not tell which field (if any) was right.
+ */
+export function customerVerified(order: ShopOrder, query: OrderStatusQuery, shopCountry: string): boolean {
+  const emailMatches = query.email !== undefined && sameText(query.email.trim().toLowerCase(), order.billing.email.trim().toLowerCase());
+  const chain = defaultCountryChain(order.billing.country, order.shipping.country, shopCountry);
+  const phoneMatches = query.phone !== undefined && order.billing.phone !== '' && phonesMatch(query.phone, order.billing.phone, chain);
+  return emailMatches || phoneMatches;
+}
+
+function sameText(a: string, b: string): boolean {
+  const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
+  return crypto.timingSafeEqual(digest(a), digest(b)) && a !== '';
+}
+
+/** WooCommerce's `needs_payment()`: unpaid status and something to pay. */
+function needsPayment(order: ShopOrder): boolean {
+  return ['pending', 'failed'].includes(order.status) && Number(order.total) > 0;
+}
+
+/** The stored decimal with the shop's number of decimals, without float rounding surprises. */
+export function formatAmount(stored: string, decimals: number): string {
+  const match = /^(-?)(\d*)(?:\.(\d*))?$/.exec(stored.trim());
+  if (!match) return stored;
+  const [, sign, whole, fraction = ''] = match;
+  const scaled = BigInt((whole || '0') + fraction.padEnd(decimals + 1, '0').slice(0, decimals + 1));
+  const rounded = (scaled + 5n) / 10n;
+  const digits = rounded.toString().padStart(decimals + 1, '0');
+  const text = decimals ? `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}` : digits;
+  return rounded === 0n ? text : `${sign}${text}`;
+}

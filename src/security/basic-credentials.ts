@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+
+export interface BasicCredentials {
+  user: string;
+  password: string;
+}
+
+/** The user and password of an `Authorization: Basic` header, or null. */
+export function parseBasicAuthorization(header: string | undefined): BasicCredentials | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+// Digests of a per-process key make every comparison the same length, so neither a length
+// difference nor the position of the first wrong byte shows in the timing.
+const comparisonKey = crypto.randomBytes(32);
+const digest = (text: string) => crypto.createHmac('sha256', comparisonKey).update(text).digest();
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  return crypto.timingSafeEqual(digest(a), digest(b));
+}
+
+/** One configured key and secret; unset means nothing is accepted. */
+export class StaticBasicCredentials {
+  constructor(private readonly key?: string, private readonly secret?: string) {}
+
+  accepts(supplied: BasicCredentials | null): boolean {
+    const userOk = constantTimeEqual(supplied?.user ?? '', this.key ?? '');
+    const passwordOk = constantTimeEqual(supplied?.password ?? '', this.secret ?? '');
+    return Boolean(this.key && this.secret && supplied) && userOk && passwordOk;
+  }
+}

@@ -1,0 +1,61 @@
+/** An address as WooCommerce stores it for billing or shipping. */
+export interface OrderAddress {
+  firstName: string;
+  lastName: string;
+  company: string;
+  address1: string;
+  address2: string;
+  city: string;
+  state: string;
+  postcode: string;
+  country: string;
+  email: string;
+  phone: string;
+}
+
+export interface OrderLineItem {
+  id: number;
+  name: string;
+  /** `line_item`, `shipping`, `fee`, `coupon` or `tax`. */
+  type: string;
+  meta: Record<string, string>;
+}
+
+/**
+ * One order read from whichever store is authoritative, in the same shape for both. This is also
+ * the `order` that site extensions receive.
+ */
+export interface ShopOrder {
+  id: number;
+  type: string;
+  /** Without the `wc-` prefix. */
+  status: string;
+  currency: string;
+  /** As stored, e.g. `199.00` or `199.00000000`. */
+  total: string;
+  customerId: number;
+  paymentMethod: string;
+  paymentMethodTitle: string;
+  createdVia: string;
+  dateCreated: Date | null;
+  datePaid: Date | null;
+  dateCompleted: Date | null;
+  billing: OrderAddress;
+  shipping: OrderAddress;
+  /** Meta rows not mapped to fields above (e.g. `_order_number`); the first value of each key. */
+  meta: Record<string, string>;
+  items: OrderLineItem[];
+  refundCount: number;
+}
+
+export function emptyAddress(): OrderAddress {
+  return { firstName: '', lastName: '', company: '', address1: '', address2: '', city: '', state: '', postcode: '', country: '', email: '', phone: '' };
+}
+
+/** The number the shop shows: `_order_number_formatted`, else `_order_number`, else the ID. */
+export function displayedOrderNumber(order: ShopOrder, numbering: 'id' | 'sequential'): string {
+  if (numbering === 'sequential') {
+    return order.meta._order_number_formatted || order.meta._order_number || String(order.id);
+  }
+  return String(order.id);
+}

@@ -1,0 +1,83 @@
+/**
+ * The shop's time zone as WordPress keeps it: `timezone_string` (an IANA name) when set,
+ * otherwise the fixed `gmt_offset` in hours. Node's Intl does the zone arithmetic, so no
+ * time zone database has to ship with the service.
+ */
+export type ShopTimeZone = { kind: 'iana'; name: string } | { kind: 'offset'; minutes: number };
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(zone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(zone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone, hourCycle: 'h23',
+      year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    });
+    formatters.set(zone, formatter);
+  }
+  return formatter;
+}
+
+export function shopTimeZone(timezoneString: string | undefined, gmtOffset: string | undefined): ShopTimeZone {
+  if (timezoneString) {
+    try {
+      formatterFor(timezoneString);
+      return { kind: 'iana', name: timezoneString };
+    } catch {
+      // WordPress also stores manual offsets such as "UTC+2" here; fall through to gmt_offset.
+    }
+  }
+  const hours = Number(gmtOffset);
+  return { kind: 'offset', minutes: Number.isFinite(hours) ? Math.round(hours * 60) : 0 };
+}
+
+/** Minutes the zone is ahead of UTC at the given instant. */
+export function offsetMinutesAt(date: Date, zone: ShopTimeZone): number {
+  if (zone.kind === 'offset') return zone.minutes;
+  const parts: Record<string, number> = {};
+  for (const part of formatterFor(zone.name).formatToParts(date)) {
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  }
+  const asUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  return Math.round((asUtc - Math.floor(date.getTime() / 1000) * 1000) / 60000);
+}
+
+const pad = (n: number, width = 2) => String(Math.abs(n)).padStart(width, '0');
+
+/** `2026-11-20T14:03:00+01:00`: the instant in the shop's local time with its offset. */
+export function isoInZone(date: Date, zone: ShopTimeZone): string {
+  const offset = offsetMinutesAt(date, zone);
+  const local = new Date(date.getTime() + offset * 60000);
+  const sign = offset < 0 ? '-' : '+';
+  return `${local.getUTCFullYear()}-${pad(local.getUTCMonth() + 1)}-${pad(local.getUTCDate())}` +
+    `T${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())}` +
+    `${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`;
+}
+
+/** The shop-local calendar date (`YYYY-MM-DD`) of an instant. */
+export function localDateInZone(date: Date, zone: ShopTimeZone): string {
+  return isoInZone(date, zone).slice(0, 10);
+}
+
+/** Reads a WordPress local `Y-m-d H:i:s` (e.g. legacy `_paid_date`) as an instant in the shop's zone. */
+export function parseLocalDateTime(text: string, zone: ShopTimeZone): Date | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(text.trim());
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match.map(Number);
+  const guess = Date.UTC(y, mo - 1, d, h, mi, s);
+  // The offset at the guessed instant is right except within an hour of a DST change; one correction settles it.
+  let instant = guess - offsetMinutesAt(new Date(guess), zone) * 60000;
+  instant = guess - offsetMinutesAt(new Date(instant), zone) * 60000;
+  return new Date(instant);
+}
+
+/** Reads a MySQL `Y-m-d H:i:s` in UTC (the `*_gmt` columns). Zero dates mean "no date". */
+export function parseGmtDateTime(text: string | Date | null | undefined): Date | null {
+  if (text instanceof Date) return Number.isNaN(text.getTime()) ? null : text;
+  if (!text || text.startsWith('0000-00-00')) return null;
+  const match = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(text);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match.map(Number);
+  return new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+}

@@ -1,0 +1,43 @@
+import http from 'node:http';
+import https from 'node:https';
+
+export interface TestResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  json: any;
+}
+
+export interface TestRequest {
+  headers?: Record<string, string>;
+  /** An object is sent as JSON; a string or Buffer as is. */
+  body?: unknown;
+}
+
+/** A plain HTTP(S) client for tests: any status is an answer, and self-signed certificates are accepted. */
+export function request(baseUrl: string, method: string, path: string, options: TestRequest = {}): Promise<TestResponse> {
+  const url = new URL(path, baseUrl);
+  const body = options.body === undefined ? undefined
+    : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body
+      : JSON.stringify(options.body);
+  const headers: Record<string, string> = { ...(body !== undefined && typeof options.body === 'object' && !Buffer.isBuffer(options.body) ? { 'content-type': 'application/json' } : {}), ...options.headers };
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(url, { method, headers, rejectUnauthorized: false, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+export const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
