@@ -1,11 +1,14 @@
 import { Post, PostMeta, WpOption, WpUser, WpUserMeta } from './wordpress';
+import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, Webhook } from './payment-hub';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta } from './woocommerce';
 
 export * from './wordpress';
 export * from './woocommerce';
+export * from './payment-hub';
 
-/** Every entity the data source knows: WordPress's and WooCommerce's tables (read and written, never altered). */
+/** Every entity: WordPress's and WooCommerce's tables (read and written, never altered) and the service's own. */
 export const shopEntities = [
   Post, PostMeta, WpOption, WpUser, WpUserMeta,
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta,
+  Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration,
 ];

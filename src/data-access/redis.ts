@@ -3,9 +3,11 @@ import type { Logger } from '../logger';
 
 /**
  * The service's Redis client. Commands fail at once while Redis is away (no offline queue), so a
- * request never hangs on it; the client keeps reconnecting in the background.
+ * request never hangs on it; the client keeps reconnecting in the background. Start-up waits a
+ * moment for the first connection but goes on without it: Redis is needed for throttling and the
+ * queue, and both degrade on their own terms.
  */
-export function createRedis(url: string, log: Logger) {
+export async function connectRedis(url: string, log: Logger, waitMs = 3000) {
   const client = createClient({
     url,
     disableOfflineQueue: true,
@@ -20,11 +22,18 @@ export function createRedis(url: string, log: Logger) {
     if (down) log.info('redis_available');
     down = false;
   });
-  client.connect().catch(() => undefined);
+  const connecting = client.connect().catch(() => undefined);
+  await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
   return client;
 }
 
-export type RedisClient = ReturnType<typeof createRedis>;
+export type RedisClient = Awaited<ReturnType<typeof connectRedis>>;
+
+/** Closes gracefully when connected, at once otherwise (a reconnecting client would never drain). */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  if (client.isReady) await client.close().catch(() => client.destroy());
+  else if (client.isOpen) client.destroy();
+}
 
 /** Redis keys of one shop (its database name), so several shops or test runs can share one Redis. */
 export function redisNamespace(databaseName: string, prefix: string): string {

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
-import { createRedis } from '../../data-access/redis';
+import { closeRedis, connectRedis } from '../../data-access/redis';
 import { logger } from '../../logger';
 import { createApiServer } from './server';
 
@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
-  const redis = createRedis(config.redisUrl, logger);
+  const redis = await connectRedis(config.redisUrl, logger);
   const server = createApiServer({ config, dataSource, redis, log: logger });
 
   await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     logger.info('api_stopping', { signal });
     // Finish the requests in flight, then let go of the database and Redis.
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.allSettled([dataSource.destroy(), redis.quit()]);
+    await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -1,0 +1,143 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import mysql from 'mysql2/promise';
+import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
+import { generateBulkOrders } from '../src/demo/bulk-orders';
+
+/**
+ * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
+ * match, a mismatch and a not-found, next to the bare ceiling program. Shops are generated once
+ * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run.
+ */
+const root = path.resolve(__dirname, '../..');
+const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
+const duration = Number(process.env.BENCH_DURATION ?? 15);
+const prefix = 'wp_';
+const KEY = 'bench';
+const SECRET = 'bench-secret';
+const admin = { host: '127.0.0.1', user: 'root' };
+
+interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; non2xxOrErrors: string }
+
+async function prepareShop(size: number): Promise<{ dbName: string; samples: { id: number; email: string }[] }> {
+  const dbName = `shop_sidecar_bench_${size}`;
+  const conn = await mysql.createConnection(admin);
+  const [existing] = await conn.query<mysql.RowDataPacket[]>(
+    `SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ? AND table_name = ?`, [dbName, `${prefix}options`]);
+  let ready = false;
+  if (existing[0].n > 0 && process.env.BENCH_REGENERATE !== '1') {
+    const [marker] = await conn.query<mysql.RowDataPacket[]>(`SELECT option_value FROM \`${dbName}\`.${prefix}options WHERE option_name = 'shop_sidecar_bench_orders'`);
+    ready = marker.length > 0 && Number(marker[0].option_value) === size;
+  }
+  await conn.end();
+  const db = mysql.createPool({ ...admin, database: undefined, connectionLimit: 2 });
+  if (!ready) {
+    process.stdout.write(`bench: generating ${size.toLocaleString('en')} orders in ${dbName}...\n`);
+    const a = await mysql.createConnection(admin);
+    await dropDatabase(a, dbName);
+    await createDatabase(a, dbName);
+    await a.end();
+    const shop = mysql.createPool({ ...admin, database: dbName, connectionLimit: 2 });
+    await createWooCommerceTables(shop, prefix);
+    await configureShop(shop, prefix, { hpos: false, sync: false, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', sequentialPlugin: 'none' });
+    const started = Date.now();
+    let last = 0;
+    await generateBulkOrders(shop, prefix, size, {
+      onProgress: (done) => {
+        if (done - last >= size / 10) { last = done; process.stdout.write(`bench:   ${done.toLocaleString('en')} orders\n`); }
+      },
+    });
+    await shop.query(`ANALYZE TABLE ${prefix}posts, ${prefix}postmeta, ${prefix}woocommerce_order_items, ${prefix}woocommerce_order_itemmeta`);
+    await shop.query(`INSERT INTO ${prefix}options (option_name, option_value, autoload) VALUES ('shop_sidecar_bench_orders', ?, 'no')`, [String(size)]);
+    process.stdout.write(`bench: generated in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    await shop.end();
+  }
+  const [rows] = await db.query<mysql.RowDataPacket[]>(
+    `SELECT p.ID AS id, m.meta_value AS email FROM \`${dbName}\`.${prefix}posts p JOIN \`${dbName}\`.${prefix}postmeta m ON m.post_id = p.ID AND m.meta_key = '_billing_email'
+     WHERE p.post_type = 'shop_order' ORDER BY RAND() LIMIT 2000`);
+  await db.end();
+  return { dbName, samples: rows.map((row) => ({ id: Number(row.id), email: String(row.email) })) };
+}
+
+function startProcess(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: ['--disable-warning=DEP0111'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+async function measure(url: string, bodies: () => string): Promise<autocannon.Result> {
+  const requests = [{
+    method: 'POST', path: '/helpdesk/v1/order-status',
+    headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', authorization: `Basic ${Buffer.from(`${KEY}:${SECRET}`).toString('base64')}` },
+    setupRequest: (req: autocannon.RequestSpec) => ({ ...req, body: bodies() }),
+  }];
+  await autocannon({ url, connections: 10, duration: 3, requests });
+  return autocannon({ url, connections: 10, duration, requests });
+}
+
+async function benchTarget(label: string, script: string, dbName: string, size: number, samples: { id: number; email: string }[]): Promise<Row[]> {
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const child = await startProcess(script, {
+    DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
+    HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
+  });
+  const pick = () => samples[Math.floor(Math.random() * samples.length)];
+  const scenarios: [string, () => string][] = [
+    ['match', () => { const s = pick(); return JSON.stringify({ order_number: String(s.id), email: s.email }); }],
+    ['mismatch', () => JSON.stringify({ order_number: String(pick().id), email: 'someone.else@example.dk' })],
+    ['not found', () => JSON.stringify({ order_number: String(5_000_000_000 + Math.floor(Math.random() * 1e6)), email: pick().email })],
+  ];
+  const rows: Row[] = [];
+  try {
+    for (const [scenario, bodies] of scenarios) {
+      const result = await measure(`http://127.0.0.1:${port}`, bodies);
+      const expected = scenario === 'match' ? result['2xx'] : result['4xx'];
+      rows.push({
+        orders: size, target: label, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
+        non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
+      });
+      process.stdout.write(`bench: ${size} ${label} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return rows;
+}
+
+function table(rows: Row[]): string {
+  const header = '| orders | program | request | req/s | p50 ms | p99 ms | unexpected answers |\n|---:|---|---|---:|---:|---:|---|';
+  return [header, ...rows.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.target} | ${r.scenario} | ${r.rps.toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.non2xxOrErrors} |`)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  for (const size of sizes) {
+    const { dbName, samples } = await prepareShop(size);
+    rows.push(...await benchTarget('shop-sidecar API', 'dist/src/entry-points/http/main.js', dbName, size, samples));
+    rows.push(...await benchTarget('bare node:http + mysql2', 'dist/bench/ceiling.js', dbName, size, samples));
+  }
+  const summary = [
+    `# Order status route, ${new Date().toISOString()}`,
+    '',
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
+    `autocannon, 10 connections, ${duration} s after a 3 s warm-up, a random order per request; load generator, database and server share the machine.`,
+    '',
+    table(rows),
+    '',
+  ].join('\n');
+  process.stdout.write(`\n${summary}`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  fs.writeFileSync(path.join(root, 'bench/results', `order-status-${stamp}.md`), summary);
+  fs.writeFileSync(path.join(root, 'bench/results', 'order-status-latest.json'), JSON.stringify(rows, null, 2));
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

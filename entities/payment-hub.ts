@@ -1,0 +1,103 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+// The service's own tables (created by `npm run migrate`), prefixed like the site's tables.
+
+export type WebhookStatus = 'PENDING' | 'PROCESSED' | 'SKIPPED' | 'FAILED';
+export type PaymentStatus = 'AUTHORIZED' | 'CAPTURED' | 'FAILED' | 'REFUNDED' | 'CANCELED';
+export type AgreementStatus = 'PENDING' | 'ACTIVE' | 'DISABLED';
+export type AgreementDisableReason = 'FAILED' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
+export type PaymentRetryStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+export type Provider = 'card_gateway' | 'mobile_wallet';
+
+/** A received card-gateway delivery: the inbox, and the outbox while Redis is away. */
+@Entity({ name: 'sidecar_webhooks' })
+@Index('provider_external_id', ['provider', 'externalId'], { unique: true })
+@Index('status_next_attempt', ['status', 'nextAttemptAt'])
+export class Webhook {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 100, name: 'event_type' }) eventType!: string;
+  @Column({ type: 'varchar', length: 16 }) status!: WebhookStatus;
+  @Column({ type: 'mediumblob', name: 'raw_body' }) rawBody!: Buffer;
+  @Column({ type: 'int', unsigned: true, default: 0 }) attempts!: number;
+  @Column({ type: 'text', name: 'last_error', nullable: true }) lastError!: string | null;
+  @Column({ type: 'varchar', length: 255, nullable: true }) outcome!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'next_attempt_at', nullable: true }) nextAttemptAt!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'locked_until', nullable: true }) lockedUntil!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'processed_at', nullable: true }) processedAt!: string | null;
+}
+
+/** A payment as one provider knows it (an invoice/charge handle, or a wallet charge id). */
+@Entity({ name: 'sidecar_payments' })
+@Index('provider_external_id', ['provider', 'externalId'], { unique: true })
+@Index('order_id', ['orderId'])
+export class Payment {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 16, nullable: true }) status!: PaymentStatus | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id', nullable: true }) orderId!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'agreement_id', nullable: true }) agreementId!: string | null;
+  @Column({ type: 'bigint', name: 'amount_minor', nullable: true }) amountMinor!: string | null;
+  @Column({ type: 'varchar', length: 10, nullable: true }) currency!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+@Entity({ name: 'sidecar_payment_meta' })
+@Index('payment_key', ['paymentId', 'key'], { unique: true })
+export class PaymentMeta {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_id' }) paymentId!: string;
+  @Column({ type: 'varchar', length: 64, name: 'meta_key' }) key!: string;
+  @Column({ type: 'text', name: 'meta_value', nullable: true }) value!: string | null;
+}
+
+/** A stored payment method mandate: a card-gateway payment method or a wallet agreement. */
+@Entity({ name: 'sidecar_agreements' })
+@Index('provider_external_id', ['provider', 'externalId'], { unique: true })
+@Index('subscription_id', ['subscriptionId'])
+export class Agreement {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 16 }) status!: AgreementStatus;
+  @Column({ type: 'varchar', length: 16, name: 'disable_reason', nullable: true }) disableReason!: AgreementDisableReason | null;
+  @Column({ type: 'varchar', length: 191, name: 'customer_handle', nullable: true }) customerHandle!: string | null;
+  @Column({ type: 'varchar', length: 191, name: 'payment_method', nullable: true }) paymentMethod!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'subscription_id', nullable: true }) subscriptionId!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+/** One planned dunning attempt for a failed renewal order. */
+@Entity({ name: 'sidecar_payment_retries' })
+@Index('order_attempt', ['orderId', 'attempt'], { unique: true })
+@Index('status_scheduled', ['status', 'scheduledAt'])
+export class PaymentRetry {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_id' }) paymentId!: string;
+  @Column({ type: 'int', unsigned: true }) attempt!: number;
+  @Column({ type: 'varchar', length: 16 }) status!: PaymentRetryStatus;
+  @Column({ type: 'datetime', precision: 3, name: 'scheduled_at' }) scheduledAt!: string;
+  @Column({ type: 'varchar', length: 64, name: 'idempotency_key' }) idempotencyKey!: string;
+  @Column({ type: 'varchar', length: 255, nullable: true }) result!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+/** A webhook registration with the mobile wallet; its secret verifies deliveries. */
+@Entity({ name: 'sidecar_mobile_wallet_webhooks' })
+export class MobileWalletRegistration {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 64, name: 'registration_id' }) registrationId!: string;
+  @Column({ type: 'varchar', length: 2048 }) url!: string;
+  @Column({ type: 'text' }) events!: string;
+  @Column({ type: 'varchar', length: 255 }) secret!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+}

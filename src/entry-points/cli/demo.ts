@@ -1,0 +1,136 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { loadConfig } from '../../config';
+import { createShopDataSource } from '../../data-access/data-source';
+import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../demo/woocommerce-schema';
+import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
+import { selfSignedCertificate } from './self-signed-certificate';
+
+/**
+ * `npm run demo`: a demo shop database shaped like a real WooCommerce one (posts and HPOS tables,
+ * HPOS authoritative with sync on), seeded, migrated, served over HTTPS with a self-signed
+ * certificate, and a list of requests to paste. Ctrl+C stops it.
+ */
+const env = process.env;
+const dbName = env.DEMO_DB_NAME ?? 'shop_sidecar_demo';
+const prefix = 'wp_';
+const port = env.DEMO_PORT ?? '8443';
+const projectRoot = path.resolve(__dirname, '../../../..');
+
+async function prepareDatabase(): Promise<DemoSamples> {
+  const connection = { host: env.DB_HOST ?? '127.0.0.1', port: Number(env.DB_PORT ?? 3306), user: env.DB_USER ?? 'root', password: env.DB_PASSWORD ?? '' };
+  const admin = await mysql.createConnection(connection);
+  await dropDatabase(admin, dbName);
+  await createDatabase(admin, dbName);
+  await admin.end();
+  const db = mysql.createPool({ ...connection, database: dbName, connectionLimit: 4, dateStrings: true, timezone: 'Z' });
+  try {
+    await createWooCommerceTables(db, prefix);
+    const mode = { hpos: true, sync: true };
+    await configureShop(db, prefix, { ...mode, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', currency: 'DKK', sequentialPlugin: 'none', siteUrl: 'https://shop.example.dk' });
+    return await seedDemoShop(db, prefix, mode, { orders: 300 });
+  } finally {
+    await db.end();
+  }
+}
+
+function start(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--disable-warning=DEP0111', path.join(projectRoot, 'dist/src/entry-points', script)], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      process.stderr.write(`demo: the ${name} stopped (${signal ?? code}); stopping the demo\n`);
+      stopAll(1);
+    }
+  });
+  return child;
+}
+
+let stopping = false;
+const children: ChildProcess[] = [];
+function stopAll(code: number): void {
+  stopping = true;
+  for (const child of children) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 1500).unref();
+}
+
+function printRequests(base: string, key: string, secret: string, samples: DemoSamples): void {
+  const auth = `-u '${key}:${secret}'`;
+  const post = (body: object, extra = '') =>
+    `curl -sk ${auth} -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status${extra}' -d '${JSON.stringify(body)}'`;
+  const lines = [
+    '',
+    `Demo shop database "${dbName}" is ready and the API is serving ${base} (self-signed certificate: -k).`,
+    '',
+    '# Order found by billing email (200)',
+    post({ order_number: samples.match.order_number, email: samples.match.email }),
+    '# Order found by billing phone, written another way (200)',
+    post({ order_number: samples.phoneMatch.order_number, phone: samples.phoneMatch.phone }),
+    '# Right order number, wrong email (404 order_not_found)',
+    post({ order_number: samples.mismatch.order_number, email: samples.mismatch.email }),
+    '# No such order (404 order_not_found, the same bytes as above)',
+    post({ order_number: samples.notFound.order_number, email: samples.notFound.email }),
+    '# Order number alone (400 missing_params)',
+    post({ order_number: samples.match.order_number }),
+    '# Parameters in the query string (400 params_must_be_in_body)',
+    post({ order_number: samples.match.order_number, email: samples.match.email }, `?email=${encodeURIComponent(samples.match.email)}`),
+    '# No credentials (401 unauthorized)',
+    `curl -sk -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status' -d '${JSON.stringify({ order_number: samples.match.order_number, email: samples.match.email })}'`,
+    '# Health (200)',
+    `curl -sk '${base}/health'`,
+    '',
+    'Press Ctrl+C to stop.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+}
+
+function listening(tcpPort: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(tcpPort, '127.0.0.1');
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`demo: creating and seeding the demo shop database "${dbName}"...\n`);
+  const samples = await prepareDatabase();
+  const { certFile, keyFile } = selfSignedCertificate(path.join(projectRoot, 'demo', 'tls'));
+  const key = env.HELPDESK_API_KEY || 'helpdesk-demo';
+  const secret = env.HELPDESK_API_SECRET || crypto.randomBytes(12).toString('hex');
+  const childEnv: NodeJS.ProcessEnv = {
+    ...env,
+    DB_NAME: dbName,
+    DB_TABLE_PREFIX: prefix,
+    HOST: env.DEMO_HOST ?? '127.0.0.1',
+    PORT: port,
+    TLS_CERT_FILE: certFile,
+    TLS_KEY_FILE: keyFile,
+    HELPDESK_API_KEY: key,
+    HELPDESK_API_SECRET: secret,
+    SHOP_URL: 'https://shop.example.dk',
+  };
+  const config = loadConfig(childEnv);
+  const dataSource = createShopDataSource(config.db, 1);
+  await dataSource.initialize();
+  await dataSource.runMigrations({ transaction: 'each' });
+  await dataSource.destroy();
+
+  children.push(start('API', 'http/main.js', childEnv));
+  const base = `https://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if (await listening(Number(port))) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  printRequests(base, key, secret, samples);
+  process.on('SIGINT', () => stopAll(0));
+  process.on('SIGTERM', () => stopAll(0));
+}
+
+main().catch((error) => {
+  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  stopAll(1);
+});

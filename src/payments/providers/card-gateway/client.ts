@@ -1,0 +1,238 @@
+/**
+ * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
+ *
+ * Auth is HTTP Basic with the private API key as user name and an empty password. Every call returns a
+ * result value; nothing is thrown for HTTP or transport failures. A declined charge is NOT a failure here:
+ * the provider answers 200 with `state: 'failed'` and `error`/`error_state`, and so does this client.
+ */
+
+export type ProviderFailureKind = 'not_found' | 'http' | 'timeout' | 'network';
+
+export interface ProviderFailure {
+  ok: false;
+  kind: ProviderFailureKind;
+  /** HTTP status when the provider answered. */
+  status?: number;
+  message: string;
+  /** Provider error code from the error body (Reepay numeric `code`, e.g. 147 = payment method failed). */
+  code?: number | string;
+  /** Reepay `transaction_error` on 4xx bodies, when present. */
+  transactionError?: string;
+}
+
+export type CardGatewayResult<T> = { ok: true; value: T } | ProviderFailure;
+
+export type CardGatewayChargeState = 'created' | 'authorized' | 'settled' | 'failed' | 'cancelled' | 'pending';
+export type CardGatewayErrorState = 'soft_declined' | 'hard_declined' | 'processing_error' | 'pending';
+
+/** GET /v1/charge/{handle}: provider field names kept as sent. */
+export interface CardGatewayCharge {
+  handle: string;
+  state: CardGatewayChargeState;
+  customer: string;
+  amount: number;
+  currency: string;
+  created?: string;
+  authorized?: string;
+  settled?: string;
+  cancelled?: string;
+  transaction?: string;
+  /** Transaction error, e.g. `insufficient_funds`, `credit_card_expired`. */
+  error?: string | null;
+  error_state?: CardGatewayErrorState | null;
+  processing?: boolean;
+  authorized_amount?: number;
+  refunded_amount?: number;
+  recurring_payment_method?: string;
+  source?: { type?: string; card?: string; fingerprint?: string; masked_card?: string; exp_date?: string; acquirer_message?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export type CardGatewayInvoiceState = 'created' | 'pending' | 'dunning' | 'settled' | 'cancelled' | 'authorized' | 'failed';
+
+/** GET /v1/invoice/{handle} */
+export interface CardGatewayInvoice {
+  id: string;
+  handle: string;
+  customer: string;
+  subscription?: string;
+  state: CardGatewayInvoiceState;
+  amount: number;
+  currency: string;
+  created?: string;
+  settled_amount?: number;
+  authorized_amount?: number;
+  refunded_amount?: number;
+  recurring_payment_method?: string;
+  transactions?: Array<{ id: string; state: string; type: string; amount: number; created?: string; payment_type?: string; [key: string]: unknown }>;
+  credit_notes?: Array<{ id: string; amount: number; [key: string]: unknown }>;
+  [key: string]: unknown;
+}
+
+export type CardGatewayPaymentMethodState = 'active' | 'inactivated' | 'failed' | 'pending' | 'deleted';
+
+/** GET /v1/payment_method/{id} */
+export interface CardGatewayPaymentMethod {
+  /** ca_... card, ms_... MobilePay Subscriptions, vr_... Vipps Recurring, sr_... SEPA */
+  id: string;
+  state: CardGatewayPaymentMethodState;
+  customer: string;
+  reference?: string;
+  created?: string;
+  failed?: string;
+  payment_type?: string;
+  card?: { masked_card?: string; exp_date?: string; card_type?: string; error_state?: string; error_code?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** GET /v1/account/webhook_settings */
+export interface CardGatewayWebhookSettings {
+  urls: string[];
+  /** The signing secret of webhook deliveries. */
+  secret: string;
+  disabled?: boolean;
+  username?: string;
+  password?: string;
+  alert_emails?: string[];
+  alert_count?: number;
+  event_types?: string[];
+  [key: string]: unknown;
+}
+
+export interface CreateCardGatewayChargeInput {
+  /** Charge/invoice handle; only one authorized or settled charge can exist per handle. */
+  handle: string;
+  /**
+   * Idempotency key (sent as body field `key`): repeating a request with the same key and handle returns the first
+   * result, so a retry after a timeout or 5xx cannot charge twice. Derive it from the payment, not from the attempt time.
+   */
+  key: string;
+  /** Minor units, VAT included. */
+  amount: number;
+  currency?: string;
+  /** A saved method of the customer (`ca_...`), or `auto` for the customer's newest active method. */
+  source: string;
+  customerHandle?: string;
+  /** true settles at once; false only authorizes (must normally be settled within 7 days). */
+  settle?: boolean;
+  recurring?: boolean;
+  ordertext?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface CardGatewayClientOptions {
+  /** e.g. https://api.reepay.com (a trailing /v1 is tolerated). */
+  apiUrl: string;
+  /** Private API key. */
+  apiKey: string;
+  timeoutMs: number;
+}
+
+export class CardGatewayClient {
+  private readonly baseUrl: string;
+  private readonly authorization: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: CardGatewayClientOptions) {
+    // The configured default has no version; accept a /v1 suffix too rather than calling /v1/v1/...
+    this.baseUrl = options.apiUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+    this.authorization = `Basic ${Buffer.from(`${options.apiKey}:`, 'utf8').toString('base64')}`;
+    this.timeoutMs = options.timeoutMs;
+  }
+
+  getInvoice(handle: string): Promise<CardGatewayResult<CardGatewayInvoice>> {
+    return this.send('GET', `/v1/invoice/${encodeURIComponent(handle)}`);
+  }
+
+  /** Only the charge carries `error` / `error_state` of a failed payment. */
+  getCharge(handle: string): Promise<CardGatewayResult<CardGatewayCharge>> {
+    return this.send('GET', `/v1/charge/${encodeURIComponent(handle)}`);
+  }
+
+  getPaymentMethod(id: string): Promise<CardGatewayResult<CardGatewayPaymentMethod>> {
+    return this.send('GET', `/v1/payment_method/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * POST /v1/charge. A decline comes back as ok with `state: 'failed'`; branch on state/error_state, not on ok.
+   * Retry only timeout/network/5xx failures, and with the same `key`.
+   */
+  createCharge(input: CreateCardGatewayChargeInput): Promise<CardGatewayResult<CardGatewayCharge>> {
+    const body: Record<string, unknown> = {
+      handle: input.handle,
+      key: input.key,
+      amount: input.amount,
+      source: input.source,
+      settle: input.settle ?? false,
+    };
+    if (input.currency !== undefined) body.currency = input.currency;
+    if (input.customerHandle !== undefined) body.customer_handle = input.customerHandle;
+    if (input.recurring !== undefined) body.recurring = input.recurring;
+    if (input.ordertext !== undefined) body.ordertext = input.ordertext;
+    if (input.metadata !== undefined) body.metadata = input.metadata;
+    return this.send('POST', '/v1/charge', body);
+  }
+
+  getWebhookSettings(): Promise<CardGatewayResult<CardGatewayWebhookSettings>> {
+    return this.send('GET', '/v1/account/webhook_settings');
+  }
+
+  private async send<T>(method: string, path: string, body?: unknown): Promise<CardGatewayResult<T>> {
+    const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let status: number | undefined;
+    let text: string;
+    try {
+      // One deadline for connect, headers and body together.
+      const response = await fetch(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      return transportFailure(error, `${method} ${path}`, status);
+    }
+    const json = parseJson(text);
+    if (status >= 200 && status < 300) {
+      if (json === null || typeof json !== 'object') return { ok: false, kind: 'http', status, message: `${method} ${path}: response is not a JSON object` };
+      return { ok: true, value: json as T };
+    }
+    const error = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
+    const failure: ProviderFailure = {
+      ok: false,
+      kind: status === 404 ? 'not_found' : 'http',
+      status,
+      message: `${method} ${path}: HTTP ${status}${describe(error.error, error.message)}`,
+    };
+    if (typeof error.code === 'number' || typeof error.code === 'string') failure.code = error.code;
+    if (typeof error.transaction_error === 'string') failure.transactionError = error.transaction_error;
+    return failure;
+  }
+}
+
+function describe(...parts: unknown[]): string {
+  const text = parts.filter((part): part is string => typeof part === 'string' && part !== '').join(': ');
+  return text === '' ? '' : ` (${text})`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** fetch rejects with the AbortSignal.timeout reason (a TimeoutError) on the deadline, else a TypeError with a cause. */
+export function transportFailure(error: unknown, what: string, status?: number): ProviderFailure {
+  const name = error !== null && typeof error === 'object' && 'name' in error ? String(error.name) : '';
+  if (name === 'TimeoutError' || name === 'AbortError') {
+    return { ok: false, kind: 'timeout', ...(status === undefined ? {} : { status }), message: `${what}: timed out` };
+  }
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const detail = (cause && 'code' in cause ? String(cause.code) : undefined) ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return { ok: false, kind: 'network', ...(status === undefined ? {} : { status }), message: `${what}: ${detail}` };
+}

@@ -1,0 +1,280 @@
+/**
+ * Webhook events of both payment providers: the supported types (SPEC 6.1, 6.2) and pure parsers from the
+ * delivered JSON to typed events.
+ *
+ * Parsers check what the provider documents as always present and reject the payload (null) when that is
+ * missing. Fields known only from third parties are picked up when they have the right type and otherwise
+ * ignored, so an undocumented variation cannot turn a genuine delivery into an error that blocks the provider's
+ * queue. Events of an unsupported type still parse (`supported: false`): card-gateway ones are stored as SKIPPED
+ * and both providers must get a 2xx for them.
+ */
+
+// ---------------------------------------------------------------------------------------------------------------
+// Card gateway (Reepay / Frisbii)
+
+export const CARD_GATEWAY_INVOICE_EVENTS = [
+  'invoice_created',
+  'invoice_authorized',
+  'invoice_settled',
+  'invoice_failed',
+  'invoice_refund',
+  'invoice_refund_failed',
+] as const;
+
+export const CARD_GATEWAY_PAYMENT_METHOD_EVENTS = [
+  'customer_payment_method_added',
+  'customer_payment_method_failed',
+  'customer_payment_method_deleted',
+] as const;
+
+export const CARD_GATEWAY_EVENT_TYPES = [...CARD_GATEWAY_PAYMENT_METHOD_EVENTS, ...CARD_GATEWAY_INVOICE_EVENTS] as const;
+
+export type CardGatewayInvoiceEventType = (typeof CARD_GATEWAY_INVOICE_EVENTS)[number];
+export type CardGatewayPaymentMethodEventType = (typeof CARD_GATEWAY_PAYMENT_METHOD_EVENTS)[number];
+export type CardGatewayEventType = (typeof CARD_GATEWAY_EVENT_TYPES)[number];
+
+export function isCardGatewayEventType(value: string): value is CardGatewayEventType {
+  return (CARD_GATEWAY_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** Fields every delivery carries, plus the optional resource references (all handles/ids are strings). */
+interface CardGatewayEventBase {
+  /** Id of this delivery; differs per configured URL. Signed (with timestamp). */
+  id: string;
+  /** Id of the event; shared by all URLs and resends, so it is the dedupe key (webhook external_id). */
+  eventId: string;
+  timestamp: string;
+  signature: string;
+  customer?: string;
+  paymentMethod?: string;
+  /** Checkout session id (cs_...) unless a reference was set explicitly. */
+  paymentMethodReference?: string;
+  subscription?: string;
+  invoice?: string;
+  /** Transaction behind an invoice event; the refund id on refunds. */
+  transaction?: string;
+  creditNote?: string;
+  credit?: string;
+}
+
+export interface CardGatewayInvoiceEvent extends CardGatewayEventBase {
+  supported: true;
+  eventType: CardGatewayInvoiceEventType;
+  /** Invoice handle: `inv-<n>` for subscription invoices, the charge handle for one-off charges. */
+  invoice: string;
+}
+
+export interface CardGatewayPaymentMethodEvent extends CardGatewayEventBase {
+  supported: true;
+  eventType: CardGatewayPaymentMethodEventType;
+  /** ca_..., ms_..., vr_... or sr_... */
+  paymentMethod: string;
+}
+
+export interface CardGatewayUnsupportedEvent extends CardGatewayEventBase {
+  supported: false;
+  eventType: string;
+}
+
+export type CardGatewayEvent = CardGatewayInvoiceEvent | CardGatewayPaymentMethodEvent | CardGatewayUnsupportedEvent;
+
+/**
+ * Typed event from a card-gateway delivery (raw bytes, a JSON string, or the parsed object), or null when it is
+ * not a well-formed delivery. Does not check the signature (see card-gateway/signature.ts).
+ */
+export function parseCardGatewayEvent(body: unknown): CardGatewayEvent | null {
+  const object = asObject(body);
+  if (!object) return null;
+  const id = nonEmpty(object.id);
+  const eventId = nonEmpty(object.event_id);
+  const eventType = nonEmpty(object.event_type);
+  const timestamp = nonEmpty(object.timestamp);
+  const signature = nonEmpty(object.signature);
+  if (!id || !eventId || !eventType || !timestamp || !signature) return null;
+
+  const base: CardGatewayEventBase = {
+    id,
+    eventId,
+    timestamp,
+    signature,
+    ...optional('customer', nonEmpty(object.customer)),
+    ...optional('paymentMethod', nonEmpty(object.payment_method)),
+    ...optional('paymentMethodReference', nonEmpty(object.payment_method_reference)),
+    ...optional('subscription', nonEmpty(object.subscription)),
+    ...optional('invoice', nonEmpty(object.invoice)),
+    ...optional('transaction', nonEmpty(object.transaction)),
+    ...optional('creditNote', nonEmpty(object.credit_note)),
+    ...optional('credit', nonEmpty(object.credit)),
+  };
+
+  if ((CARD_GATEWAY_INVOICE_EVENTS as readonly string[]).includes(eventType)) {
+    // Invoice events are about an invoice; without its handle the processor has nothing to read back.
+    if (!base.invoice) return null;
+    return { ...base, supported: true, eventType: eventType as CardGatewayInvoiceEventType, invoice: base.invoice };
+  }
+  if ((CARD_GATEWAY_PAYMENT_METHOD_EVENTS as readonly string[]).includes(eventType)) {
+    // `customer` is documented for _added only; _failed/_deleted are expected to carry it too, but only
+    // payment_method is needed to find the agreement, so only that is required.
+    if (!base.paymentMethod) return null;
+    return { ...base, supported: true, eventType: eventType as CardGatewayPaymentMethodEventType, paymentMethod: base.paymentMethod };
+  }
+  return { ...base, supported: false, eventType };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Mobile wallet (Vipps MobilePay Recurring)
+
+export const MOBILE_WALLET_AGREEMENT_EVENTS = [
+  'recurring.agreement-activated.v1',
+  'recurring.agreement-expired.v1',
+  'recurring.agreement-rejected.v1',
+  'recurring.agreement-stopped.v1',
+] as const;
+
+export const MOBILE_WALLET_CHARGE_EVENTS = [
+  'recurring.charge-reserved.v1',
+  'recurring.charge-captured.v1',
+  'recurring.charge-canceled.v1', // one "l", unlike the card gateway's "cancelled"
+  'recurring.charge-failed.v1',
+  'recurring.charge-creation-failed.v1',
+  'recurring.charge-refunded.v1',
+] as const;
+
+export const MOBILE_WALLET_EVENT_TYPES = [...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS] as const;
+
+export type MobileWalletAgreementEventType = (typeof MOBILE_WALLET_AGREEMENT_EVENTS)[number];
+export type MobileWalletChargeEventType = (typeof MOBILE_WALLET_CHARGE_EVENTS)[number];
+export type MobileWalletEventType = (typeof MOBILE_WALLET_EVENT_TYPES)[number];
+
+export function isMobileWalletEventType(value: string): value is MobileWalletEventType {
+  return (MOBILE_WALLET_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+interface MobileWalletEventBase {
+  agreementId?: string;
+  agreementExternalId?: string;
+  /** ISO timestamp of the event (third-party sources; not in the official plugin's reads). */
+  occurred?: string;
+  msn?: string;
+}
+
+export interface MobileWalletAgreementEvent extends MobileWalletEventBase {
+  supported: true;
+  eventType: MobileWalletAgreementEventType;
+  agreementId: string;
+  /** Who stopped the agreement; MERCHANT means the shop did it itself, not a customer cancellation. */
+  actor?: string;
+}
+
+export interface MobileWalletChargeEvent extends MobileWalletEventBase {
+  supported: true;
+  eventType: MobileWalletChargeEventType;
+  agreementId: string;
+  chargeId: string;
+  chargeExternalId?: string;
+  /** Identifies the single reserve/capture/refund/cancel behind the event (nullable, added Dec 2025). */
+  transactionId?: string;
+  amount?: number;
+  amountCaptured?: number;
+  amountCanceled?: number;
+  amountRefunded?: number;
+  currency?: string;
+  chargeType?: string;
+  failureReason?: string;
+  failureCode?: string;
+}
+
+export interface MobileWalletUnsupportedEvent extends MobileWalletEventBase {
+  supported: false;
+  eventType: string;
+}
+
+export type MobileWalletEvent = MobileWalletAgreementEvent | MobileWalletChargeEvent | MobileWalletUnsupportedEvent;
+
+/** Typed event from a mobile-wallet delivery (flat JSON, no envelope), or null when it is not well-formed. */
+export function parseMobileWalletEvent(body: unknown): MobileWalletEvent | null {
+  const object = asObject(body);
+  if (!object) return null;
+  const eventType = nonEmpty(object.eventType);
+  if (!eventType) return null;
+
+  const base: MobileWalletEventBase = {
+    ...optional('agreementId', nonEmpty(object.agreementId)),
+    ...optional('agreementExternalId', nonEmpty(object.agreementExternalId)),
+    ...optional('occurred', nonEmpty(object.occurred)),
+    // msn is a digit string in the docs; accept a number too rather than dropping the event.
+    ...optional('msn', nonEmpty(object.msn) ?? (typeof object.msn === 'number' ? String(object.msn) : undefined)),
+  };
+
+  if ((MOBILE_WALLET_AGREEMENT_EVENTS as readonly string[]).includes(eventType)) {
+    if (!base.agreementId) return null;
+    return {
+      ...base,
+      supported: true,
+      eventType: eventType as MobileWalletAgreementEventType,
+      agreementId: base.agreementId,
+      ...optional('actor', nonEmpty(object.actor)),
+    };
+  }
+  if ((MOBILE_WALLET_CHARGE_EVENTS as readonly string[]).includes(eventType)) {
+    const chargeId = nonEmpty(object.chargeId);
+    // Both are needed to read the charge back (GET /agreements/{agreementId}/charges/{chargeId}).
+    if (!base.agreementId || !chargeId) return null;
+    return {
+      ...base,
+      supported: true,
+      eventType: eventType as MobileWalletChargeEventType,
+      agreementId: base.agreementId,
+      chargeId,
+      ...optional('chargeExternalId', nonEmpty(object.chargeExternalId)),
+      ...optional('transactionId', nonEmpty(object.transactionId)),
+      ...optional('amount', minorUnits(object.amount)),
+      ...optional('amountCaptured', minorUnits(object.amountCaptured)),
+      ...optional('amountCanceled', minorUnits(object.amountCanceled)),
+      ...optional('amountRefunded', minorUnits(object.amountRefunded)),
+      ...optional('currency', nonEmpty(object.currency)),
+      ...optional('chargeType', nonEmpty(object.chargeType)),
+      ...optional('failureReason', nonEmpty(object.failureReason)),
+      ...optional('failureCode', nonEmpty(object.failureCode) ?? (typeof object.failureCode === 'number' ? String(object.failureCode) : undefined)),
+    };
+  }
+  return { ...base, supported: false, eventType };
+}
+
+/**
+ * Dedupe key for a mobile-wallet event: the provider documents no event id, so use the event type, the resource,
+ * and the operation (transactionId) or, lacking it, the event time.
+ */
+export function mobileWalletEventKey(event: MobileWalletEvent): string {
+  const resource = 'chargeId' in event ? event.chargeId : (event.agreementId ?? '');
+  const operation = ('transactionId' in event ? event.transactionId : undefined) ?? event.occurred ?? '';
+  return `${event.eventType}:${resource}:${operation}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+function asObject(body: unknown): Record<string, unknown> | null {
+  let value = body;
+  if (Buffer.isBuffer(value)) value = value.toString('utf8');
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return null;
+    }
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+}
+
+function minorUnits(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** `{ [key]: value }` when value is defined, else `{}`: keeps absent fields absent under exactOptionalPropertyTypes. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

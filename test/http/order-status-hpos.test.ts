@@ -1,0 +1,3 @@
+import { orderStatusScenarios } from './order-status-scenarios';
+
+orderStatusScenarios('os_hpos', { hpos: true });

@@ -1,0 +1,253 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/signature.js';
+
+/**
+ * A loopback stand-in for the card gateway's REST API (Reepay / Frisbii), speaking its documented shapes:
+ * Basic auth with the private key and an empty password, `/v1/...` paths, the `{code, error, message, ...}` error
+ * body, declines as HTTP 200 with `state: 'failed'`, and the body `key` as idempotency key on POST /v1/charge.
+ */
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: unknown;
+}
+
+export type FakeChargeOutcome =
+  | { kind: 'settled' }
+  | { kind: 'authorized' }
+  | { kind: 'pending' }
+  | { kind: 'failed'; error: string; errorState: 'soft_declined' | 'hard_declined' | 'processing_error' }
+  /** Any error answer, e.g. `{status: 500}` or `{status: 400, code: 147, error: 'Payment method failed'}`. */
+  | { kind: 'http'; status: number; code?: number; error?: string; transactionError?: string }
+  | { kind: 'slow'; delayMs: number; then?: FakeChargeOutcome };
+
+type Json = Record<string, unknown>;
+
+export class FakeCardGateway {
+  readonly apiKey: string;
+  webhookSecret: string;
+  webhookUrls: string[] = [];
+  readonly requests: RecordedRequest[] = [];
+  private readonly invoices = new Map<string, Json>();
+  private readonly charges = new Map<string, Json>();
+  private readonly paymentMethods = new Map<string, Json>();
+  private readonly outcomes: FakeChargeOutcome[] = [];
+  /** `${handle}\n${key}` -> the first answer given for it. */
+  private readonly idempotent = new Map<string, { status: number; body: Json }>();
+  private nextDelayMs = 0;
+  private server: http.Server | null = null;
+  url = '';
+
+  constructor(options: { apiKey?: string; webhookSecret?: string } = {}) {
+    this.apiKey = options.apiKey ?? 'priv_test_0123456789abcdef';
+    this.webhookSecret = options.webhookSecret ?? 'webhook_secret_test';
+  }
+
+  async start(): Promise<{ url: string }> {
+    const server = http.createServer((req, res) => void this.handle(req, res));
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url: this.url };
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections(); // slow answers must not hold the test run open
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  setInvoice(handle: string, invoice: Json): void {
+    this.invoices.set(handle, { id: crypto.randomBytes(16).toString('hex'), handle, state: 'created', currency: 'DKK', ...invoice });
+  }
+
+  setCharge(handle: string, charge: Json): void {
+    this.charges.set(handle, { handle, state: 'created', currency: 'DKK', ...charge });
+  }
+
+  setPaymentMethod(id: string, paymentMethod: Json): void {
+    this.paymentMethods.set(id, { id, state: 'active', payment_type: 'card', ...paymentMethod });
+  }
+
+  /** Outcomes of the next POST /v1/charge requests that are not idempotent repeats, in order; default: success. */
+  queueChargeOutcome(...outcomes: FakeChargeOutcome[]): void {
+    this.outcomes.push(...outcomes);
+  }
+
+  /** Delay the next answer of any route (to provoke client timeouts). */
+  slowNextResponse(delayMs: number): void {
+    this.nextDelayMs = delayMs;
+  }
+
+  requestsTo(method: string, pathPrefix: string): RecordedRequest[] {
+    return this.requests.filter((request) => request.method === method && request.path.startsWith(pathPrefix));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    let json: unknown = null;
+    try {
+      json = body === '' ? null : JSON.parse(body);
+    } catch {
+      json = null;
+    }
+    const path = req.url ?? '/';
+    this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, json });
+    let delayMs = this.nextDelayMs;
+    this.nextDelayMs = 0;
+
+    const answer = this.route(req, new URL(path, 'http://fake').pathname, json);
+    delayMs += answer.delayMs ?? 0;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (res.destroyed) return;
+    res.writeHead(answer.status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+  }
+
+  private route(req: http.IncomingMessage, pathname: string, json: unknown): Answer {
+    const expected = `Basic ${Buffer.from(`${this.apiKey}:`).toString('base64')}`;
+    if (req.headers.authorization !== expected) return error(401, 1, 'Unauthorized', pathname);
+    let match: RegExpExecArray | null;
+    if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)$/.exec(pathname))) {
+      return found(this.invoices.get(decodeURIComponent(match[1]!)), 31, 'Invoice not found', pathname);
+    }
+    if (req.method === 'GET' && (match = /^\/v1\/charge\/([^/]+)$/.exec(pathname))) {
+      return found(this.charges.get(decodeURIComponent(match[1]!)), 31, 'Invoice not found', pathname);
+    }
+    if (req.method === 'GET' && (match = /^\/v1\/payment_method\/([^/]+)$/.exec(pathname))) {
+      return found(this.paymentMethods.get(decodeURIComponent(match[1]!)), 8, 'Not found', pathname);
+    }
+    if (req.method === 'GET' && pathname === '/v1/account/webhook_settings') {
+      return { status: 200, body: { urls: this.webhookUrls, disabled: false, secret: this.webhookSecret, alert_count: 4, event_types: [] } };
+    }
+    if (req.method === 'POST' && pathname === '/v1/charge') return this.chargeRequest(json);
+    return error(404, 8, 'Not found', pathname);
+  }
+
+  private chargeRequest(json: unknown): Answer {
+    const input = (json ?? {}) as Json;
+    if (typeof input.handle !== 'string' || typeof input.source !== 'string') return error(400, 2, 'Invalid request', '/v1/charge');
+    const idempotencyKey = typeof input.key === 'string' ? `${input.handle}\n${input.key}` : null;
+    const previous = idempotencyKey === null ? undefined : this.idempotent.get(idempotencyKey);
+    if (previous) return previous;
+    let outcome = this.outcomes.shift() ?? { kind: input.settle === true ? 'settled' : 'authorized' };
+    let delayMs = 0;
+    while (outcome.kind === 'slow') {
+      delayMs += outcome.delayMs;
+      outcome = outcome.then ?? { kind: input.settle === true ? 'settled' : 'authorized' };
+    }
+    // The charge exists as soon as it is processed, even if the answer is late (as with a real timeout).
+    const answer = { ...this.createCharge(input, outcome), delayMs };
+    // 5xx answers are not remembered: the documented recovery is to retry with the same key.
+    if (idempotencyKey !== null && answer.status < 500) this.idempotent.set(idempotencyKey, { status: answer.status, body: answer.body });
+    return answer;
+  }
+
+  private createCharge(input: Json, outcome: Exclude<FakeChargeOutcome, { kind: 'slow' }>): Answer {
+    const handle = String(input.handle);
+    if (outcome.kind === 'http') {
+      const answer = error(outcome.status, outcome.code ?? 0, outcome.error ?? http.STATUS_CODES[outcome.status] ?? 'Error', '/v1/charge');
+      if (outcome.transactionError) answer.body.transaction_error = outcome.transactionError;
+      return answer;
+    }
+    const existing = this.charges.get(handle);
+    if (existing?.state === 'settled') return error(400, 79, 'Invoice already settled', '/v1/charge');
+    if (existing?.state === 'authorized') return error(400, 105, 'Invoice already authorized', '/v1/charge');
+    const now = new Date().toISOString();
+    const source = String(input.source);
+    const customer = input.customer_handle ?? this.paymentMethods.get(source)?.customer ?? 'customer-1';
+    const charge: Json = {
+      handle,
+      state: outcome.kind,
+      customer,
+      amount: input.amount,
+      currency: input.currency ?? 'DKK',
+      created: now,
+      transaction: crypto.randomBytes(16).toString('hex'),
+      processing: outcome.kind === 'pending',
+      source: { type: 'card', card: source, masked_card: '457199XXXXXX1234', exp_date: '12-30' },
+      error: null,
+      error_state: null,
+    };
+    if (outcome.kind === 'authorized') charge.authorized = now;
+    if (outcome.kind === 'settled') Object.assign(charge, { authorized: now, settled: now });
+    if (outcome.kind === 'failed') Object.assign(charge, { error: outcome.error, error_state: outcome.errorState });
+    this.charges.set(handle, charge);
+    this.invoices.set(handle, {
+      id: crypto.randomBytes(16).toString('hex'),
+      handle,
+      customer,
+      state: outcome.kind,
+      amount: input.amount,
+      currency: charge.currency,
+      created: now,
+      transactions: [],
+      credit_notes: [],
+    });
+    return { status: 200, body: charge };
+  }
+}
+
+interface Answer {
+  status: number;
+  body: Json;
+  delayMs?: number;
+}
+
+function found(value: Json | undefined, code: number, message: string, path: string): Answer {
+  return value ? { status: 200, body: value } : error(404, code, message, path);
+}
+
+function error(status: number, code: number, message: string, path: string): Answer {
+  return {
+    status,
+    body: {
+      code,
+      error: message,
+      path,
+      timestamp: new Date().toISOString(),
+      http_status: status,
+      http_reason: http.STATUS_CODES[status] ?? '',
+      request_id: crypto.randomBytes(16).toString('hex'),
+    },
+  };
+}
+
+/** The fields a test sets on a delivery; the envelope fields get defaults. */
+export interface CardGatewayDeliveryEvent {
+  event_type: string;
+  id?: string;
+  event_id?: string;
+  timestamp?: string;
+  [field: string]: unknown;
+}
+
+/**
+ * A signed card-gateway webhook delivery as the provider sends it: the signature is the body field `signature`
+ * over `timestamp + id`; no signature header.
+ */
+export function cardGatewayDelivery(
+  event: CardGatewayDeliveryEvent,
+  secret: string,
+): { body: Buffer; headers: Record<string, string>; payload: Record<string, unknown> } {
+  const id = event.id ?? crypto.randomBytes(16).toString('hex');
+  const timestamp = event.timestamp ?? new Date().toISOString();
+  const payload: Record<string, unknown> = {
+    ...event,
+    id,
+    event_id: event.event_id ?? crypto.randomBytes(16).toString('hex'),
+    timestamp,
+  };
+  payload.signature = signCardGatewayEvent({ timestamp, id }, secret);
+  const body = Buffer.from(JSON.stringify(payload), 'utf8');
+  return { body, payload, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } };
+}
