@@ -1,8 +1,10 @@
 declare module 'autocannon' {
-  interface Histogram { average: number; mean: number; p50: number; p90: number; p99: number; max: number; }
-  interface Result { requests: Histogram & { total: number }; latency: Histogram; errors: number; non2xx: number; timeouts: number; '2xx': number; '4xx': number; '5xx': number; }
-  interface RequestSpec { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?(req: RequestSpec, context: unknown): RequestSpec; }
-  interface Options { url: string; connections?: number; duration?: number; amount?: number; pipelining?: number; method?: string; headers?: Record<string, string>; body?: string; requests?: RequestSpec[]; }
-  function autocannon(options: Options): Promise<Result>;
+  namespace autocannon {
+    interface Histogram { average: number; mean: number; p50: number; p90: number; p99: number; max: number; }
+    interface Result { requests: Histogram & { total: number }; latency: Histogram; errors: number; non2xx: number; timeouts: number; '2xx': number; '4xx': number; '5xx': number; }
+    interface RequestSpec { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer; setupRequest?(req: RequestSpec, context: unknown): RequestSpec; }
+    interface Options { url: string; connections?: number; duration?: number; amount?: number; pipelining?: number; method?: string; headers?: Record<string, string>; body?: string; requests?: RequestSpec[]; }
+  }
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
   export = autocannon;
 }

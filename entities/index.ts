@@ -1,4 +1,4 @@
-import { Post, PostMeta, WpOption, WpUser, WpUserMeta } from './wordpress';
+import { Post, PostMeta, WpComment, WpOption, WpUser, WpUserMeta } from './wordpress';
 import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, Webhook } from './payment-hub';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta } from './woocommerce';
 
@@ -8,7 +8,7 @@ export * from './payment-hub';
 
 /** Every entity: WordPress's and WooCommerce's tables (read and written, never altered) and the service's own. */
 export const shopEntities = [
-  Post, PostMeta, WpOption, WpUser, WpUserMeta,
+  Post, PostMeta, WpOption, WpUser, WpUserMeta, WpComment,
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta,
   Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration,
 ];

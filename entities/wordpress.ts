@@ -55,3 +55,18 @@ export class WpUserMeta {
   @Column({ type: 'varchar', length: 255, name: 'meta_key', nullable: true }) key!: string | null;
   @Column({ type: 'longtext', name: 'meta_value', nullable: true }) value!: string | null;
 }
+
+/** WooCommerce keeps order notes as comments of type `order_note` on the order's ID, in both storage modes. */
+@Entity({ name: 'comments', synchronize: false })
+export class WpComment {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'comment_ID' }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'comment_post_ID' }) postId!: string;
+  @Column({ type: 'tinytext', name: 'comment_author' }) author!: string;
+  @Column({ type: 'varchar', length: 100, name: 'comment_author_email' }) authorEmail!: string;
+  @Column({ type: 'datetime', name: 'comment_date' }) dateLocal!: string;
+  @Column({ type: 'datetime', name: 'comment_date_gmt' }) dateGmt!: string;
+  @Column({ type: 'text', name: 'comment_content' }) content!: string;
+  @Column({ type: 'varchar', length: 20, name: 'comment_approved' }) approved!: string;
+  @Column({ type: 'varchar', length: 255, name: 'comment_agent' }) agent!: string;
+  @Column({ type: 'varchar', length: 20, name: 'comment_type' }) type!: string;
+}

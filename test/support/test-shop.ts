@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { createShopDataSource } from '../../src/data-access/data-source';
 import { closeRedis, connectRedis } from '../../src/data-access/redis';
 import { silentLogger, type Logger } from '../../src/logger';
-import { createApiServer } from '../../src/entry-points/http/server';
+import { createApi } from '../../src/entry-points/http/server';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../src/demo/woocommerce-schema';
 import { ShopSeeder } from '../../src/demo/shop-seeder';
 
@@ -48,20 +48,25 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     sequentialPlugin: options.sequentialPlugin ?? 'none',
     siteUrl: 'https://shop.example.dk',
   });
+  const config = (env: Record<string, string> = {}) => loadConfig({
+    DB_NAME: dbName,
+    DB_TABLE_PREFIX: prefix,
+    HELPDESK_API_KEY: HELPDESK_KEY,
+    HELPDESK_API_SECRET: HELPDESK_SECRET,
+    PORT: '0',
+    SHOP_URL: 'https://shop.example.dk',
+    ...env,
+  });
+  const migrations = createShopDataSource(config().db, 1);
+  await migrations.initialize();
+  await migrations.runMigrations({ transaction: 'each' });
+  await migrations.destroy();
   return {
     dbName,
     prefix,
     db,
     seeder: new ShopSeeder(db, prefix, mode, options.timezone ?? 'Europe/Copenhagen'),
-    config: (env = {}) => loadConfig({
-      DB_NAME: dbName,
-      DB_TABLE_PREFIX: prefix,
-      HELPDESK_API_KEY: HELPDESK_KEY,
-      HELPDESK_API_SECRET: HELPDESK_SECRET,
-      PORT: '0',
-      SHOP_URL: 'https://shop.example.dk',
-      ...env,
-    }),
+    config,
     async drop() {
       await db.end();
       const conn = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
@@ -82,7 +87,8 @@ export async function startApi(config: Config, log: Logger = silentLogger): Prom
   const dataSource = createShopDataSource(config.db, 4);
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, log, 1000);
-  const server = createApiServer({ config, dataSource, redis, log });
+  const api = createApi({ config, dataSource, redis, log });
+  const server = api.server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const scheme = config.http.tlsCertFile ? 'https' : 'http';
@@ -90,7 +96,7 @@ export async function startApi(config: Config, log: Logger = silentLogger): Prom
     url: `${scheme}://127.0.0.1:${port}`,
     server,
     async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await api.close();
       await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     },
   };

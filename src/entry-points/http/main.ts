@@ -2,14 +2,15 @@ import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { closeRedis, connectRedis } from '../../data-access/redis';
 import { logger } from '../../logger';
-import { createApiServer } from './server';
+import { createApi } from './server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, logger);
-  const server = createApiServer({ config, dataSource, redis, log: logger });
+  const api = createApi({ config, dataSource, redis, log: logger });
+  const server = api.server;
 
   await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
   const scheme = config.http.tlsCertFile ? 'https' : 'http';
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('api_stopping', { signal });
     // Finish the requests in flight, then let go of the database and Redis.
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await api.close();
     await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     process.exit(0);
   };

@@ -5,8 +5,6 @@ import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { RedisClient } from '../../data-access/redis';
 import { redisNamespace } from '../../data-access/redis';
-import { OrderRepository } from '../../data-access/order-repository';
-import { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
@@ -14,6 +12,8 @@ import { SiteExtensions } from '../../shop/site-extensions';
 import { errorBody } from './http-io';
 import { healthRoute } from './routes/health.route';
 import { orderStatusRoute } from './routes/order-status.route';
+import { webhookRoute } from './routes/webhook.route';
+import { buildPaymentHub } from '../../composition';
 import { Transport } from './transport';
 
 export interface ApiDeps {
@@ -23,15 +23,22 @@ export interface ApiDeps {
   log: Logger;
 }
 
+export interface Api {
+  server: Server;
+  /** Stops taking requests, then lets go of the queue connection. */
+  close(): Promise<void>;
+}
+
 /** Builds the REST server: HTTPS itself when a certificate is configured, plain HTTP behind a proxy otherwise. */
-export function createApiServer({ config, dataSource, redis, log }: ApiDeps): Server {
+export function createApi({ config, dataSource, redis, log }: ApiDeps): Api {
   const tls = config.http.tlsCertFile && config.http.tlsKeyFile
     ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
     : {};
   const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, ...tls });
 
   const transport = new Transport(config.http.trustedProxies);
-  const settings = new ShopSettingsRepository(dataSource);
+  const hub = buildPaymentHub(config, dataSource, log, 'producer');
+  const settings = hub.settings;
   const extensions = config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log);
   const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
 
@@ -39,8 +46,9 @@ export function createApiServer({ config, dataSource, redis, log }: ApiDeps): Se
     transport,
     credentials: new StaticBasicCredentials(config.helpdesk.apiKey, config.helpdesk.apiSecret),
     throttle: new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle),
-    lookup: new LookupOrderStatus(new OrderRepository(dataSource), settings, extensions),
+    lookup: new LookupOrderStatus(hub.orders, settings, extensions),
   }));
+  server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
   server.get('/health', healthRoute(dataSource, redis));
 
   // Restify's own errors (unknown route, wrong method, a handler that failed) in the service's error shape.
@@ -52,5 +60,11 @@ export function createApiServer({ config, dataSource, redis, log }: ApiDeps): Se
     err.toJSON = () => errorBody(status, code, message);
     return callback();
   });
-  return server;
+  return {
+    server,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await hub.queue.close(1000);
+    },
+  };
 }

@@ -1,0 +1,69 @@
+import type { DataSource } from 'typeorm';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { OrderRepository } from './data-access/order-repository';
+import { OrderWriteRepository } from './data-access/order-write-repository';
+import { PaymentRepository } from './data-access/payment-repository';
+import { RetryRepository } from './data-access/retry-repository';
+import { redisNamespace } from './data-access/redis';
+import { ShopSettingsRepository } from './data-access/shop-settings-repository';
+import { WalletRegistrationRepository } from './data-access/wallet-registration-repository';
+import { WebhookQueue } from './data-access/webhook-queue';
+import { WebhookRepository } from './data-access/webhook-repository';
+import { RunDueRetries } from './dunning/run-due-retries.use-case';
+import { scheduleRetryListener } from './dunning/schedule-retry';
+import { CardGatewayEventHandler } from './payments/card-gateway/card-gateway-event-handler';
+import { ProcessCardGatewayWebhook } from './payments/card-gateway/process-webhook.use-case';
+import { ReceiveCardGatewayWebhook } from './payments/card-gateway/receive-webhook.use-case';
+import { CardGatewayWebhookSecret } from './payments/card-gateway/webhook-secret';
+import { FailedPaymentHandling } from './payments/failed-payment-handling';
+import { MobileWalletEventHandler } from './payments/mobile-wallet/mobile-wallet-event-handler';
+import { ReceiveMobileWalletWebhook } from './payments/mobile-wallet/receive-webhook.use-case';
+import { OrderLinks } from './payments/order-links';
+import { PaymentEvents, SCHEDULE_RETRY } from './payments/payment-events';
+import { PaymentRecorder } from './payments/payment-recorder';
+import { CardGatewayClient } from './payments/providers/card-gateway/client';
+import { MobileWalletClient } from './payments/providers/mobile-wallet/client';
+
+const PROVIDER_TIMEOUT_MS = 8000;
+
+/**
+ * Wires the payment hub's repositories, provider clients and use cases for one shop. The API, the
+ * worker and the CLI each build it once and use the parts they need.
+ */
+export function buildPaymentHub(config: Config, dataSource: DataSource, log: Logger, queueRole: 'producer' | 'worker', clock: () => Date = () => new Date()) {
+  const settings = new ShopSettingsRepository(dataSource);
+  const orders = new OrderRepository(dataSource);
+  const orderWrites = new OrderWriteRepository(dataSource);
+  const payments = new PaymentRepository(dataSource);
+  const retries = new RetryRepository(dataSource);
+  const webhooks = new WebhookRepository(dataSource);
+  const registrations = new WalletRegistrationRepository(dataSource);
+  const queue = new WebhookQueue(config.redisUrl, redisNamespace(config.db.name, config.db.tablePrefix), queueRole, log);
+
+  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS });
+  const wallet = config.mobileWallet;
+  const mobileWallet = new MobileWalletClient({
+    apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
+    merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_TIMEOUT_MS,
+    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' },
+  });
+
+  const events = new PaymentEvents();
+  events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, settings, planSeconds: config.dunningPlanSeconds, log }));
+  const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events));
+  const links = new OrderLinks(orders, orderWrites);
+  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
+
+  return {
+    settings, orders, orderWrites, payments, retries, webhooks, registrations, queue, cardGateway, mobileWallet,
+    receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
+    processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
+    receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
+      registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
+      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, clock), log),
+    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, settings, cardGateway, mobileWallet, log, clock }),
+  };
+}
+
+export type PaymentHub = ReturnType<typeof buildPaymentHub>;

@@ -1,0 +1,145 @@
+import type { DataSource } from 'typeorm';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
+import { rawPool, tableOf } from './data-source';
+import type { ShopSettings } from './shop-settings-repository';
+import { isoInZone } from '../shop/shop-time';
+
+export type Executor = Pool | PoolConnection;
+type Store = 'legacy' | 'hpos';
+
+/** `Y-m-d H:i:s` in UTC, as the `*_gmt` columns and subscription dates hold it. */
+export function gmtDateTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/**
+ * Writes to orders and subscriptions the way WooCommerce does: to the authoritative store, and to
+ * the other store too while compatibility sync is on, bumping both modified dates so WooCommerce's
+ * sync-on-read sees the change as the newest. Notes are comments in both modes.
+ */
+export class OrderWriteRepository {
+  readonly pool: Pool;
+  private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string; operational: string; comments: string };
+
+  constructor(dataSource: DataSource) {
+    this.pool = rawPool(dataSource);
+    this.t = {
+      posts: tableOf(dataSource, Post),
+      postmeta: tableOf(dataSource, PostMeta),
+      orders: tableOf(dataSource, HposOrder),
+      ordersMeta: tableOf(dataSource, HposOrderMeta),
+      operational: tableOf(dataSource, HposOrderOperationalData),
+      comments: tableOf(dataSource, WpComment),
+    };
+  }
+
+  /** Runs `work` in one transaction on one connection. */
+  async transaction<T>(work: (connection: PoolConnection) => Promise<T>): Promise<T> {
+    const connection = await this.pool.getConnection();
+    try {
+      await connection.beginTransaction();
+      const result = await work(connection);
+      await connection.commit();
+      return result;
+    } catch (error) {
+      await connection.rollback().catch(() => undefined);
+      throw error;
+    } finally {
+      connection.release();
+    }
+  }
+
+  private stores(settings: ShopSettings): Store[] {
+    const authoritative: Store = settings.hpos ? 'hpos' : 'legacy';
+    return settings.sync ? [authoritative, authoritative === 'hpos' ? 'legacy' : 'hpos'] : [authoritative];
+  }
+
+  /** Type and status (without `wc-`) from the authoritative store, locking the row; null when absent. */
+  async lockStatus(db: Executor, id: number, settings: ShopSettings): Promise<{ type: string; status: string } | null> {
+    const sql = settings.hpos
+      ? `SELECT type, status FROM ${this.t.orders} WHERE id = ? FOR UPDATE`
+      : `SELECT post_type AS type, post_status AS status FROM ${this.t.posts} WHERE ID = ? FOR UPDATE`;
+    const [rows] = await db.query<RowDataPacket[]>(sql, [id]);
+    if (!rows.length) return null;
+    const status = String(rows[0].status ?? '');
+    return { type: String(rows[0].type), status: status.startsWith('wc-') ? status.slice(3) : status };
+  }
+
+  async setStatus(db: Executor, id: number, status: string, settings: ShopSettings, now: Date): Promise<void> {
+    const stored = ['trash', 'draft', 'auto-draft'].includes(status) ? status : `wc-${status}`;
+    for (const store of this.stores(settings)) {
+      if (store === 'hpos') {
+        await db.query(`UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);
+      } else {
+        await db.query(`UPDATE ${this.t.posts} SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
+          [stored, localDateTime(now, settings), gmtDateTime(now), id]);
+      }
+    }
+  }
+
+  async getMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<string | null> {
+    const sql = settings.hpos
+      ? `SELECT meta_value FROM ${this.t.ordersMeta} WHERE order_id = ? AND meta_key = ? ORDER BY id LIMIT 1`
+      : `SELECT meta_value FROM ${this.t.postmeta} WHERE post_id = ? AND meta_key = ? ORDER BY meta_id LIMIT 1`;
+    const [rows] = await db.query<RowDataPacket[]>(sql, [id, key]);
+    return rows.length ? String(rows[0].meta_value ?? '') : null;
+  }
+
+  /** Sets a single-valued meta key (update in place, insert when missing) in every store in use. */
+  async setMeta(db: Executor, id: number, key: string, value: string, settings: ShopSettings): Promise<void> {
+    for (const store of this.stores(settings)) {
+      const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
+      const [result] = await db.query<ResultSetHeader>(`UPDATE ${table} SET meta_value = ? WHERE ${idColumn} = ? AND meta_key = ?`, [value, id, key]);
+      if (result.affectedRows === 0) {
+        await db.query(`INSERT INTO ${table} (${idColumn}, meta_key, meta_value) VALUES (?, ?, ?)`, [id, key, value]);
+      }
+    }
+  }
+
+  async deleteMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<void> {
+    for (const store of this.stores(settings)) {
+      const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
+      await db.query(`DELETE FROM ${table} WHERE ${idColumn} = ? AND meta_key = ?`, [id, key]);
+    }
+  }
+
+  /** The paid date as each store keeps it: HPOS's column, or the legacy timestamp and its local-time copy. */
+  async setDatePaid(db: Executor, id: number, paid: Date, settings: ShopSettings): Promise<void> {
+    for (const store of this.stores(settings)) {
+      if (store === 'hpos') {
+        await db.query(`UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
+      }
+    }
+    if (!settings.hpos || settings.sync) {
+      await this.setMeta(db, id, '_date_paid', String(Math.floor(paid.getTime() / 1000)), { ...settings, hpos: false, sync: false });
+      await this.setMeta(db, id, '_paid_date', localDateTime(paid, settings), { ...settings, hpos: false, sync: false });
+    }
+  }
+
+  /** A private order (or subscription) note, written as WooCommerce's `add_order_note()` writes it. */
+  async addNote(db: Executor, id: number, text: string, settings: ShopSettings, now: Date): Promise<void> {
+    const host = (() => {
+      try { return new URL(settings.siteUrl).hostname.replace(/^www\./, ''); } catch { return 'localhost'; }
+    })();
+    await db.query(
+      `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
+        comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
+       VALUES (?, 'WooCommerce', ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
+      [id, `woocommerce@${host}`, localDateTime(now, settings), gmtDateTime(now), text],
+    );
+  }
+
+  /** IDs of rows of `type` carrying `key = value` in the authoritative store, oldest first. */
+  async findIdsByMeta(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Promise<number[]> {
+    const sql = settings.hpos
+      ? `SELECT m.order_id AS id FROM ${this.t.ordersMeta} m JOIN ${this.t.orders} o ON o.id = m.order_id AND o.type = ? WHERE m.meta_key = ? AND m.meta_value = ?`
+      : `SELECT m.post_id AS id FROM ${this.t.postmeta} m JOIN ${this.t.posts} p ON p.ID = m.post_id AND p.post_type = ? WHERE m.meta_key = ? AND m.meta_value = ?`;
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [type, key, value]);
+    return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+  }
+}
+
+function localDateTime(date: Date, settings: ShopSettings): string {
+  return isoInZone(date, settings.timeZone).slice(0, 19).replace('T', ' ');
+}

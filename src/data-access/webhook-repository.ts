@@ -1,0 +1,134 @@
+import type { DataSource } from 'typeorm';
+import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { Webhook, type Provider, type WebhookStatus } from '../../entities';
+import { rawPool, tableOf } from './data-source';
+
+export interface WebhookRecord {
+  id: number;
+  provider: Provider;
+  externalId: string;
+  eventType: string;
+  status: WebhookStatus;
+  rawBody: Buffer;
+  attempts: number;
+  lastError: string | null;
+  outcome: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  processedAt: string | null;
+}
+
+const toWebhook = (row: RowDataPacket): WebhookRecord => ({
+  id: Number(row.id),
+  provider: row.provider,
+  externalId: row.external_id,
+  eventType: row.event_type,
+  status: row.status,
+  rawBody: row.raw_body,
+  attempts: Number(row.attempts),
+  lastError: row.last_error,
+  outcome: row.outcome,
+  nextAttemptAt: row.next_attempt_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  processedAt: row.processed_at,
+});
+
+export type InsertOutcome = { kind: 'stored'; id: number } | { kind: 'duplicate' };
+
+/** How long one processing attempt may hold a webhook before another worker may take it over. */
+const CLAIM_SECONDS = 120;
+
+/** Received webhooks: unique per (provider, external_id); the row's status is the truth about processing. */
+export class WebhookRepository {
+  readonly pool: Pool;
+  private readonly table: string;
+
+  constructor(dataSource: DataSource) {
+    this.pool = rawPool(dataSource);
+    this.table = tableOf(dataSource, Webhook);
+  }
+
+  async insertPending(provider: Provider, externalId: string, eventType: string, rawBody: Buffer): Promise<InsertOutcome> {
+    const [result] = await this.pool.query<ResultSetHeader>(
+      `INSERT IGNORE INTO ${this.table} (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
+       VALUES (?, ?, ?, 'PENDING', ?, 0, NOW(3), NOW(3))`,
+      [provider, externalId, eventType.slice(0, 100), rawBody],
+    );
+    return result.affectedRows === 1 ? { kind: 'stored', id: result.insertId } : { kind: 'duplicate' };
+  }
+
+  /**
+   * Takes a webhook for one processing attempt: only a PENDING one, or a FAILED one being retried,
+   * and only when no other attempt holds it. Returns null when there is nothing to do.
+   */
+  async claim(id: number, allowFailed: boolean): Promise<WebhookRecord | null> {
+    const statuses = allowFailed ? ['PENDING', 'FAILED'] : ['PENDING'];
+    const [result] = await this.pool.query<ResultSetHeader>(
+      `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
+       WHERE id = ? AND status IN (?) AND (locked_until IS NULL OR locked_until < NOW(3))`,
+      [id, statuses],
+    );
+    return result.affectedRows === 1 ? this.find(id) : null;
+  }
+
+  async finish(id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${this.table} SET status = ?, outcome = ?, last_error = NULL, next_attempt_at = NULL, locked_until = NULL, processed_at = NOW(3), updated_at = NOW(3) WHERE id = ?`,
+      [status, outcome.slice(0, 255), id],
+    );
+  }
+
+  /** FAILED; `retryInSeconds` null leaves it for the operator. */
+  async fail(id: number, error: string, retryInSeconds: number | null): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${this.table} SET status = 'FAILED', last_error = ?, locked_until = NULL, updated_at = NOW(3),
+         next_attempt_at = IF(? IS NULL, NULL, NOW(3) + INTERVAL ? SECOND) WHERE id = ?`,
+      [error.slice(0, 10_000), retryInSeconds, retryInSeconds ?? 0, id],
+    );
+  }
+
+  /** Puts a FAILED webhook back to PENDING for the operator's retry. */
+  async requeue(id: number): Promise<boolean> {
+    const [result] = await this.pool.query<ResultSetHeader>(
+      `UPDATE ${this.table} SET status = 'PENDING', next_attempt_at = NULL, updated_at = NOW(3) WHERE id = ? AND status = 'FAILED'`, [id]);
+    return result.affectedRows === 1;
+  }
+
+  /** PENDING webhooks older than `graceSeconds` and due FAILED ones, not held by an attempt: the sweeper's work. */
+  async dueIds(graceSeconds: number, limit: number): Promise<number[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `(SELECT id FROM ${this.table} WHERE status = 'PENDING' AND created_at < NOW(3) - INTERVAL ? SECOND AND (locked_until IS NULL OR locked_until < NOW(3)) LIMIT ?)
+       UNION ALL
+       (SELECT id FROM ${this.table} WHERE status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3) AND (locked_until IS NULL OR locked_until < NOW(3)) LIMIT ?)`,
+      [graceSeconds, limit, limit],
+    );
+    return rows.map((row) => Number(row.id));
+  }
+
+  async find(id: number): Promise<WebhookRecord | null> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.table} WHERE id = ?`, [id]);
+    return rows.length ? toWebhook(rows[0]) : null;
+  }
+
+  async list(filter: { status?: WebhookStatus; provider?: Provider; limit: number }): Promise<WebhookRecord[]> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    if (filter.status) { where.push('status = ?'); values.push(filter.status); }
+    if (filter.provider) { where.push('provider = ?'); values.push(filter.provider); }
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT * FROM ${this.table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`, [...values, filter.limit]);
+    return rows.map(toWebhook);
+  }
+
+  async failedIds(): Promise<number[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT id FROM ${this.table} WHERE status = 'FAILED' ORDER BY id`);
+    return rows.map((row) => Number(row.id));
+  }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${this.table} GROUP BY status`);
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+  }
+}

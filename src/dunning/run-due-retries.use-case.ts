@@ -1,0 +1,166 @@
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import type { RetryRecord, RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { Logger } from '../logger';
+import { formatAmount } from '../order-status/lookup-order-status.use-case';
+import type { PaymentFailure } from '../payments/failed-payment-handling';
+import { completeRenewalPayment } from '../payments/payment-completion';
+import type { PaymentRecorder } from '../payments/payment-recorder';
+import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
+import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
+import { displayedOrderNumber, type ShopOrder } from '../shop/order';
+
+/** Wait before trying an attempt again when the provider could not be reached (same idempotency key). */
+const PROVIDER_DOWN_WAIT_MS = 5 * 60_000;
+const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
+
+export interface RetryRunSummary {
+  attempted: number;
+  succeeded: number;
+  failed: number;
+  postponed: number;
+  canceled: number;
+}
+
+/** An attempt's result from the provider, in the service's terms. */
+type ChargeResult =
+  | { kind: 'paid'; externalId: string; status: 'CAPTURED' | 'AUTHORIZED' }
+  | { kind: 'pending'; externalId: string }
+  | { kind: 'declined'; externalId: string; failure: PaymentFailure }
+  | { kind: 'unreachable'; message: string };
+
+export function toMinorUnits(total: string): number {
+  return Number(formatAmount(total, 2).replace('.', ''));
+}
+
+/**
+ * The worker's dunning step: for each attempt that is due, a new recurring charge through the
+ * payment's provider, with the attempt's idempotency key so a repeat after a crash or timeout
+ * cannot charge twice. A decline (the provider answers 200 with state failed) runs the failed
+ * payment handling at once, which plans the next attempt; a success completes the renewal.
+ */
+export class RunDueRetries {
+  constructor(private readonly deps: {
+    retries: RetryRepository;
+    payments: PaymentRepository;
+    orders: OrderRepository;
+    orderWrites: OrderWriteRepository;
+    recorder: PaymentRecorder;
+    settings: ShopSettingsRepository;
+    cardGateway: CardGatewayClient;
+    mobileWallet: MobileWalletClient;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  async execute(limit = 20): Promise<RetryRunSummary> {
+    const summary: RetryRunSummary = { attempted: 0, succeeded: 0, failed: 0, postponed: 0, canceled: 0 };
+    const now = this.deps.clock();
+    await this.deps.retries.releaseStale(600, now);
+    for (const retry of await this.deps.retries.claimDue(now, limit)) {
+      summary.attempted += 1;
+      const result = await this.attempt(retry).catch(async (error) => {
+        // Anything unexpected: the attempt goes back to the plan rather than being lost.
+        await this.deps.retries.postpone(retry.id, new Date(this.deps.clock().getTime() + PROVIDER_DOWN_WAIT_MS), `error: ${error instanceof Error ? error.message : String(error)}`, this.deps.clock());
+        this.deps.log.error('retry_attempt_failed', { retryId: retry.id, error });
+        return 'postponed' as const;
+      });
+      summary[result] += 1;
+    }
+    return summary;
+  }
+
+  private async attempt(retry: RetryRecord): Promise<'succeeded' | 'failed' | 'postponed' | 'canceled'> {
+    const { retries, payments, orders, orderWrites, log, clock } = this.deps;
+    const settings = await this.deps.settings.current();
+    const original = await payments.findById(retry.paymentId);
+    const order = await orders.findById(retry.orderId, settings);
+    const now = clock();
+    // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile.
+    if (!original || !order || !['failed', 'pending'].includes(order.status)) {
+      await retries.finish(retries.pool, retry.id, 'CANCELED', order ? `order is ${order.status}` : 'order or payment is gone', now);
+      return 'canceled';
+    }
+
+    const result = await this.charge(retry, original, order, settings);
+    if (result.kind === 'unreachable') {
+      await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
+      log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
+      return 'postponed';
+    }
+
+    return orderWrites.transaction(async (db) => {
+      const at = clock();
+      const { payment } = await payments.lockOrCreate(db, {
+        provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId,
+        amountMinor: toMinorUnits(order.total), currency: order.currency,
+      }, stamp(at));
+      const originalMeta = await payments.meta(original.id);
+      await payments.setMeta(db, payment.id, {
+        retry_of: String(original.id), retry_attempt: String(retry.attempt),
+        customer_handle: originalMeta.customer_handle, agreement_id: originalMeta.agreement_id,
+      });
+      if (result.kind === 'declined') {
+        await retries.finish(db, retry.id, 'FAILED', `declined: ${result.failure.code ?? ''} ${result.failure.state ?? ''}`.trim(), at);
+        await this.deps.recorder.move(db, payment, 'FAILED', settings, at, result.failure);
+        return 'failed';
+      }
+      if (result.kind === 'pending') {
+        await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} created; the provider confirms it by webhook`, at);
+        return 'succeeded';
+      }
+      await this.deps.recorder.move(db, payment, result.status, settings, at);
+      await completeRenewalPayment(orderWrites, db, { orderId: order.id, reference: result.externalId, settings, now: at });
+      await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
+      return 'succeeded';
+    });
+  }
+
+  private async charge(retry: RetryRecord, original: PaymentRecord, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
+    const meta = await this.deps.payments.meta(original.id);
+    const amount = toMinorUnits(order.total);
+    const number = displayedOrderNumber(order, settings.orderNumbers);
+    if (original.provider === 'card_gateway') {
+      const customer = meta.customer_handle || undefined;
+      const agreement = customer ? await this.deps.payments.activeAgreementOfCustomer('card_gateway', customer) : null;
+      const handle = `order-${number}-retry${retry.attempt}`;
+      const result = await this.deps.cardGateway.createCharge({
+        handle, key: retry.idempotencyKey, amount, currency: order.currency, source: agreement?.paymentMethod ?? 'auto',
+        customerHandle: customer, settle: true, recurring: true, ordertext: `Renewal order ${number}`,
+      });
+      if (!result.ok) return refusedOrUnreachable(handle, result);
+      const charge = result.value;
+      if (charge.state === 'settled') return { kind: 'paid', externalId: handle, status: 'CAPTURED' };
+      if (charge.state === 'authorized') return { kind: 'paid', externalId: handle, status: 'AUTHORIZED' };
+      if (charge.state === 'failed' || charge.state === 'cancelled') {
+        return { kind: 'declined', externalId: handle, failure: { code: charge.error ?? charge.state, description: charge.source?.acquirer_message ?? charge.error ?? null, state: charge.error_state ?? null } };
+      }
+      return { kind: 'pending', externalId: handle };
+    }
+
+    const agreementId = meta.agreement_id;
+    if (!agreementId) return { kind: 'declined', externalId: retry.idempotencyKey, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
+    const due = new Date(this.deps.clock().getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
+    const result = await this.deps.mobileWallet.createCharge(agreementId, {
+      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, type: 'RECURRING',
+    }, retry.idempotencyKey);
+    if (!result.ok) return refusedOrUnreachable(retry.idempotencyKey, result);
+    return { kind: 'pending', externalId: result.value.chargeId };
+  }
+}
+
+/**
+ * A 4xx is the provider's final word on this attempt (a method in failed state, code 147, is a hard
+ * decline); anything else means it could not be asked.
+ */
+function refusedOrUnreachable(externalId: string, failure: ProviderFailure): ChargeResult {
+  const refused = failure.kind === 'not_found' || (failure.kind === 'http' && failure.status !== undefined && failure.status >= 400 && failure.status < 500 && failure.status !== 408 && failure.status !== 429);
+  if (!refused) return { kind: 'unreachable', message: `${failure.kind} ${failure.status ?? ''} ${failure.message}`.trim() };
+  return {
+    kind: 'declined',
+    externalId,
+    failure: { code: String(failure.code ?? failure.status), description: failure.message, state: String(failure.code) === '147' ? 'hard_declined' : 'processing_error' },
+  };
+}

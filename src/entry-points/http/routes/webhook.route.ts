@@ -1,0 +1,33 @@
+import type { Request, Response } from 'restify';
+import type { PaymentHub } from '../../../composition';
+import { readBody, sendError, sendJson } from '../http-io';
+
+/** POST /payment-hub/v1/webhook/{provider}: the signature first, then store (card gateway) or act (mobile wallet). */
+export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' | 'receiveMobileWalletWebhook'>) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const provider = req.params.provider;
+    if (provider !== 'card_gateway' && provider !== 'mobile_wallet') {
+      return sendError(res, 404, 'unknown_provider', `Unknown payment provider "${String(provider).slice(0, 40)}".`);
+    }
+    const body = await readBody(req, 1024 * 1024);
+    if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
+
+    if (provider === 'card_gateway') {
+      const outcome = await hub.receiveCardGatewayWebhook.execute(body.bytes);
+      switch (outcome.kind) {
+        case 'stored': return sendJson(res, 200, { status: 'accepted', id: outcome.id });
+        case 'duplicate': return sendJson(res, 200, { status: 'duplicate' });
+        case 'invalid_signature': return sendError(res, 401, 'invalid_signature', 'The webhook signature does not verify.');
+        case 'database_unavailable': return sendError(res, 503, 'service_unavailable', 'The webhook could not be stored; send it again.', {}, { 'Retry-After': '30' });
+      }
+    }
+
+    const outcome = await hub.receiveMobileWalletWebhook.execute({ method: req.method ?? 'POST', headers: req.headers, body: body.bytes });
+    switch (outcome.kind) {
+      case 'handled': return sendJson(res, 200, { status: outcome.outcome.status, note: outcome.outcome.note });
+      case 'invalid_signature': return sendError(res, 401, 'invalid_signature', 'The webhook signature does not verify.');
+      case 'malformed': return sendError(res, 400, 'invalid_params', 'The body is not a well-formed mobile wallet event.', { params: ['body'] });
+      case 'unavailable': return sendError(res, 503, 'service_unavailable', 'The event could not be handled now; send it again.', {}, { 'Retry-After': '60' });
+    }
+  };
+}

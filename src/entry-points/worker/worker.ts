@@ -1,0 +1,84 @@
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../config';
+import { buildPaymentHub } from '../../composition';
+import type { Logger } from '../../logger';
+
+/** How long a graceful stop waits for jobs in progress; PM2's kill_timeout for the worker is longer. */
+export const QUEUE_CLOSE_TIMEOUT_MS = 30_000;
+
+export interface WorkerOptions {
+  config: Config;
+  dataSource: DataSource;
+  log: Logger;
+  concurrency?: number;
+  sweepIntervalMs?: number;
+  /** PENDING webhooks younger than this are left to their queued job. */
+  sweepGraceSeconds?: number;
+  dunningIntervalMs?: number;
+  clock?: () => Date;
+}
+
+export interface RunningWorker {
+  /** One pass of the sweep and the dunning step, now (tests and the CLI use it). */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The background worker: processes queued card-gateway webhooks; sweeps the webhook table for rows
+ * whose job never reached Redis or failed for a while (processing them itself while Redis is away);
+ * and runs the dunning attempts that are due.
+ */
+export function startWorker(options: WorkerOptions): RunningWorker {
+  const { config, dataSource, log } = options;
+  const hub = buildPaymentHub(config, dataSource, log, 'worker', options.clock);
+  const process = (webhookId: number) => hub.processCardGatewayWebhook.execute(webhookId);
+  hub.queue.process(options.concurrency ?? 10, (job) => process(job.webhookId));
+  hub.queue.checkStalled(5000);
+
+  let stopping = false;
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>) => {
+    running.add(work);
+    work.finally(() => running.delete(work)).catch(() => undefined);
+    return work;
+  };
+
+  const sweep = async () => {
+    const ids = await hub.webhooks.dueIds(options.sweepGraceSeconds ?? 10, 200);
+    for (const id of ids) {
+      if (stopping) return;
+      if (!(await hub.queue.enqueue(id))) await process(id);
+    }
+    if (ids.length) log.info('webhooks_swept', { count: ids.length });
+  };
+  const dunning = async () => {
+    const summary = await hub.runDueRetries.execute();
+    if (summary.attempted) log.info('dunning_attempts', { ...summary });
+  };
+  const loop = (name: string, work: () => Promise<void>, intervalMs: number) => {
+    let busy = false;
+    return setInterval(() => {
+      if (busy || stopping) return;
+      busy = true;
+      track(work()).catch((error) => log.error(`${name}_failed`, { error })).finally(() => { busy = false; });
+    }, intervalMs);
+  };
+  const timers = [
+    loop('sweep', sweep, options.sweepIntervalMs ?? 2000),
+    loop('dunning', dunning, options.dunningIntervalMs ?? 5000),
+  ];
+
+  return {
+    async tick() {
+      await track(sweep());
+      await track(dunning());
+    },
+    async stop() {
+      stopping = true;
+      timers.forEach(clearInterval);
+      await hub.queue.close(QUEUE_CLOSE_TIMEOUT_MS);
+      await Promise.allSettled([...running]);
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
+import type { OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { PaymentRepository } from '../../data-access/payment-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
+import type { OrderLinks } from '../order-links';
+import type { PaymentRecorder } from '../payment-recorder';
+import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
+import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
+import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
+
+const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
+
+/** Invoice states that confirm each event's payment status (the event itself may be late or repeated). */
+const CONFIRMING_STATES: Partial<Record<CardGatewayInvoiceEvent['eventType'], { to: PaymentStatus; states: CardGatewayInvoiceState[] }>> = {
+  invoice_authorized: { to: 'AUTHORIZED', states: ['authorized', 'settled'] },
+  invoice_settled: { to: 'CAPTURED', states: ['settled'] },
+};
+
+/**
+ * SPEC 6.1: acts on one card-gateway event after reading the current invoice, charge or payment
+ * method back from the provider. Returns PROCESSED when it acted and SKIPPED when there was nothing
+ * to do; throws when the provider or the database could not be reached, so the event is retried.
+ */
+export class CardGatewayEventHandler {
+  constructor(
+    private readonly client: CardGatewayClient,
+    private readonly payments: PaymentRepository,
+    private readonly orders: OrderWriteRepository,
+    private readonly links: OrderLinks,
+    private readonly recorder: PaymentRecorder,
+    private readonly settings: ShopSettingsRepository,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async handle(event: CardGatewayEvent): Promise<EventOutcome> {
+    if (!event.supported) return skipped(`unsupported event ${event.eventType}`);
+    const settings = await this.settings.current();
+    if ('invoice' in event && event.eventType.startsWith('invoice_')) return this.invoiceEvent(event as CardGatewayInvoiceEvent, settings);
+    return this.paymentMethodEvent(event as CardGatewayPaymentMethodEvent);
+  }
+
+  private async readInvoice(handle: string): Promise<CardGatewayInvoice | null> {
+    const result = await this.client.getInvoice(handle);
+    if (result.ok) return result.value;
+    if (result.kind === 'not_found') return null;
+    throw new ProviderUnavailableError(`reading invoice ${handle}`, result);
+  }
+
+  private async invoiceEvent(event: CardGatewayInvoiceEvent, settings: ShopSettings): Promise<EventOutcome> {
+    const handle = event.invoice;
+    if (event.eventType === 'invoice_failed') return this.invoiceFailed(handle, settings);
+    if (event.eventType === 'invoice_refund_failed') return this.refundFailed(handle, event.transaction ?? event.creditNote ?? null, settings);
+
+    const invoice = await this.readInvoice(handle);
+    if (!invoice) return skipped(`invoice ${handle} is unknown to the provider`);
+    const orderId = await this.links.orderForCardGatewayHandle(handle, settings);
+    const now = this.clock();
+
+    return this.orders.transaction(async (db) => {
+      const { payment, created } = await this.payments.lockOrCreate(db, {
+        provider: 'card_gateway', externalId: handle, orderId, amountMinor: invoice.amount, currency: invoice.currency,
+      }, stamp(now));
+      await this.payments.setMeta(db, payment.id, { customer_handle: invoice.customer || undefined });
+      if (event.eventType === 'invoice_created') {
+        return created ? processed('payment recorded') : skipped('payment already known');
+      }
+      if (event.eventType === 'invoice_refund') {
+        const refunded = (invoice.refunded_amount ?? 0) > 0 || (invoice.credit_notes ?? []).length > 0;
+        if (!refunded) return skipped(`invoice ${handle} shows no refund`);
+        const moved = await this.recorder.move(db, payment, 'REFUNDED', settings, now);
+        return moved.moved ? processed(moved.note) : skipped(moved.note);
+      }
+      const rule = CONFIRMING_STATES[event.eventType];
+      if (!rule) return skipped(`no action for ${event.eventType}`);
+      if (!rule.states.includes(invoice.state)) return skipped(`invoice ${handle} is ${invoice.state}, which does not confirm ${event.eventType}`);
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now);
+      return moved.moved || created ? processed(moved.note) : skipped(moved.note);
+    });
+  }
+
+  /** Only the charge carries the error and error state, so it is read instead of the invoice. */
+  private async invoiceFailed(handle: string, settings: ShopSettings): Promise<EventOutcome> {
+    const result = await this.client.getCharge(handle);
+    if (!result.ok && result.kind === 'not_found') return skipped(`charge ${handle} is unknown to the provider`);
+    if (!result.ok) throw new ProviderUnavailableError(`reading charge ${handle}`, result);
+    const charge = result.value;
+    if (charge.state !== 'failed') return skipped(`charge ${handle} is ${charge.state}, not failed`);
+    const orderId = await this.links.orderForCardGatewayHandle(handle, settings);
+    const now = this.clock();
+    return this.orders.transaction(async (db) => {
+      const { payment } = await this.payments.lockOrCreate(db, {
+        provider: 'card_gateway', externalId: handle, orderId, amountMinor: charge.amount, currency: charge.currency,
+      }, stamp(now));
+      await this.payments.setMeta(db, payment.id, { customer_handle: charge.customer || undefined });
+      const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
+        code: charge.error ?? null,
+        description: charge.source?.acquirer_message ?? charge.error ?? null,
+        state: charge.error_state ?? null,
+      });
+      return moved.moved ? processed(moved.note) : skipped(moved.note);
+    });
+  }
+
+  /** An asynchronous refund failed: the money did not go back. Recorded on the payment and told to staff on the order. */
+  private async refundFailed(handle: string, transaction: string | null, settings: ShopSettings): Promise<EventOutcome> {
+    const payment = await this.payments.find('card_gateway', handle);
+    const orderId = payment?.orderId ?? (await this.links.orderForCardGatewayHandle(handle, settings));
+    if (!payment && !orderId) return skipped(`no payment or order for invoice ${handle}`);
+    const now = this.clock();
+    await this.orders.transaction(async (db) => {
+      if (payment) await this.payments.setMeta(db, payment.id, { refund_failed_at: stamp(now), refund_failed_transaction: transaction ?? '' });
+      if (orderId) {
+        await this.orders.addNote(db, orderId, `Refund${transaction ? ` ${transaction}` : ''} of payment ${handle} failed at the card gateway; the money was not returned.`, settings, now);
+      }
+    });
+    return processed('refund failure recorded');
+  }
+
+  private async paymentMethodEvent(event: CardGatewayPaymentMethodEvent): Promise<EventOutcome> {
+    const result = await this.client.getPaymentMethod(event.paymentMethod);
+    if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading payment method ${event.paymentMethod}`, result);
+    const state = result.ok ? result.value.state : 'deleted';
+    const customer = result.ok ? result.value.customer : event.customer ?? null;
+    const wanted: Record<CardGatewayPaymentMethodEvent['eventType'], { states: string[]; disable: AgreementDisableReason | null }> = {
+      customer_payment_method_added: { states: ['active'], disable: null },
+      customer_payment_method_failed: { states: ['failed'], disable: 'FAILED' },
+      customer_payment_method_deleted: { states: ['deleted', 'inactivated'], disable: 'CANCELED' },
+    };
+    const rule = wanted[event.eventType];
+    if (!rule.states.includes(state)) return skipped(`payment method ${event.paymentMethod} is ${state}, which does not confirm ${event.eventType}`);
+    const now = this.clock();
+    return this.orders.transaction(async (db) => {
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: event.paymentMethod, customerHandle: customer }, stamp(now));
+      const status = rule.disable ? 'DISABLED' : 'ACTIVE';
+      if (agreement.status === status && agreement.disableReason === rule.disable) return skipped(`agreement already ${status}`);
+      if (agreement.status === 'DISABLED' && !rule.disable && agreement.disableReason === 'CANCELED') {
+        return skipped('agreement was deleted; a deleted payment method is not activated again');
+      }
+      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.paymentMethod }, stamp(now));
+      return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+    });
+  }
+}

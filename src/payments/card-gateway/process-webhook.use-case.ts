@@ -1,0 +1,40 @@
+import type { WebhookRepository } from '../../data-access/webhook-repository';
+import type { Logger } from '../../logger';
+import { parseCardGatewayEvent } from '../providers/events';
+import type { CardGatewayEventHandler } from './card-gateway-event-handler';
+
+/** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
+export const MAX_AUTOMATIC_ATTEMPTS = 5;
+/** Wait before automatic attempt n+1: 30 s, 1 min, 2 min, 4 min. */
+export const retryDelaySeconds = (attempts: number) => 30 * 2 ** (attempts - 1);
+
+export type ProcessOutcome =
+  | { kind: 'done'; status: 'PROCESSED' | 'SKIPPED'; note: string }
+  | { kind: 'failed'; error: string; willRetry: boolean }
+  | { kind: 'not_claimed' };
+
+/**
+ * Processes one stored card-gateway webhook exactly once: it is claimed first (so a second worker,
+ * a redelivered job or the sweeper cannot run it at the same time), and a final status is written
+ * once. A handler's SKIPPED stays SKIPPED.
+ */
+export class ProcessCardGatewayWebhook {
+  constructor(private readonly webhooks: WebhookRepository, private readonly handler: CardGatewayEventHandler, private readonly log: Logger) {}
+
+  async execute(webhookId: number, options: { operatorRetry?: boolean } = {}): Promise<ProcessOutcome> {
+    const webhook = await this.webhooks.claim(webhookId, true);
+    if (!webhook) return { kind: 'not_claimed' };
+    const event = parseCardGatewayEvent(webhook.rawBody);
+    try {
+      const outcome = event ? await this.handler.handle(event) : { status: 'SKIPPED' as const, note: 'not a well-formed card-gateway event' };
+      await this.webhooks.finish(webhook.id, outcome.status, outcome.note);
+      return { kind: 'done', ...outcome };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const willRetry = !options.operatorRetry && webhook.attempts < MAX_AUTOMATIC_ATTEMPTS;
+      await this.webhooks.fail(webhook.id, message, willRetry ? retryDelaySeconds(webhook.attempts) : null);
+      this.log.warn('webhook_failed', { id: webhook.id, eventType: webhook.eventType, attempts: webhook.attempts, willRetry, error: message });
+      return { kind: 'failed', error: message, willRetry };
+    }
+  }
+}

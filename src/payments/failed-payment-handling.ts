@@ -1,0 +1,68 @@
+import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
+import { statusLabel } from '../shop/status-labels';
+import type { PaymentRecord } from '../data-access/payment-repository';
+import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
+
+export interface PaymentFailure {
+  code: string | null;
+  description: string | null;
+  /** `soft_declined`, `hard_declined`, `processing_error`... */
+  state: string | null;
+}
+
+/** WooCommerce Subscriptions' mark on a renewal order whose payment failed (WC_Subscription::RENEWAL_FAILED_META_KEY). */
+export const RENEWAL_FAILED_META = '_failed_renewal_order';
+
+/**
+ * SPEC 3.6: a payment that ends FAILED sets its order to failed, as WooCommerce would, with a
+ * note. For a renewal order it also does what WooCommerce Subscriptions does on a failed renewal
+ * (`WC_Subscription::payment_failed()`: the order is marked, the subscription noted and put on
+ * hold, or cancelled when it was pending cancellation), then fires the schedule-retry event.
+ */
+export class FailedPaymentHandling {
+  constructor(private readonly orders: OrderWriteRepository, private readonly events: PaymentEvents) {}
+
+  async apply(db: Executor, payment: PaymentRecord, failure: PaymentFailure, settings: ShopSettings, now: Date): Promise<string> {
+    if (payment.orderId === null) return 'no linked order';
+    const order = await this.orders.lockStatus(db, payment.orderId, settings);
+    if (!order || order.type !== 'shop_order') return `order ${payment.orderId} not found`;
+
+    const reason = [failure.description, failure.code && `code ${failure.code}`, failure.state].filter(Boolean).join(', ');
+    if (order.status !== 'failed') {
+      await this.orders.setStatus(db, payment.orderId, 'failed', settings, now);
+      await this.orders.addNote(db, payment.orderId, `Order status changed from ${statusLabel(order.status)} to Failed.`, settings, now);
+    }
+    await this.orders.addNote(db, payment.orderId, `Payment ${payment.externalId} failed${reason ? `: ${reason}` : ''}.`, settings, now);
+
+    const subscriptionId = Number(await this.orders.getMeta(db, payment.orderId, '_subscription_renewal', settings));
+    if (!subscriptionId) return 'order failed';
+    await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
+    await this.failRenewal(db, subscriptionId, settings, now);
+    await this.events.emit(SCHEDULE_RETRY, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, now }, db);
+    return 'renewal order failed';
+  }
+
+  private async failRenewal(db: Executor, subscriptionId: number, settings: ShopSettings, now: Date): Promise<void> {
+    const subscription = await this.orders.lockStatus(db, subscriptionId, settings);
+    if (!subscription || subscription.type !== 'shop_subscription') return;
+    await this.orders.addNote(db, subscriptionId, 'Payment failed.', settings, now);
+    const next = subscription.status === 'pending-cancel' ? 'cancelled' : ['active', 'pending'].includes(subscription.status) ? 'on-hold' : null;
+    if (!next) return;
+    await this.orders.setStatus(db, subscriptionId, next, settings, now);
+    await this.orders.addNote(db, subscriptionId, `Status changed from ${statusLabel(subscription.status)} to ${statusLabel(next)}.`, settings, now);
+    if (next === 'on-hold') {
+      const suspensions = Number(await this.orders.getMeta(db, subscriptionId, '_suspension_count', settings)) || 0;
+      await this.orders.setMeta(db, subscriptionId, '_suspension_count', String(suspensions + 1), settings);
+    } else {
+      // Cancelling ends the subscription now and clears what was still to come, as WCS does.
+      const nowGmt = now.toISOString().slice(0, 19).replace('T', ' ');
+      if (!Number(await this.orders.getMeta(db, subscriptionId, '_schedule_cancelled', settings))) {
+        await this.orders.setMeta(db, subscriptionId, '_schedule_cancelled', nowGmt, settings);
+      }
+      await this.orders.setMeta(db, subscriptionId, '_schedule_end', nowGmt, settings);
+      await this.orders.setMeta(db, subscriptionId, '_schedule_next_payment', '0', settings);
+      await this.orders.setMeta(db, subscriptionId, '_schedule_trial_end', '0', settings);
+    }
+  }
+}

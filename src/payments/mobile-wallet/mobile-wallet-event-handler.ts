@@ -1,0 +1,111 @@
+import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
+import type { OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { PaymentRepository } from '../../data-access/payment-repository';
+import type { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
+import type { OrderLinks } from '../order-links';
+import type { PaymentFailure } from '../failed-payment-handling';
+import type { PaymentRecorder } from '../payment-recorder';
+import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
+import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
+import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
+
+const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
+
+/** For each charge event: the payment status it means, and the charge statuses that confirm it. */
+const CHARGE_EVENTS: Record<MobileWalletChargeEvent['eventType'], { to: PaymentStatus; confirmedBy: MobileWalletChargeStatus[] }> = {
+  'recurring.charge-reserved.v1': { to: 'AUTHORIZED', confirmedBy: ['RESERVED', 'PARTIALLY_CAPTURED', 'CHARGED', 'PARTIALLY_REFUNDED', 'REFUNDED'] },
+  'recurring.charge-captured.v1': { to: 'CAPTURED', confirmedBy: ['CHARGED', 'PARTIALLY_CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED'] },
+  'recurring.charge-canceled.v1': { to: 'CANCELED', confirmedBy: ['CANCELLED'] },
+  'recurring.charge-failed.v1': { to: 'FAILED', confirmedBy: ['FAILED'] },
+  'recurring.charge-creation-failed.v1': { to: 'FAILED', confirmedBy: ['FAILED'] },
+  'recurring.charge-refunded.v1': { to: 'REFUNDED', confirmedBy: ['REFUNDED', 'PARTIALLY_REFUNDED'] },
+};
+
+/** For each agreement event: what happens to the agreement, and the agreement statuses that confirm it. */
+const AGREEMENT_EVENTS: Record<MobileWalletAgreementEvent['eventType'], { disable: AgreementDisableReason | null; confirmedBy: MobileWalletAgreementStatus[] }> = {
+  'recurring.agreement-activated.v1': { disable: null, confirmedBy: ['ACTIVE'] },
+  'recurring.agreement-expired.v1': { disable: 'EXPIRED', confirmedBy: ['EXPIRED', 'STOPPED'] },
+  'recurring.agreement-rejected.v1': { disable: 'REJECTED', confirmedBy: ['STOPPED', 'EXPIRED'] },
+  'recurring.agreement-stopped.v1': { disable: 'CANCELED', confirmedBy: ['STOPPED'] },
+};
+
+/**
+ * The wallet's failure reasons as failure states: a reason the customer must fix, or an amount
+ * over the limit, fails again on every retry (hard); a technical error is the provider's.
+ */
+export function walletFailureState(reason: string | null | undefined): string | null {
+  if (!reason) return null;
+  if (reason === 'user_action_required' || reason === 'charge_amount_too_high') return 'hard_declined';
+  if (reason === 'technical_error') return 'processing_error';
+  return 'soft_declined';
+}
+
+/**
+ * SPEC 6.2, inside the request: reads the agreement or charge back from the wallet, then moves the
+ * agreement or payment forward only (a late or repeated event is harmless).
+ */
+export class MobileWalletEventHandler {
+  constructor(
+    private readonly client: MobileWalletClient,
+    private readonly payments: PaymentRepository,
+    private readonly orders: OrderWriteRepository,
+    private readonly links: OrderLinks,
+    private readonly recorder: PaymentRecorder,
+    private readonly settings: ShopSettingsRepository,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async handle(event: MobileWalletEvent): Promise<EventOutcome> {
+    if (!event.supported) return skipped(`unsupported event ${event.eventType}`);
+    return 'chargeId' in event ? this.chargeEvent(event as MobileWalletChargeEvent) : this.agreementEvent(event as MobileWalletAgreementEvent);
+  }
+
+  private async agreementEvent(event: MobileWalletAgreementEvent): Promise<EventOutcome> {
+    const result = await this.client.getAgreement(event.agreementId);
+    if (!result.ok && result.kind === 'not_found') return skipped(`agreement ${event.agreementId} is unknown to the wallet`);
+    if (!result.ok) throw new ProviderUnavailableError(`reading agreement ${event.agreementId}`, result);
+    const rule = AGREEMENT_EVENTS[event.eventType];
+    if (!rule.confirmedBy.includes(result.value.status)) return skipped(`agreement is ${result.value.status}, which does not confirm ${event.eventType}`);
+    const settings = await this.settings.current();
+    const subscriptionId = await this.links.subscriptionForAgreement(event.agreementId, settings);
+    const now = this.clock();
+    return this.orders.transaction(async (db) => {
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId, subscriptionId }, stamp(now));
+      if (agreement.status === 'DISABLED') return skipped(`agreement already disabled (${agreement.disableReason})`);
+      const status = rule.disable ? 'DISABLED' : 'ACTIVE';
+      if (agreement.status === status) return skipped(`agreement already ${status}`);
+      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.agreementId }, stamp(now));
+      return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+    });
+  }
+
+  private async chargeEvent(event: MobileWalletChargeEvent): Promise<EventOutcome> {
+    const result = await this.client.getCharge(event.agreementId, event.chargeId);
+    if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading charge ${event.chargeId}`, result);
+    // A charge whose creation failed may never have become readable; then the event is all there is.
+    const charge: Pick<MobileWalletCharge, 'status' | 'amount' | 'currency' | 'failureReason' | 'failureDescription'> | null = result.ok
+      ? result.value
+      : event.eventType === 'recurring.charge-creation-failed.v1'
+        ? { status: 'FAILED', amount: event.amount ?? 0, currency: event.currency, failureReason: event.failureReason, failureDescription: null }
+        : null;
+    if (!charge) return skipped(`charge ${event.chargeId} is unknown to the wallet`);
+    const rule = CHARGE_EVENTS[event.eventType];
+    if (!rule.confirmedBy.includes(charge.status)) return skipped(`charge is ${charge.status}, which does not confirm ${event.eventType}`);
+
+    const settings = await this.settings.current();
+    const known = await this.payments.find('mobile_wallet', event.chargeId);
+    const orderId = known?.orderId ?? (await this.links.orderForWalletCharge(event.chargeId, settings));
+    const now = this.clock();
+    return this.orders.transaction(async (db) => {
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId }, stamp(now));
+      const { payment, created } = await this.payments.lockOrCreate(db, {
+        provider: 'mobile_wallet', externalId: event.chargeId, orderId, agreementId: agreement.id, amountMinor: charge.amount ?? null, currency: charge.currency ?? null,
+      }, stamp(now));
+      await this.payments.setMeta(db, payment.id, { agreement_id: event.agreementId });
+      const reason = charge.failureReason ?? event.failureReason ?? null;
+      const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(reason) };
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now, rule.to === 'FAILED' ? failure : undefined);
+      return moved.moved || created ? processed(moved.note) : skipped(moved.note);
+    });
+  }
+}

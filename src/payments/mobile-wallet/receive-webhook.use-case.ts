@@ -1,0 +1,64 @@
+import type { WalletRegistrationRepository } from '../../data-access/wallet-registration-repository';
+import type { Logger } from '../../logger';
+import type { EventOutcome } from '../processing-outcome';
+import { parseMobileWalletEvent } from '../providers/events';
+import { verifyMobileWalletWebhook } from '../providers/mobile-wallet/signature';
+import type { MobileWalletEventHandler } from './mobile-wallet-event-handler';
+
+export type WalletReceiveOutcome =
+  | { kind: 'handled'; outcome: EventOutcome }
+  | { kind: 'invalid_signature' }
+  | { kind: 'malformed' }
+  | { kind: 'unavailable'; error: string };
+
+export interface WalletDelivery {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/**
+ * A mobile-wallet delivery, handled inside the request: verified against every stored registration
+ * (and MOBILE_WALLET_WEBHOOK_SECRET for the configured URL), then acted on. Unknown or stale events
+ * are answered as handled so the wallet does not hold back later events for the same payment.
+ */
+export class ReceiveMobileWalletWebhook {
+  constructor(
+    private readonly registrations: WalletRegistrationRepository,
+    private readonly configured: { url?: string; secret?: string },
+    private readonly handler: MobileWalletEventHandler,
+    private readonly log: Logger,
+  ) {}
+
+  async execute(delivery: WalletDelivery): Promise<WalletReceiveOutcome> {
+    if (!(await this.verified(delivery))) return { kind: 'invalid_signature' };
+    let body: unknown;
+    try {
+      body = JSON.parse(delivery.body.toString('utf8'));
+    } catch {
+      return { kind: 'malformed' };
+    }
+    const event = parseMobileWalletEvent(body);
+    if (!event) return { kind: 'malformed' };
+    try {
+      const outcome = await this.handler.handle(event);
+      this.log.info('wallet_webhook_handled', { eventType: event.eventType, status: outcome.status, note: outcome.note });
+      return { kind: 'handled', outcome };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error('wallet_webhook_failed', { eventType: event.eventType, error: message });
+      return { kind: 'unavailable', error: message };
+    }
+  }
+
+  /** Each registration signs with its own secret over the URL it was registered with (or the configured public URL). */
+  private async verified(delivery: WalletDelivery): Promise<boolean> {
+    const candidates: { url: string; secret: string }[] = [];
+    if (this.configured.url && this.configured.secret) candidates.push({ url: this.configured.url, secret: this.configured.secret });
+    for (const registration of await this.registrations.all()) {
+      for (const url of new Set([registration.url, this.configured.url ?? registration.url])) candidates.push({ url, secret: registration.secret });
+    }
+    return candidates.some(({ url, secret }) =>
+      verifyMobileWalletWebhook({ method: delivery.method, registeredUrl: url, headers: delivery.headers, body: delivery.body }, { secrets: [secret] }).ok);
+  }
+}

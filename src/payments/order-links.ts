@@ -1,0 +1,33 @@
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
+
+/**
+ * How payments find their orders and subscriptions, as the providers' own WooCommerce plugins
+ * record them, so a shop migrated from those plugins keeps working.
+ */
+export class OrderLinks {
+  constructor(private readonly orders: OrderRepository, private readonly writes: OrderWriteRepository) {}
+
+  /** Card gateway: the order whose `_reepay_order` holds the handle, else `order-<n>[-suffix]` names order number n. */
+  async orderForCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
+    const [byMeta] = await this.writes.findIdsByMeta('_reepay_order', handle, 'shop_order', settings);
+    if (byMeta) return byMeta;
+    const match = /^order-([^-]+)(?:-.+)?$/.exec(handle);
+    if (!match) return null;
+    const order = await this.orders.findByOrderNumber(match[1], settings);
+    return order?.id ?? null;
+  }
+
+  /** Mobile wallet: the order whose `_charge_id` is the charge. */
+  async orderForWalletCharge(chargeId: string, settings: ShopSettings): Promise<number | null> {
+    const [id] = await this.writes.findIdsByMeta('_charge_id', chargeId, 'shop_order', settings);
+    return id ?? null;
+  }
+
+  /** Mobile wallet: the subscription whose `_agreement_id` is the agreement. */
+  async subscriptionForAgreement(agreementId: string, settings: ShopSettings): Promise<number | null> {
+    const [id] = await this.writes.findIdsByMeta('_agreement_id', agreementId, 'shop_subscription', settings);
+    return id ?? null;
+  }
+}

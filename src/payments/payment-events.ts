@@ -1,0 +1,35 @@
+import type { Executor } from '../data-access/order-write-repository';
+
+/** Fired when a renewal payment ends FAILED (SPEC 6.3); schedules the next dunning attempt. */
+export const SCHEDULE_RETRY = 'payments-hub/payments/schedule-retry';
+
+export interface ScheduleRetryEvent {
+  orderId: number;
+  subscriptionId: number;
+  paymentId: number;
+  /** The provider's failure state, e.g. `soft_declined` or `hard_declined`. */
+  failureState: string | null;
+  now: Date;
+}
+
+interface EventMap {
+  [SCHEDULE_RETRY]: ScheduleRetryEvent;
+}
+
+type Listener<K extends keyof EventMap> = (event: EventMap[K], db: Executor) => Promise<void>;
+
+/**
+ * The service's internal events. Listeners run inside the emitter's transaction, so an event and
+ * its consequences are stored together or not at all.
+ */
+export class PaymentEvents {
+  private readonly listeners = new Map<keyof EventMap, Listener<keyof EventMap>[]>();
+
+  on<K extends keyof EventMap>(name: K, listener: Listener<K>): void {
+    this.listeners.set(name, [...(this.listeners.get(name) ?? []), listener as Listener<keyof EventMap>]);
+  }
+
+  async emit<K extends keyof EventMap>(name: K, event: EventMap[K], db: Executor): Promise<void> {
+    for (const listener of this.listeners.get(name) ?? []) await listener(event, db);
+  }
+}

@@ -1,0 +1,29 @@
+import type { PaymentStatus } from '../../entities';
+import type { Executor } from '../data-access/order-write-repository';
+import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
+import { paymentCanMove } from './payment-status';
+
+export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
+
+/** The one place a payment changes status, with the failure meta and the failed-payment handling. */
+export class PaymentRecorder {
+  constructor(private readonly payments: PaymentRepository, private readonly failed: FailedPaymentHandling) {}
+
+  async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, failure?: PaymentFailure): Promise<MoveOutcome> {
+    if (payment.status === to) return { moved: false, note: `payment already ${to}` };
+    if (!paymentCanMove(payment.status, to)) return { moved: false, note: `payment is ${payment.status}; not moved back to ${to}` };
+    const stamp = now.toISOString().slice(0, 23).replace('T', ' ');
+    await this.payments.setStatus(db, payment.id, to, stamp);
+    payment.status = to;
+    if (to !== 'FAILED') return { moved: true, note: `payment ${to}` };
+    await this.payments.setMeta(db, payment.id, {
+      failure_code: failure?.code ?? '',
+      failure_description: failure?.description ?? '',
+      failure_state: failure?.state ?? '',
+    });
+    const consequence = await this.failed.apply(db, payment, failure ?? { code: null, description: null, state: null }, settings, now);
+    return { moved: true, note: `payment FAILED; ${consequence}` };
+  }
+}

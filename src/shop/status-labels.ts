@@ -1,0 +1,18 @@
+/** WooCommerce's and WooCommerce Subscriptions' status names, as their notes show them. */
+const LABELS: Record<string, string> = {
+  pending: 'Pending payment',
+  processing: 'Processing',
+  'on-hold': 'On hold',
+  completed: 'Completed',
+  cancelled: 'Cancelled',
+  refunded: 'Refunded',
+  failed: 'Failed',
+  active: 'Active',
+  expired: 'Expired',
+  'pending-cancel': 'Pending cancellation',
+  switched: 'Switched',
+};
+
+export function statusLabel(status: string): string {
+  return LABELS[status] ?? status;
+}
