@@ -3,7 +3,7 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';
-import { emptyAddress, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
+import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
 /** Statuses of rows that are not real orders to a customer: drafts and the bin. */
@@ -114,7 +114,6 @@ function itemsFrom(rows: RowDataPacket[]): OrderLineItem[] {
   return [...items.values()];
 }
 
-const withoutPrefix = (status: string) => (status.startsWith('wc-') ? status.slice(3) : status);
 
 /** Legacy dates: the Unix timestamp keys win; the older local-time copies are the fallback, as in WooCommerce. */
 function legacyDate(meta: Record<string, string>, timestampKey: string, localKey: string, zone: ShopTimeZone): Date | null {
@@ -135,7 +134,7 @@ function fromLegacyRows(rows: RowDataPacket[], items: OrderLineItem[], zone: Sho
   return {
     id: Number(first.id),
     type: first.type,
-    status: withoutPrefix(first.status),
+    status: plainStatus(first.status),
     currency: meta._order_currency ?? '',
     total: meta._order_total || '0',
     customerId: Number(meta._customer_user) || 0,
@@ -165,7 +164,7 @@ function fromHposRows(rows: RowDataPacket[], items: OrderLineItem[]): ShopOrder 
   return {
     id: Number(first.id),
     type: first.type,
-    status: withoutPrefix(first.status ?? ''),
+    status: plainStatus(first.status ?? ''),
     currency: first.currency ?? '',
     total: first.total_amount ?? '0',
     customerId: Number(first.customer_id) || 0,

@@ -4,6 +4,7 @@ import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpC
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';
 import { isoInZone } from '../shop/shop-time';
+import { plainStatus, storedStatus } from '../shop/order';
 
 export type Executor = Pool | PoolConnection;
 type Store = 'legacy' | 'hpos';
@@ -62,12 +63,11 @@ export class OrderWriteRepository {
       : `SELECT post_type AS type, post_status AS status FROM ${this.t.posts} WHERE ID = ? FOR UPDATE`;
     const [rows] = await db.query<RowDataPacket[]>(sql, [id]);
     if (!rows.length) return null;
-    const status = String(rows[0].status ?? '');
-    return { type: String(rows[0].type), status: status.startsWith('wc-') ? status.slice(3) : status };
+    return { type: String(rows[0].type), status: plainStatus(String(rows[0].status ?? '')) };
   }
 
   async setStatus(db: Executor, id: number, status: string, settings: ShopSettings, now: Date): Promise<void> {
-    const stored = ['trash', 'draft', 'auto-draft'].includes(status) ? status : `wc-${status}`;
+    const stored = storedStatus(status);
     for (const store of this.stores(settings)) {
       if (store === 'hpos') {
         await db.query(`UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);

@@ -59,3 +59,13 @@ export function displayedOrderNumber(order: ShopOrder, numbering: 'id' | 'sequen
   }
   return String(order.id);
 }
+
+/** A status as WordPress stores it: `wc-` prefixed, except the core statuses `trash`, `draft` and `auto-draft`. */
+export function storedStatus(status: string): string {
+  return ['trash', 'draft', 'auto-draft'].includes(status) ? status : `wc-${status}`;
+}
+
+/** A stored status without its `wc-` prefix. */
+export function plainStatus(stored: string): string {
+  return stored.startsWith('wc-') ? stored.slice(3) : stored;
+}

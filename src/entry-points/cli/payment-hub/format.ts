@@ -1,0 +1,68 @@
+/** Pure text helpers of the operator CLI: tables, the progress bar, amounts. */
+
+export interface Column {
+  header: string;
+  align?: 'left' | 'right';
+  /** Longer cells are cut with an ellipsis so one long error message cannot push every row off screen. */
+  maxWidth?: number;
+}
+
+/**
+ * Stored values come from providers and customers: control characters (newlines, escape sequences)
+ * would break the row layout or drive the operator's terminal, so they become spaces.
+ */
+export function cell(value: unknown, maxWidth = Infinity): string {
+  const text = value === null || value === undefined ? '' : String(value);
+  const flat = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return flat.length > maxWidth ? `${flat.slice(0, Math.max(0, maxWidth - 1))}…` : flat;
+}
+
+/** An aligned plain-text table: a header row, then one line per row; no trailing spaces. */
+export function renderTable(columns: Column[], rows: unknown[][]): string {
+  const cells = rows.map((row) => columns.map((column, i) => cell(row[i], column.maxWidth)));
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => row[i].length)));
+  const line = (values: string[]) =>
+    values.map((value, i) => (columns[i].align === 'right' ? value.padStart(widths[i]) : value.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(columns.map((column) => column.header)), ...cells.map(line)].join('\n');
+}
+
+/** `key: value` lines with the keys padded to one width. */
+export function renderFields(fields: [string, unknown][]): string {
+  const width = Math.max(0, ...fields.map(([key]) => key.length)) + 1;
+  return fields.map(([key, value]) => `${`${key}:`.padEnd(width)} ${cell(value)}`.trimEnd()).join('\n');
+}
+
+/** `[#####-----] 12/40`. */
+export function progressBar(done: number, total: number, width = 30): string {
+  const ratio = total > 0 ? Math.min(1, Math.max(0, done / total)) : 1;
+  const filled = Math.floor(ratio * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}`;
+}
+
+/** Minor units as `99.00 DKK`, with the currency's own number of decimals (JPY has none). */
+export function formatAmount(amountMinor: number | null, currency: string | null): string {
+  if (amountMinor === null) return '';
+  let digits = 2;
+  if (currency) {
+    try {
+      digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+    } catch {
+      // An unknown currency code: two decimals is the common case.
+    }
+  }
+  const sign = amountMinor < 0 ? '-' : '';
+  const abs = Math.abs(amountMinor);
+  const major = digits === 0 ? String(abs) : `${Math.floor(abs / 10 ** digits)}.${String(abs % 10 ** digits).padStart(digits, '0')}`;
+  return `${sign}${major}${currency ? ` ${currency}` : ''}`;
+}
+
+/** Non-empty meta values as `key=value, ...`, keys sorted so rows read alike. */
+export function formatMeta(meta: Record<string, string>): string {
+  return Object.keys(meta).sort().filter((key) => meta[key] !== '').map((key) => `${key}=${meta[key]}`).join(', ');
+}
+
+/** `a,b , c` (or repeated flags) as a list without blanks or repeats. */
+export function parseList(raw: string | string[]): string[] {
+  const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((part) => String(part).split(','));
+  return [...new Set(parts.map((part) => part.trim()).filter(Boolean))];
+}

@@ -1,0 +1,105 @@
+import { buildPaymentHub, type PaymentHub } from '../../../composition';
+import type { Config } from '../../../config';
+import { createShopDataSource } from '../../../data-access/data-source';
+import { logger, type Logger } from '../../../logger';
+import { progressBar } from './format';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** An error the operator can act on: its message is printed as is, with the exit code it carries. */
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode: number = EXIT_FAILED) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT_USAGE);
+
+/**
+ * The progress bar on stderr. It draws only on a terminal (a log file or a pipe would fill with
+ * carriage returns), and log lines written meanwhile clear it first so they do not land inside it.
+ */
+export class StatusLine {
+  private current = '';
+
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr, readonly enabled = Boolean(stream.isTTY)) {}
+
+  progress(done: number, total: number): void {
+    this.draw(progressBar(done, total));
+  }
+
+  draw(text: string): void {
+    if (!this.enabled) return;
+    this.current = text;
+    this.stream.write(`\r\x1b[K${text}`);
+  }
+
+  /** Leaves the last drawn state on screen and moves to a new line. */
+  finish(): void {
+    if (this.enabled && this.current) this.stream.write('\n');
+    this.current = '';
+  }
+
+  around(write: () => void): void {
+    if (!this.enabled || !this.current) return write();
+    this.stream.write('\r\x1b[K');
+    write();
+    this.stream.write(this.current);
+  }
+}
+
+export const statusLine = new StatusLine();
+
+const cliLogger: Logger = {
+  info: (event, fields) => statusLine.around(() => logger.info(event, fields)),
+  warn: (event, fields) => statusLine.around(() => logger.warn(event, fields)),
+  error: (event, fields) => statusLine.around(() => logger.error(event, fields)),
+};
+
+/** The hub for one command: database and queue are opened for it and closed after it, even when it fails. */
+export async function withHub<T>(config: Config, work: (hub: PaymentHub) => Promise<T>): Promise<T> {
+  const dataSource = createShopDataSource(config.db, 2);
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    throw new CliError(`cannot connect to the database ${config.db.name} on ${config.db.host}:${config.db.port}: ${messageOf(error)}`);
+  }
+  const hub = buildPaymentHub(config, dataSource, cliLogger, 'producer');
+  try {
+    return await work(hub);
+  } finally {
+    await hub.queue.close(1000);
+    await dataSource.destroy();
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The one JSON document of a `--json` run. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function printText(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/**
+ * Wraps a command handler so that nothing it throws reaches yargs (which would report it as a usage
+ * error): the handler's result or error becomes the exit code, and the message goes to stderr.
+ */
+export function action<A>(run: (argv: A) => Promise<number | void>): (argv: A) => Promise<void> {
+  return async (argv) => {
+    try {
+      process.exitCode = (await run(argv)) ?? EXIT_OK;
+    } catch (error) {
+      statusLine.finish();
+      process.stderr.write(`payment-hub: ${messageOf(error)}\n`);
+      process.exitCode = error instanceof CliError ? error.exitCode : EXIT_FAILED;
+    }
+  };
+}
