@@ -1,0 +1,50 @@
+import yargs, { type Argv } from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { mobileWalletCommands } from './payment-hub/mobile-wallet';
+import { paymentCommands, retryCommands } from './payment-hub/payments';
+import { EXIT_USAGE, messageOf } from './payment-hub/runtime';
+import { webhookCommands } from './payment-hub/webhooks';
+
+/** Thrown from yargs' fail hook so a usage error ends the run before any handler opens a connection. */
+class UsageError extends Error {}
+
+/** The operator CLI (CONTRACT "Commands"): exit 0 on success, 1 on a failed operation, 2 on a usage error. */
+export function buildCli(argv: string[]): Argv {
+  return yargs(argv)
+    .scriptName('payment-hub')
+    .usage('$0 <command> [options]\n\nOperator commands of the payment hub. Configuration comes from the environment (and .env).')
+    .command('webhooks', 'received payment webhooks: list, show, retry', webhookCommands)
+    .command('mobile_wallet', 'mobile wallet set-up: webhooks register', mobileWalletCommands)
+    .command('payments', "an order's payments: list", paymentCommands)
+    .command('retries', 'scheduled dunning attempts: list', retryCommands)
+    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments or retries')
+    .strict()
+    .recommendCommands()
+    .version(false)
+    .help()
+    .alias('help', 'h')
+    .wrap(null)
+    .fail((message, error) => {
+      // Only argument problems come here: command handlers turn their own errors into exit codes.
+      throw new UsageError(message || messageOf(error));
+    });
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildCli(hideBin(process.argv)).parseAsync();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`payment-hub: ${error.message}\nRun payment-hub --help (or payment-hub <command> --help) for usage.\n`);
+    process.exitCode = EXIT_USAGE;
+  }
+}
+
+// Exit explicitly once stdout is flushed: a queue client still reconnecting to Redis must not keep the CLI alive.
+main().then(
+  () => process.stdout.write('', () => process.exit()),
+  (error) => {
+    process.stderr.write(`payment-hub: ${messageOf(error)}\n`);
+    process.exit(1);
+  },
+);

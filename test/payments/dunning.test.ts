@@ -1,0 +1,182 @@
+import test from 'ava';
+import type { PaymentHub } from '../../src/composition';
+import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
+import { openHub } from '../support/payment-hub-fixture';
+import { createTestShop, type TestShop } from '../support/test-shop';
+
+const HOUR = 3600_000;
+let shop: TestShop;
+let card: FakeCardGateway;
+let wallet: FakeMobileWallet;
+let now = new Date('2026-11-23T08:00:00Z');
+const clock = () => now;
+const advance = (ms: number) => { now = new Date(now.getTime() + ms); };
+
+const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+const retriesOf = (orderId: number) => q(`SELECT * FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? ORDER BY attempt`, [orderId]);
+const statusOf = async (id: number) => (await q(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0].post_status;
+
+async function hubWith(env: Record<string, string> = {}) {
+  return openHub(shop.config({
+    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey,
+    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber, ...env,
+  }), clock);
+}
+
+/** A renewal order whose card payment just failed (soft), through the same webhook processing as production. */
+async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 'hard_declined' = 'soft_declined') {
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month' });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+  const handle = `order-${orderId}`;
+  card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-dun', error: 'insufficient_funds', error_state: errorState });
+  const delivery = cardGatewayDelivery({ event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
+  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), 'invoice_failed', delivery.body);
+  if (stored.kind !== 'stored') throw new Error('not stored');
+  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
+  if (outcome.kind !== 'done' || outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
+  return { orderId, subscriptionId, handle };
+}
+
+test.before(async () => {
+  shop = await createTestShop('dunning', { hpos: false });
+  card = new FakeCardGateway();
+  wallet = new FakeMobileWallet();
+  await Promise.all([card.start(), wallet.start()]);
+});
+
+test.after.always(async () => {
+  await Promise.allSettled([card?.stop(), wallet?.stop()]);
+  await shop?.drop();
+});
+
+// The clock is shared, so these run one after another.
+test.serial('When a renewal keeps failing, Then attempts follow the plan, each with its own idempotency key, and a success completes the renewal', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedCardRenewal(hub);
+    const [first] = await retriesOf(orderId);
+    t.like(first, { attempt: 1, status: 'PENDING', scheduled_at: '2026-11-23 20:00:00.000' });
+
+    advance(11 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 0 }, 'nothing is due before the planned time');
+
+    advance(HOUR);
+    card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
+    const charges = card.requestsTo('POST', '/v1/charge');
+    t.like(charges.at(-1)!.json, { handle: `order-${orderId}-retry1`, key: `retry-${orderId}-1`, amount: 14900, currency: 'DKK', customer_handle: 'cust-dun', settle: true });
+    let retries = await retriesOf(orderId);
+    t.like(retries[0], { attempt: 1, status: 'FAILED' });
+    t.like(retries[1], { attempt: 2, status: 'PENDING', scheduled_at: '2026-11-24 08:00:00.000' }, 'the second wait of the plan is 12h');
+    t.is(await statusOf(orderId), 'wc-failed');
+
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'settled' });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
+    retries = await retriesOf(orderId);
+    t.is(retries.length, 2);
+    t.like(retries[1], { status: 'SUCCEEDED' });
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    const [paid] = await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE external_id = ?`, [`order-${orderId}-retry2`]);
+    t.is(paid.status, 'CAPTURED');
+    t.deepEqual(await q(`SELECT * FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = '_failed_renewal_order'`, [orderId]), []);
+    const [datePaid] = await q(`SELECT meta_value FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = '_date_paid'`, [orderId]);
+    t.is(Number(datePaid.meta_value), Math.floor(now.getTime() / 1000));
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the provider cannot be reached, Then the attempt is postponed and repeated with the same idempotency key', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId } = await failedCardRenewal(hub);
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'http', status: 503 });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, postponed: 1 });
+    t.like((await retriesOf(orderId))[0], { status: 'PENDING', attempt: 1 });
+    advance(6 * 60_000);
+    card.queueChargeOutcome({ kind: 'settled' });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
+    const keys = card.requestsTo('POST', '/v1/charge').filter((r) => (r.json as any).key === `retry-${orderId}-1`);
+    t.is(keys.length, 2, 'the same attempt, the same key');
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When a retry is hard declined, Then no further attempt is planned', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId } = await failedCardRenewal(hub);
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'failed', error: 'credit_card_expired', errorState: 'hard_declined' });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
+    const retries = await retriesOf(orderId);
+    t.is(retries.length, 1);
+    t.like(retries[0], { status: 'FAILED' });
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the plan is used up, Then no further attempt is planned', async (t) => {
+  const hub = await hubWith({ DUNNING_PLAN: '1h,2h' });
+  try {
+    const { orderId } = await failedCardRenewal(hub);
+    for (const wait of [1, 2]) {
+      advance(wait * HOUR);
+      card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
+      t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
+    }
+    const retries = await retriesOf(orderId);
+    t.deepEqual(retries.map((r) => r.status), ['FAILED', 'FAILED']);
+    const notes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).map((r) => r.comment_content);
+    t.true(notes.some((n) => /all 2 retries/.test(n)), notes.join(' | '));
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the order was paid another way before the attempt, Then the attempt is canceled and nothing is charged', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId } = await failedCardRenewal(hub);
+    await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-processing' WHERE ID = ?`, [orderId]);
+    const before = card.requestsTo('POST', '/v1/charge').length;
+    advance(12 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, canceled: 1 });
+    t.is(card.requestsTo('POST', '/v1/charge').length, before);
+    t.like((await retriesOf(orderId))[0], { status: 'CANCELED' });
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When a wallet renewal failed, Then the retry creates a new recurring charge on its agreement with an Idempotency-Key', async (t) => {
+  const hub = await hubWith();
+  try {
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-d' } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-d' } });
+    wallet.setAgreement('agr-d');
+    wallet.setCharge('agr-d', 'chr-d', { status: 'FAILED', failureReason: 'non_technical_error' });
+    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+    await hub.registrations.add({ registrationId: 'reg-d', url, events: ['recurring.charge-failed.v1'], secret: 'wallet-secret' });
+    const delivery = mobileWalletDelivery({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-d', chargeId: 'chr-d' }, { secret: 'wallet-secret', url });
+    const outcome = await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
+    t.like(outcome, { kind: 'handled', outcome: { status: 'PROCESSED' } });
+    advance(12 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
+    const [create] = wallet.requestsTo('POST', '/recurring/v3/agreements/agr-d/charges');
+    t.is(create.headers['idempotency-key'], `retry-${orderId}-1`);
+    t.like(create.json, { amount: 9900, transactionType: 'DIRECT_CAPTURE', type: 'RECURRING' });
+    const payments = await q(`SELECT * FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
+    t.is(payments.length, 2);
+    t.is(payments[1].status, null, 'the wallet confirms the new charge by webhook');
+  } finally {
+    await hub.close();
+  }
+});
