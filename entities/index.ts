@@ -1,14 +1,21 @@
 import { Post, PostMeta, WpComment, WpOption, WpUser, WpUserMeta } from './wordpress';
 import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, Webhook } from './payment-hub';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta } from './woocommerce';
+import {
+  CustomerContact, CustomerContactIndexState, RenewalDiscount, RenewalDiscountType, ScheduledAction, ScheduledActionGroup,
+  SubscriptionCancellationReason, WooCommerceApiKey,
+} from './staff';
 
 export * from './wordpress';
 export * from './woocommerce';
 export * from './payment-hub';
+export * from './staff';
 
 /** Every entity: WordPress's and WooCommerce's tables (read and written, never altered) and the service's own. */
 export const shopEntities = [
   Post, PostMeta, WpOption, WpUser, WpUserMeta, WpComment,
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta,
   Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration,
+  WooCommerceApiKey, ScheduledAction, ScheduledActionGroup,
+  CustomerContact, CustomerContactIndexState, SubscriptionCancellationReason, RenewalDiscountType, RenewalDiscount,
 ];

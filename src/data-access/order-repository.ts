@@ -7,7 +7,7 @@ import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type 
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
 /** Statuses of rows that are not real orders to a customer: drafts and the bin. */
-const HIDDEN_STATUSES = ['trash', 'auto-draft', 'draft', 'wc-checkout-draft'];
+export const HIDDEN_STATUSES = ['trash', 'auto-draft', 'draft', 'wc-checkout-draft'];
 const NUMBER_META_KEYS = ['_order_number_formatted', '_order_number'];
 const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
   ['firstName', 'first_name'], ['lastName', 'last_name'], ['company', 'company'], ['address1', 'address_1'],
@@ -22,14 +22,19 @@ const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
  */
 export class OrderRepository {
   private readonly pool: Pool;
-  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; order: string; items: string }>;
+  private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
+  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; order: string; items: string; orders: string; itemsOf: string }>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
+    this.t = { posts: t(Post), postmeta: t(PostMeta), orders: t(HposOrder), ordersMeta: t(HposOrderMeta) };
     const items = `SELECT i.order_item_id, i.order_item_name, i.order_item_type, im.meta_key, im.meta_value
       FROM ${t(OrderItem)} i LEFT JOIN ${t(OrderItemMeta)} im ON im.order_item_id = i.order_item_id
       WHERE i.order_id = ? ORDER BY i.order_item_id, im.meta_id`;
+    const itemsOf = `SELECT i.order_id, i.order_item_id, i.order_item_name, i.order_item_type, im.meta_key, im.meta_value
+      FROM ${t(OrderItem)} i LEFT JOIN ${t(OrderItemMeta)} im ON im.order_item_id = i.order_item_id
+      WHERE i.order_id IN (?) ORDER BY i.order_item_id, im.meta_id`;
     const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
     this.sql = {
       legacy: {
@@ -41,6 +46,12 @@ export class OrderRepository {
           FROM ${t(Post)} p LEFT JOIN ${t(PostMeta)} m ON m.post_id = p.ID
           WHERE p.ID = ? AND p.post_type = 'shop_order' AND p.post_status NOT IN (?)`,
         items,
+        orders: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt,
+            (SELECT COUNT(*) FROM ${t(Post)} r WHERE r.post_parent = p.ID AND r.post_type = 'shop_order_refund') AS refund_count,
+            m.meta_key, m.meta_value
+          FROM ${t(Post)} p LEFT JOIN ${t(PostMeta)} m ON m.post_id = p.ID
+          WHERE p.ID IN (?) AND p.post_type = ? AND p.post_status NOT IN (?) ORDER BY p.ID, m.meta_id`,
+        itemsOf,
       },
       hpos: {
         byNumber: `SELECT m.order_id AS id FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
@@ -57,6 +68,18 @@ export class OrderRepository {
           LEFT JOIN ${t(HposOrderMeta)} m ON m.order_id = o.id
           WHERE o.id = ? AND o.type = 'shop_order' AND o.status NOT IN (?)`,
         items,
+        orders: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
+            o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
+            ${addressColumns('b')}, ${addressColumns('s')},
+            (SELECT COUNT(*) FROM ${t(HposOrder)} r WHERE r.parent_order_id = o.id AND r.type = 'shop_order_refund') AS refund_count,
+            m.meta_key, m.meta_value
+          FROM ${t(HposOrder)} o
+          LEFT JOIN ${t(HposOrderOperationalData)} op ON op.order_id = o.id
+          LEFT JOIN ${t(HposOrderAddress)} b ON b.order_id = o.id AND b.address_type = 'billing'
+          LEFT JOIN ${t(HposOrderAddress)} s ON s.order_id = o.id AND s.address_type = 'shipping'
+          LEFT JOIN ${t(HposOrderMeta)} m ON m.order_id = o.id
+          WHERE o.id IN (?) AND o.type = ? AND o.status NOT IN (?) ORDER BY o.id, m.id`,
+        itemsOf,
       },
     };
   }
@@ -89,6 +112,57 @@ export class OrderRepository {
     if (!orderRows.length) return null;
     const items = itemsFrom(itemRows);
     return mode === 'hpos' ? fromHposRows(orderRows, items) : fromLegacyRows(orderRows, items, settings.timeZone);
+  }
+
+  /**
+   * Whether order `orderId` belongs to subscription `subscriptionId` as WooCommerce Subscriptions relates
+   * them: the subscription's parent order, or an order carrying `_subscription_renewal` (or `_switch`,
+   * `_resubscribe`) = the subscription's ID.
+   */
+  async relatesToSubscription(orderId: number, subscriptionId: number, settings: ShopSettings): Promise<boolean> {
+    const relations = ['_subscription_renewal', '_subscription_switch', '_subscription_resubscribe'];
+    const sql = settings.hpos
+      ? `SELECT 1 FROM ${this.t.orders} o WHERE o.id = ? AND o.type = 'shop_order' AND o.status NOT IN (?) AND (
+           EXISTS (SELECT 1 FROM ${this.t.orders} s WHERE s.id = ? AND s.type = 'shop_subscription' AND s.parent_order_id = o.id)
+           OR EXISTS (SELECT 1 FROM ${this.t.ordersMeta} m WHERE m.order_id = o.id AND m.meta_key IN (?) AND m.meta_value = ?))`
+      : `SELECT 1 FROM ${this.t.posts} o WHERE o.ID = ? AND o.post_type = 'shop_order' AND o.post_status NOT IN (?) AND (
+           EXISTS (SELECT 1 FROM ${this.t.posts} s WHERE s.ID = ? AND s.post_type = 'shop_subscription' AND s.post_parent = o.ID)
+           OR EXISTS (SELECT 1 FROM ${this.t.postmeta} m WHERE m.post_id = o.ID AND m.meta_key IN (?) AND m.meta_value = ?))`;
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [orderId, HIDDEN_STATUSES, subscriptionId, relations, String(subscriptionId)]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Several orders (or subscriptions: `type` 'shop_subscription') in two queries, whichever store; drafts,
+   * the bin and IDs of another type are left out. In the order of `ids`.
+   */
+  async findManyByIds(ids: number[], settings: ShopSettings, type: 'shop_order' | 'shop_subscription' = 'shop_order'): Promise<ShopOrder[]> {
+    if (!ids.length) return [];
+    const mode = settings.hpos ? 'hpos' : 'legacy';
+    const sql = this.sql[mode];
+    const [[orderRows], [itemRows]] = await Promise.all([
+      this.pool.query<RowDataPacket[]>(sql.orders, [ids, type, HIDDEN_STATUSES]),
+      this.pool.query<RowDataPacket[]>(sql.itemsOf, [ids]),
+    ]);
+    const byId = (rows: RowDataPacket[], column: string) => {
+      const groups = new Map<number, RowDataPacket[]>();
+      for (const row of rows) {
+        const id = Number(row[column]);
+        const group = groups.get(id);
+        if (group) group.push(row); else groups.set(id, [row]);
+      }
+      return groups;
+    };
+    const orders = byId(orderRows, 'id');
+    const items = byId(itemRows, 'order_id');
+    const found: ShopOrder[] = [];
+    for (const id of ids) {
+      const rows = orders.get(id);
+      if (!rows) continue;
+      const lines = itemsFrom(items.get(id) ?? []);
+      found.push(mode === 'hpos' ? fromHposRows(rows, lines) : fromLegacyRows(rows, lines, settings.timeZone));
+    }
+    return found;
   }
 }
 

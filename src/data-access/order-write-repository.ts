@@ -117,17 +117,34 @@ export class OrderWriteRepository {
     }
   }
 
-  /** A private order (or subscription) note, written as WooCommerce's `add_order_note()` writes it. */
-  async addNote(db: Executor, id: number, text: string, settings: ShopSettings, now: Date): Promise<void> {
+  /**
+   * A private order (or subscription) note, written as WooCommerce's `add_order_note()` writes it: by
+   * "WooCommerce", or, for a change a staff member made (`$added_by_user`), in that user's name.
+   */
+  async addNote(db: Executor, id: number, text: string, settings: ShopSettings, now: Date, author?: { name: string; email: string }): Promise<void> {
     const host = (() => {
       try { return new URL(settings.siteUrl).hostname.replace(/^www\./, ''); } catch { return 'localhost'; }
     })();
     await db.query(
       `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
         comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
-       VALUES (?, 'WooCommerce', ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
-      [id, `woocommerce@${host}`, localDateTime(now, settings), gmtDateTime(now), text],
+       VALUES (?, ?, ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
+      [id, author?.name ?? 'WooCommerce', author?.email ?? `woocommerce@${host}`, localDateTime(now, settings), gmtDateTime(now), text],
     );
+  }
+
+  /**
+   * IDs of rows of `type` whose date meta `key` (GMT `Y-m-d H:i:s`, `0` meaning none) is set and not after
+   * `upTo`, in the authoritative store, oldest first. Reads only that key's rows.
+   */
+  async findIdsByDateMetaUpTo(key: string, upTo: Date, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Promise<number[]> {
+    const sql = settings.hpos
+      ? `SELECT m.order_id AS id FROM ${this.t.ordersMeta} m JOIN ${this.t.orders} o ON o.id = m.order_id AND o.type = ?
+         WHERE m.meta_key = ? AND m.meta_value <= ? AND m.meta_value NOT IN ('', '0')`
+      : `SELECT m.post_id AS id FROM ${this.t.postmeta} m JOIN ${this.t.posts} p ON p.ID = m.post_id AND p.post_type = ?
+         WHERE m.meta_key = ? AND m.meta_value <= ? AND m.meta_value NOT IN ('', '0')`;
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [type, key, gmtDateTime(upTo)]);
+    return [...new Set(rows.map((row) => Number(row.id)))].sort((a, b) => a - b);
   }
 
   /** IDs of rows of `type` carrying `key = value` in the authoritative store, oldest first. */

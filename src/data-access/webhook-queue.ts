@@ -15,6 +15,7 @@ export interface WebhookJob {
  */
 export class WebhookQueue {
   private readonly queue: BeeQueue<WebhookJob>;
+  private closing = false;
 
   constructor(redisUrl: string, namespace: string, role: 'producer' | 'worker', private readonly log: Logger) {
     this.queue = new BeeQueue<WebhookJob>(WEBHOOK_JOB, {
@@ -22,7 +23,8 @@ export class WebhookQueue {
       redis: {
         url: redisUrl,
         enable_offline_queue: false,
-        retry_strategy: (options: { attempt: number }) => Math.min(options.attempt * 200, 2000),
+        // Reconnect for as long as the queue is open; once closing, give up so no timer outlives it.
+        retry_strategy: (options: { attempt: number }) => (this.closing ? new Error('queue closed') : Math.min(options.attempt * 200, 2000)),
       },
       isWorker: role === 'worker',
       getEvents: false,
@@ -64,7 +66,13 @@ export class WebhookQueue {
     });
   }
 
+  /** Waits up to `timeoutMs` for jobs in progress, then lets go of Redis even if it is unreachable. */
   async close(timeoutMs: number): Promise<void> {
-    await this.queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
+    this.closing = true;
+    const closed = this.queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
+    // A client that never reached Redis would wait for it forever to accept QUIT.
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs + 500).unref())]);
+    const clients = this.queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
+    for (const client of [clients.client, clients.bclient, clients.eclient]) client?.end?.(true);
   }
 }

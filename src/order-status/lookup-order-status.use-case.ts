@@ -40,41 +40,45 @@ export class LookupOrderStatus {
     const order = await this.orders.findByOrderNumber(query.orderNumber, settings);
     const verified = customerVerified(order ?? NO_ORDER, query, settings.baseCountry);
     if (!order || !verified) return { kind: 'not_found' };
-    return { kind: 'found', data: await this.describe(order, settings) };
+    return { kind: 'found', data: await describeOrderStatus(order, settings, this.extensions) };
   }
+}
 
-  private async describe(order: ShopOrder, settings: ShopSettings): Promise<OrderStatusData> {
-    const zone = settings.timeZone;
-    const baseDate = order.dateCompleted ?? order.datePaid;
-    const shippingItems = order.items.filter((item) => item.type === 'shipping');
-    const computed = estimateDelivery({
-      shippingMethodIds: shippingItems.map((item) => item.meta.method_id ?? ''),
-      shippingCountry: order.shipping.country,
-      billingCountry: order.billing.country,
-      baseDate: baseDate ? localDateInZone(baseDate, zone) : null,
-    });
-    const trackingUrl = await this.extensions.trackingUrl(order);
-    const data: OrderStatusData = {
-      order_number: displayedOrderNumber(order, settings.orderNumbers),
-      status: order.status,
-      date_created: order.dateCreated ? isoInZone(order.dateCreated, zone) : null,
-      date_paid: order.datePaid ? isoInZone(order.datePaid, zone) : null,
-      date_completed: order.dateCompleted ? isoInZone(order.dateCompleted, zone) : null,
-      needs_payment: needsPayment(order),
-      payment_method_title: order.paymentMethodTitle,
-      total: formatAmount(order.total, settings.priceDecimals),
-      currency: order.currency,
-      item_count: order.items
-        .filter((item) => item.type === 'line_item')
-        .reduce((count, item) => count + (Number(item.meta._qty) || 0), 0),
-      shipping_method: shippingItems.map((item) => item.name).join(', '),
-      shipping_country: order.shipping.country,
-      is_refunded: order.status === 'refunded' || order.refundCount > 0,
-      estimated_delivery: await this.extensions.estimatedDelivery(computed, order),
-      tracking: trackingUrl ? { tracking_url: trackingUrl } : {},
-    };
-    return this.extensions.orderStatusData(data, order);
-  }
+/**
+ * The order status fields of SPEC 2.1 for one order, with the site's filters applied: the answer of the
+ * order status route, and each order of the customer lookup.
+ */
+export async function describeOrderStatus(order: ShopOrder, settings: ShopSettings, extensions: SiteExtensions): Promise<OrderStatusData> {
+  const zone = settings.timeZone;
+  const baseDate = order.dateCompleted ?? order.datePaid;
+  const shippingItems = order.items.filter((item) => item.type === 'shipping');
+  const computed = estimateDelivery({
+    shippingMethodIds: shippingItems.map((item) => item.meta.method_id ?? ''),
+    shippingCountry: order.shipping.country,
+    billingCountry: order.billing.country,
+    baseDate: baseDate ? localDateInZone(baseDate, zone) : null,
+  });
+  const trackingUrl = await extensions.trackingUrl(order);
+  const data: OrderStatusData = {
+    order_number: displayedOrderNumber(order, settings.orderNumbers),
+    status: order.status,
+    date_created: order.dateCreated ? isoInZone(order.dateCreated, zone) : null,
+    date_paid: order.datePaid ? isoInZone(order.datePaid, zone) : null,
+    date_completed: order.dateCompleted ? isoInZone(order.dateCompleted, zone) : null,
+    needs_payment: needsPayment(order),
+    payment_method_title: order.paymentMethodTitle,
+    total: formatAmount(order.total, settings.priceDecimals),
+    currency: order.currency,
+    item_count: order.items
+      .filter((item) => item.type === 'line_item')
+      .reduce((count, item) => count + (Number(item.meta._qty) || 0), 0),
+    shipping_method: shippingItems.map((item) => item.name).join(', '),
+    shipping_country: order.shipping.country,
+    is_refunded: order.status === 'refunded' || order.refundCount > 0,
+    estimated_delivery: await extensions.estimatedDelivery(computed, order),
+    tracking: trackingUrl ? { tracking_url: trackingUrl } : {},
+  };
+  return extensions.orderStatusData(data, order);
 }
 
 /**

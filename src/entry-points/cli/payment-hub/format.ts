@@ -14,7 +14,7 @@ export interface Column {
 export function cell(value: unknown, maxWidth = Infinity): string {
   const text = value === null || value === undefined ? '' : String(value);
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
-  return flat.length > maxWidth ? `${flat.slice(0, Math.max(0, maxWidth - 1))}…` : flat;
+  return flat.length > maxWidth ? `${flat.slice(0, Math.max(0, maxWidth - 1)).trimEnd()}…` : flat;
 }
 
 /** An aligned plain-text table: a header row, then one line per row; no trailing spaces. */

@@ -72,20 +72,30 @@ function requireCredentials(config: Config): void {
  */
 export async function askRegistration(config: Config, given: { url?: string; events?: string[]; yes: boolean }): Promise<RegistrationAnswers | null> {
   const defaultUrl = config.mobileWallet.webhookUrl;
-  let url = given.url ?? (given.yes ? defaultUrl : undefined);
-  let events = given.events ?? (given.yes ? [...MOBILE_WALLET_EVENT_TYPES] : undefined);
+  const url = given.url ?? (given.yes ? defaultUrl : undefined);
+  const events = given.events ?? (given.yes ? [...MOBILE_WALLET_EVENT_TYPES] : undefined);
   if (given.yes && url === undefined) throw usageError('no webhook URL: pass --url or set MOBILE_WALLET_WEBHOOK_URL');
   if (url !== undefined && events !== undefined && given.yes) return { url, events };
 
   if (!process.stdin.isTTY) {
     throw usageError('stdin is not a terminal, so nothing can be asked: pass --url, --events and --yes to run unattended');
   }
+  try {
+    return await promptForRest(defaultUrl, url, events);
+  } catch (error) {
+    // Ctrl+C in a prompt.
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new CliError('cancelled; nothing registered');
+    throw error;
+  }
+}
+
+async function promptForRest(defaultUrl: string | undefined, url: string | undefined, events: string[] | undefined): Promise<RegistrationAnswers | null> {
   // Prompts go to stderr so stdout carries only the result.
   const prompt = inquirer.createPromptModule({ output: process.stderr });
   if (url === undefined) {
     ({ url } = await prompt<{ url: string }>([{
       type: 'input', name: 'url', message: 'Webhook URL the mobile wallet should call', default: defaultUrl,
-      validate: (value: string) => { try { checkUrl(value); return true; } catch (error) { return messageOf(error); } },
+      validate: (value: string) => { try { return checkUrl(value); } catch (error) { return messageOf(error); } },
     }]));
   }
   if (events === undefined) {
@@ -96,9 +106,9 @@ export async function askRegistration(config: Config, given: { url?: string; eve
     }]));
   }
   const { confirmed } = await prompt<{ confirmed: boolean }>([{
-    type: 'confirm', name: 'confirmed', default: true, message: `Register ${url} for ${events!.length} events?`,
+    type: 'confirm', name: 'confirmed', default: true, message: `Register ${url} for ${events.length} events?`,
   }]);
-  return confirmed ? { url: url!, events: events! } : null;
+  return confirmed ? { url, events } : null;
 }
 
 export function checkUrl(value: string): true {

@@ -58,7 +58,8 @@ export function webhookCommands(y: Argv): Argv {
     }))
     .command('retry', 'process a FAILED webhook again now (--id), or every FAILED one (--all-failed)', (c) => c
       .option('id', { type: 'number', describe: 'webhook id' })
-      .option('all-failed', { type: 'boolean', default: false, describe: 'retry every FAILED webhook, with a progress bar' })
+      // No default: yargs counts a defaulted flag as given, which would trip the conflict with --id.
+      .option('all-failed', { type: 'boolean', describe: 'retry every FAILED webhook, with a progress bar' })
       .option('json', { type: 'boolean', default: false, describe: 'print one JSON document' })
       .conflicts('id', 'all-failed')
       .check((argv) => {

@@ -1,0 +1,76 @@
+import type { ContactKey, ContactEntry, CustomerContactIndex } from '../data-access/customer-contact-index';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import { describeOrderStatus } from '../order-status/lookup-order-status.use-case';
+import type { ShopOrder } from '../shop/order';
+import type { SiteExtensions } from '../shop/site-extensions';
+import { subscriptionFrom, type ShopSubscription } from '../shop/subscription';
+import { emailKey, storedContactKeys, suppliedPhoneKey } from './contact-keys';
+import { customerRecord, newestFirst, type CustomerRecord } from './customer-record';
+
+export type CustomerQuery = { email: string } | { phone: string };
+
+export type CustomerLookupOutcome = { kind: 'found'; customer: CustomerRecord } | { kind: 'no_match' };
+
+/** How many of the customer's newest orders and subscriptions the record lists. */
+export const RECENT_ORDERS = 10;
+export const LISTED_SUBSCRIPTIONS = 20;
+/** Extra index hits read, so a few stale ones (dropped by the re-check) do not shorten the lists. */
+const SLACK = 5;
+
+/**
+ * Customer lookup (SPEC 4.2): the orders and subscriptions whose billing email, or billing phone after
+ * normalisation, is the one supplied, found through the service's contact index (never by scanning meta
+ * values). Every hit is re-checked against the order as it is now, so an index entry that has not caught
+ * up with an edit can never show someone else's orders. When the newest match belongs to a registered
+ * customer, that customer's other orders are included too.
+ */
+export class LookupCustomer {
+  constructor(private readonly deps: {
+    index: CustomerContactIndex;
+    orders: OrderRepository;
+    settings: ShopSettingsRepository;
+    extensions: SiteExtensions;
+  }) {}
+
+  async execute(query: CustomerQuery): Promise<CustomerLookupOutcome> {
+    const settings = await this.deps.settings.current();
+    const key = 'email' in query ? emailKey(query.email) : suppliedPhoneKey(query.phone, settings.baseCountry);
+    if (!key) return { kind: 'no_match' };
+    const contact: ContactKey = 'email' in query ? { email: key } : { phone: key };
+    const matches = (record: ShopOrder | ShopSubscription) => {
+      const keys = storedContactKeys({ email: record.billing.email, phone: record.billing.phone, billingCountry: record.billing.country, shippingCountry: record.shipping.country }, settings.baseCountry);
+      return 'email' in contact ? keys.email === contact.email : keys.phone === contact.phone;
+    };
+
+    const found = await this.read(contact, settings, new Set());
+    const orders = found.orders.filter(matches);
+    const subscriptions = found.subscriptions.filter(matches);
+    const anchor = [...orders, ...subscriptions].sort(newestFirst)[0];
+    if (!anchor) return { kind: 'no_match' };
+
+    if (anchor.customerId > 0) {
+      const known = new Set([...orders, ...subscriptions].map((record) => record.id));
+      const more = await this.read({ customerId: anchor.customerId }, settings, known);
+      const sameCustomer = (record: ShopOrder | ShopSubscription) => record.customerId === anchor.customerId;
+      orders.push(...more.orders.filter(sameCustomer));
+      subscriptions.push(...more.subscriptions.filter(sameCustomer));
+    }
+
+    const recentOrders = orders.sort(newestFirst).slice(0, RECENT_ORDERS);
+    const listed = subscriptions.sort(newestFirst).slice(0, LISTED_SUBSCRIPTIONS);
+    const described = await Promise.all(recentOrders.map(async (order) => ({ order, fields: await describeOrderStatus(order, settings, this.deps.extensions) })));
+    return { kind: 'found', customer: customerRecord({ anchor, orders: described, subscriptions: listed, settings }) };
+  }
+
+  /** The index hits for `key` (minus `skip`), read from the authoritative store. */
+  private async read(key: ContactKey, settings: ShopSettings, skip: Set<number>): Promise<{ orders: ShopOrder[]; subscriptions: ShopSubscription[] }> {
+    const hits = await this.deps.index.find(key, { orders: RECENT_ORDERS + SLACK, subscriptions: LISTED_SUBSCRIPTIONS + SLACK });
+    const ids = (entries: ContactEntry[]) => entries.map((entry) => entry.orderId).filter((id) => !skip.has(id));
+    const [orders, subscriptions] = await Promise.all([
+      this.deps.orders.findManyByIds(ids(hits.orders), settings, 'shop_order'),
+      this.deps.orders.findManyByIds(ids(hits.subscriptions), settings, 'shop_subscription'),
+    ]);
+    return { orders, subscriptions: subscriptions.map(subscriptionFrom) };
+  }
+}

@@ -1,0 +1,150 @@
+import type { Logger } from '../logger';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { DiscountFilter, RenewalDiscountRepository } from '../data-access/renewal-discount-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import { ENDED_STATUSES } from '../shop/subscription';
+import { statusLabel } from '../shop/status-labels';
+import { checkAmount, scaled, schemeOf } from './discount-schemes';
+import { discountTypeView, discountView, type DiscountTypeView, type DiscountView } from './discount-view';
+
+interface Deps {
+  discounts: RenewalDiscountRepository;
+  subscriptions: SubscriptionRepository;
+  orders: OrderRepository;
+  settings: ShopSettingsRepository;
+  /** The WordPress site URL admin links start from (SHOP_URL, else the `siteurl` option). */
+  siteUrl: () => Promise<string>;
+  log: Logger;
+  clock: () => Date;
+}
+
+export type DiscountRefusal =
+  | { kind: 'invalid_params'; params: string[]; message: string }
+  | { kind: 'subscription_not_found' }
+  | { kind: 'invalid_state'; status: string; message: string };
+
+/** Every registered discount type whose scheme is known, with the scheme resolved. */
+export class ListDiscountTypes {
+  constructor(private readonly deps: Pick<Deps, 'discounts' | 'log'>) {}
+
+  async execute(): Promise<DiscountTypeView[]> {
+    const views: DiscountTypeView[] = [];
+    for (const type of await this.deps.discounts.types()) {
+      const view = discountTypeView(type);
+      if (view) views.push(view);
+      else this.deps.log.warn('discount_type_unknown_scheme', { typeId: type.id, scheme: type.scheme });
+    }
+    return views;
+  }
+}
+
+/** Discounts, newest first, optionally of one subscription and/or one order, a page at a time. */
+export class ListDiscounts {
+  constructor(private readonly deps: Pick<Deps, 'discounts' | 'settings' | 'siteUrl'>) {}
+
+  async execute(filter: DiscountFilter, page: number, perPage: number): Promise<{ discounts: DiscountView[]; total: number }> {
+    const settings = await this.deps.settings.current();
+    const { discounts, total } = await this.deps.discounts.list(filter, page, perPage);
+    const types = await this.deps.discounts.typesByIds([...new Set(discounts.map((discount) => discount.typeId))]);
+    const siteUrl = await this.deps.siteUrl();
+    return { discounts: discounts.map((discount) => discountView(discount, types.get(discount.typeId), settings, siteUrl)), total };
+  }
+}
+
+export class GetDiscount {
+  constructor(private readonly deps: Pick<Deps, 'discounts' | 'settings' | 'siteUrl'>) {}
+
+  async execute(id: number): Promise<DiscountView | null> {
+    const discount = await this.deps.discounts.findById(id);
+    if (!discount) return null;
+    const settings = await this.deps.settings.current();
+    const types = await this.deps.discounts.typesByIds([discount.typeId]);
+    return discountView(discount, types.get(discount.typeId), settings, await this.deps.siteUrl());
+  }
+}
+
+export interface CreateDiscountInput {
+  body: Record<string, unknown>;
+  createdBy: number;
+}
+
+export type CreateDiscountOutcome = { kind: 'created'; discount: DiscountView } | DiscountRefusal;
+
+/** A positive integer ID (JSON number, or digit string as WordPress coerces it), or null. */
+export function positiveId(value: unknown): number | null {
+  const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+const MAX_CREATED_VIA = 100;
+
+/**
+ * Creates a pending discount on a subscription (SPEC 4.4). Every malformed field is named at once; the
+ * amount is read by the type's scheme (money in the subscription's currency, at most its recurring total;
+ * or a percentage of at most 100); an optional `order` must be the subscription's parent or renewal order.
+ */
+export class CreateDiscount {
+  constructor(private readonly deps: Deps) {}
+
+  async execute(input: CreateDiscountInput): Promise<CreateDiscountOutcome> {
+    const { body } = input;
+    const settings = await this.deps.settings.current();
+    const bad = new Map<string, string>();
+
+    const subscriptionId = positiveId(body.subscription);
+    if (subscriptionId === null) bad.set('subscription', body.subscription === undefined ? 'subscription is required.' : 'subscription must be a subscription ID.');
+    const typeId = positiveId(body.type);
+    if (typeId === null) bad.set('type', body.type === undefined ? 'type is required.' : 'type must be a discount type ID.');
+    const type = typeId === null ? undefined : (await this.deps.discounts.typesByIds([typeId])).get(typeId);
+    const scheme = type ? schemeOf(type.scheme) : null;
+    if (typeId !== null && !scheme) bad.set('type', 'type is not a registered discount type.');
+    let amount: string | null = null;
+    if (body.amount === undefined || body.amount === null) {
+      bad.set('amount', 'amount is required.');
+    } else if (scheme) {
+      const checked = checkAmount(scheme, body.amount, settings.priceDecimals);
+      if (checked.ok) amount = checked.amount; else bad.set('amount', checked.message);
+    } else if (!/^\d/.test(String(body.amount))) {
+      bad.set('amount', 'amount must be a positive number.');
+    }
+    let createdVia = 'rest';
+    if (body.created_via !== undefined && body.created_via !== null) {
+      const text = typeof body.created_via === 'string' ? body.created_via.trim() : '';
+      if (text === '' || text.length > MAX_CREATED_VIA) bad.set('created_via', `created_via must be a label of 1 to ${MAX_CREATED_VIA} characters.`);
+      else createdVia = text;
+    }
+    const orderId = body.order === undefined || body.order === null ? null : positiveId(body.order);
+    if (body.order !== undefined && body.order !== null && orderId === null) bad.set('order', 'order must be an order ID.');
+    if (bad.size) return invalid(bad);
+
+    const subscription = await this.deps.subscriptions.find(subscriptionId!, settings);
+    if (!subscription) return { kind: 'subscription_not_found' };
+    if (ENDED_STATUSES.includes(subscription.status)) {
+      return { kind: 'invalid_state', status: subscription.status, message: `A ${statusLabel(subscription.status).toLowerCase()} subscription does not renew; it cannot get a renewal discount.` };
+    }
+    if (scheme!.amount_type === 'currency' && scaled(amount!) > scaled(normalisedDecimal(subscription.recurringTotal))) {
+      bad.set('amount', `amount exceeds the subscription's recurring total (${subscription.recurringTotal} ${subscription.currency}).`);
+    }
+    if (orderId !== null && !(await this.deps.orders.relatesToSubscription(orderId, subscription.id, settings))) {
+      bad.set('order', 'order is not an order of this subscription.');
+    }
+    if (bad.size) return invalid(bad);
+
+    const id = await this.deps.discounts.insert({
+      subscriptionId: subscription.id, orderId, typeId: typeId!, amount: amount!, currency: subscription.currency, createdVia, createdBy: input.createdBy,
+    }, this.deps.clock());
+    const created = await this.deps.discounts.findById(id);
+    return { kind: 'created', discount: discountView(created!, type, settings, await this.deps.siteUrl()) };
+  }
+}
+
+function invalid(bad: Map<string, string>): DiscountRefusal {
+  return { kind: 'invalid_params', params: [...bad.keys()], message: [...bad.values()].join(' ') };
+}
+
+/** A stored decimal (`199.00000000`, possibly negative or empty) as a non-negative decimal for comparison. */
+function normalisedDecimal(stored: string): string {
+  const match = /^(\d+)(?:\.(\d*))?/.exec(stored.trim());
+  return match ? `${match[1]}${match[2] ? `.${match[2].slice(0, 8)}` : ''}` : '0';
+}

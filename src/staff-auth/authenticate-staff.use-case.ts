@@ -1,0 +1,205 @@
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { WordPressSiteRepository, WordPressUser, WordPressUserRepository } from '../data-access/wordpress-user-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import { isoInZone } from '../shop/shop-time';
+import { effectiveCapabilities } from '../wordpress/capabilities';
+import { checkLoggedInCookie, cookieName, parseLoggedInCookie, readCookie } from '../wordpress/logged-in-cookie';
+import { checkApplicationPassword, normalizeApplicationPassword } from '../wordpress/passwords';
+import { isPhpArray, maybeUnserialize, phpGet, phpList, phpSerialize, type PhpArray, type PhpValue } from '../wordpress/php-serialize';
+import { verifyRestNonce } from '../wordpress/rest-nonce';
+import { consumerSecretMatches, hashConsumerKey, methodAllowed } from '../wordpress/woocommerce-api-key';
+import type { StaffAuthentication, StaffCredential, StaffIdentity, UnauthenticatedReason } from './staff-identity';
+import { resolveWordPressSecrets } from './wordpress-secrets';
+
+/** What a Basic-authenticated request offers: the Authorization header, WooCommerce's query-string key pair, the method. */
+export interface BasicCredentialsRequest {
+  https: boolean;
+  method: string;
+  basic: { user: string; password: string } | null;
+  /** `consumer_key` / `consumer_secret` from the query string (WooCommerce reads these first). */
+  queryKey: { consumerKey: string; consumerSecret: string } | null;
+  clientIp: string;
+}
+
+export interface CookieRequest {
+  https: boolean;
+  method: string;
+  cookieHeader: string | undefined;
+  /** `_wpnonce` from the query string, else the `X-WP-Nonce` header. */
+  nonce: string | undefined;
+}
+
+const DAY_SECONDS = 86_400;
+/** WooCommerce writes `last_access` on every request; once a minute per key is enough to keep WP admin's column true. */
+const API_KEY_TOUCH_INTERVAL_MS = 60_000;
+
+const refuse = (reason: UnauthenticatedReason): StaffAuthentication => ({ kind: 'unauthenticated', reason });
+
+/** `sanitize_user()` / `sanitize_text_field()` as far as they matter for logins and keys: trimmed, inner whitespace collapsed. */
+function sanitizeName(value: string): string {
+  return value.replace(/[\r\n\t]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+}
+
+/** WordPress's `is_email()`, reduced to the shape checks it makes. */
+export function looksLikeEmail(value: string): boolean {
+  if (value.length < 6) return false;
+  const at = value.indexOf('@', 1);
+  if (at === -1 || at !== value.lastIndexOf('@')) return false;
+  const local = value.slice(0, at);
+  const domain = value.slice(at + 1);
+  if (!/^[a-zA-Z0-9!#$%&'*+/=?^_`{|}~.-]+$/.test(local)) return false;
+  if (/\.{2}/.test(domain) || /^\.|\.$/.test(domain)) return false;
+  const labels = domain.split('.');
+  return labels.length >= 2 && labels.every((label) => /^[a-z0-9-]+$/i.test(label) && !/^-|-$/.test(label));
+}
+
+/**
+ * Staff authentication exactly as WordPress and WooCommerce accept it, verified from the shop's own tables:
+ * WooCommerce REST API keys and WordPress application passwords as HTTP Basic (HTTPS only), or the
+ * `logged_in` cookie with a `wp_rest` nonce. Capabilities come from the user's roles and own grants.
+ */
+export class AuthenticateStaff {
+  private readonly capabilitiesKey: string;
+  private readonly touchedKeys = new Map<number, number>();
+
+  constructor(private readonly deps: {
+    config: Config;
+    users: WordPressUserRepository;
+    site: WordPressSiteRepository;
+    settings: ShopSettingsRepository;
+    log: Logger;
+    clock: () => Date;
+    tablePrefix: string;
+  }) {
+    this.capabilitiesKey = `${deps.tablePrefix}capabilities`;
+  }
+
+  /** A WooCommerce consumer key and secret (query string first, then Basic), else an application password. */
+  async withBasicCredentials(request: BasicCredentialsRequest): Promise<StaffAuthentication> {
+    // WooCommerce uses Basic only over SSL; application passwords are likewise only available over HTTPS.
+    if (!request.https) return refuse('https_required');
+    const fromQuery = request.queryKey && request.queryKey.consumerKey !== '' && request.queryKey.consumerSecret !== '' ? request.queryKey : null;
+    const fromHeader = request.basic && request.basic.user !== '' && request.basic.password !== ''
+      ? { consumerKey: request.basic.user, consumerSecret: request.basic.password } : null;
+    const pair = fromQuery ?? fromHeader;
+    if (!pair) return refuse('no_credentials');
+
+    const key = await this.deps.users.apiKeyByStoredKey(hashConsumerKey(sanitizeName(pair.consumerKey)));
+    if (key) {
+      if (!consumerSecretMatches(key.consumerSecret, pair.consumerSecret)) return refuse('bad_consumer_secret');
+      // WooCommerce answers a key used beyond its permissions with 401 (woocommerce_rest_authentication_error).
+      if (!methodAllowed(key.permissions, request.method.toUpperCase())) return refuse('key_lacks_permission');
+      const user = await this.deps.users.findById(key.userId);
+      if (!user) return refuse('key_user_missing');
+      this.touchApiKey(key.keyId);
+      return this.authenticated(user, 'api_key');
+    }
+    // Query-string pairs are only ever WooCommerce keys; application passwords come in the Authorization header.
+    if (fromQuery || !request.basic) return refuse('unknown_api_key');
+    return this.withApplicationPassword(request.basic.user, request.basic.password, request.clientIp);
+  }
+
+  /** `wp_authenticate_application_password`: the user by login (or email), then each of their application passwords. */
+  private async withApplicationPassword(username: string, password: string, clientIp: string): Promise<StaffAuthentication> {
+    const site = await this.deps.site.current();
+    if (!site.applicationPasswordsInUse) return refuse('application_passwords_not_in_use');
+    const name = sanitizeName(username);
+    const user = (await this.deps.users.findByLogin(name)) ?? (looksLikeEmail(name) ? await this.deps.users.findByEmail(name) : null);
+    if (!user) return refuse('unknown_user');
+    const meta = await this.deps.users.meta(user.id, ['_application_passwords', this.capabilitiesKey]);
+    const stored = meta.get('_application_passwords');
+    const items = stored === undefined ? null : readApplicationPasswords(stored);
+    const supplied = normalizeApplicationPassword(password);
+    for (const [index, item] of (items?.list ?? []).entries()) {
+      const hash = phpGet(item, 'password');
+      if (typeof hash !== 'string' || hash === '') continue;
+      if (await checkApplicationPassword(supplied, hash)) {
+        this.recordApplicationPasswordUse(user.id, stored!, index, clientIp);
+        return this.authenticated(user, 'application_password', meta);
+      }
+    }
+    return refuse('bad_application_password');
+  }
+
+  /** `wp_validate_auth_cookie($cookie, 'logged_in')` followed by `rest_cookie_check_errors`' nonce check. */
+  async withCookie(request: CookieRequest): Promise<StaffAuthentication> {
+    const settings = await this.deps.settings.current();
+    const site = await this.deps.site.current();
+    // WP_SITEURL (SHOP_URL here) overrides the option, and COOKIEHASH is md5 of that value.
+    const siteUrl = this.deps.config.shopUrl ?? (settings.siteUrl || site.siteUrl);
+    // On an https site the cookie is set `secure`: a browser never sends it over plain HTTP.
+    if (siteUrl.startsWith('https:') && !request.https) return refuse('https_required');
+    const raw = readCookie(request.cookieHeader, cookieName(siteUrl));
+    if (raw === null) return refuse('no_cookie');
+    const parsed = parseLoggedInCookie(raw);
+    if (!parsed.ok) return refuse('malformed_cookie');
+    // Without a nonce WordPress treats a cookie request as logged out.
+    if (!request.nonce) return refuse('no_nonce');
+    const secrets = resolveWordPressSecrets(this.deps.config.wordpressSecrets, site);
+    if (!secrets) {
+      this.deps.log.error('wordpress_secrets_unavailable', { hint: 'set WP_LOGGED_IN_KEY/SALT and WP_NONCE_KEY/SALT or check the site options' });
+      return refuse('secrets_unavailable');
+    }
+    const user = await this.deps.users.findByLogin(parsed.cookie.login);
+    if (!user) return refuse('unknown_user');
+    const meta = await this.deps.users.meta(user.id, ['session_tokens', this.capabilitiesKey]);
+    const nowSeconds = Math.floor(this.deps.clock().getTime() / 1000);
+    const check = checkLoggedInCookie({
+      cookie: parsed.cookie, userPass: user.passwordHash, sessionTokens: meta.get('session_tokens') ?? null,
+      secret: secrets.loggedIn, nowSeconds, method: request.method.toUpperCase(),
+    });
+    if (!check.ok) return refuse(check.reason);
+    const nonceAge = verifyRestNonce(request.nonce, { uid: user.id, token: parsed.cookie.token, nonceKeySalt: secrets.nonce }, nowSeconds);
+    if (nonceAge === 0) return refuse('bad_nonce');
+    return this.authenticated(user, 'cookie', meta);
+  }
+
+  private async authenticated(user: WordPressUser, via: StaffCredential, preloaded?: Map<string, string>): Promise<StaffAuthentication> {
+    const meta = preloaded ?? (await this.deps.users.meta(user.id, [this.capabilitiesKey]));
+    const site = await this.deps.site.current();
+    const identity: StaffIdentity = {
+      userId: user.id, login: user.login, displayName: user.displayName, email: user.email, via,
+      capabilities: effectiveCapabilities(meta.get(this.capabilitiesKey) ?? null, site.userRoles),
+    };
+    return { kind: 'authenticated', identity };
+  }
+
+  private touchApiKey(keyId: number): void {
+    const now = this.deps.clock();
+    const last = this.touchedKeys.get(keyId);
+    if (last !== undefined && now.getTime() - last < API_KEY_TOUCH_INTERVAL_MS) return;
+    this.touchedKeys.set(keyId, now.getTime());
+    void this.deps.settings.current()
+      .then((settings) => this.deps.users.touchApiKey(keyId, isoInZone(now, settings.timeZone).slice(0, 19).replace('T', ' ')))
+      .catch((error) => this.deps.log.warn('api_key_touch_failed', { keyId, error }));
+  }
+
+  /**
+   * `WP_Application_Passwords::record_application_password_usage`: `last_used` and `last_ip`, at most once a day.
+   * Written only if the stored value is still the one read, so a password added meanwhile is never lost.
+   */
+  private recordApplicationPasswordUse(userId: number, stored: string, index: number, clientIp: string): void {
+    const parsed = readApplicationPasswords(stored);
+    const item = parsed?.list[index];
+    if (!parsed || !item) return;
+    const now = Math.floor(this.deps.clock().getTime() / 1000);
+    const lastUsed = phpGet(item, 'last_used');
+    if (typeof lastUsed === 'number' && lastUsed + DAY_SECONDS > now) return;
+    item.last_used = now;
+    item.last_ip = clientIp;
+    const updated = phpSerialize(parsed.list as unknown as Parameters<typeof phpSerialize>[0]);
+    void this.deps.users.replaceMetaIfUnchanged(userId, '_application_passwords', stored, updated)
+      .catch((error) => this.deps.log.warn('application_password_usage_not_recorded', { userId, error }));
+  }
+}
+
+/** The `_application_passwords` list; null when it is not a list of arrays (objects are refused by the reader). */
+function readApplicationPasswords(stored: string): { list: PhpArray[] } | null {
+  const parsed = maybeUnserialize(stored);
+  if (!parsed.ok) return null;
+  const list = phpList(parsed.value as PhpValue);
+  if (!list || !list.every(isPhpArray)) return null;
+  return { list: list as PhpArray[] };
+}
+

@@ -1,0 +1,40 @@
+/** How a staff request proved who it comes from. */
+export type StaffCredential = 'api_key' | 'application_password' | 'cookie';
+
+/** A WordPress user the request is authenticated as, with the capabilities WordPress would give them. */
+export interface StaffIdentity {
+  userId: number;
+  login: string;
+  displayName: string;
+  email: string;
+  via: StaffCredential;
+  capabilities: Set<string>;
+}
+
+/** Why a request is not authenticated (for the log; the answer is the same 401 whatever the reason). */
+export type UnauthenticatedReason =
+  | 'https_required'
+  | 'no_credentials'
+  | 'unknown_api_key'
+  | 'bad_consumer_secret'
+  | 'key_lacks_permission'
+  | 'key_user_missing'
+  | 'application_passwords_not_in_use'
+  | 'unknown_user'
+  | 'bad_application_password'
+  | 'no_cookie'
+  | 'malformed_cookie'
+  | 'no_nonce'
+  | 'secrets_unavailable'
+  | 'expired'
+  | 'bad_hmac'
+  | 'bad_session'
+  | 'bad_nonce';
+
+export type StaffAuthentication =
+  | { kind: 'authenticated'; identity: StaffIdentity }
+  | { kind: 'unauthenticated'; reason: UnauthenticatedReason };
+
+/** The capabilities the staff routes check (primitive WooCommerce capabilities). */
+export const MANAGE_WOOCOMMERCE = 'manage_woocommerce';
+export const EDIT_SHOP_ORDERS = 'edit_shop_orders';

@@ -1,0 +1,454 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import test from 'ava';
+import { cell, formatAmount, formatMeta, parseList, progressBar, renderFields, renderTable } from '../../src/entry-points/cli/payment-hub/format';
+import { describeSummary, summarize } from '../../src/entry-points/cli/payment-hub/webhooks';
+import { MOBILE_WALLET_EVENT_TYPES } from '../../src/payments/providers/events';
+import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
+import { createTestShop, type TestShop } from '../support/test-shop';
+
+// The CLI runs as the operator runs it: the built bin script in a child process, with no stdin.
+const ROOT = path.resolve(__dirname, '../../..');
+const BIN = path.join(ROOT, 'bin/payment-hub');
+
+let shop: TestShop;
+let gateway: FakeCardGateway;
+let wallet: FakeMobileWallet;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function baseEnv(): Record<string, string> {
+  return {
+    DB_NAME: shop.dbName,
+    DB_TABLE_PREFIX: shop.prefix,
+    CARD_GATEWAY_API_URL: gateway.url,
+    CARD_GATEWAY_API_KEY: gateway.apiKey,
+    MOBILE_WALLET_API_URL: wallet.url,
+    MOBILE_WALLET_CLIENT_ID: wallet.clientId,
+    MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey,
+    MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
+    MOBILE_WALLET_WEBHOOK_URL: 'https://shop.example.dk/payment-hub/v1/webhook/mobile_wallet',
+  };
+}
+
+function collect(command: string, args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const cli = (args: string[], env: Record<string, string> = {}) => collect(process.execPath, [BIN, ...args], { ...baseEnv(), ...env });
+
+/** The CLI on a pseudo-terminal (util-linux `script`), where stdout and stderr both reach the one terminal. */
+const cliOnTerminal = (args: string[]) => collect('script', ['-qec', shellCommand(args), '/dev/null'], baseEnv());
+
+const shellCommand = (args: string[]) => [process.execPath, BIN, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+
+/**
+ * The CLI on a pseudo-terminal, answering prompts: each step waits until its text has appeared on the
+ * screen (after the previous step's answer) and then types its keys.
+ */
+function cliAnswering(args: string[], steps: { when: string; type: string }[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', shellCommand(args), '/dev/null'], { cwd: ROOT, env: { ...process.env, ...baseEnv() }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const killer = setTimeout(() => child.kill(), 20_000);
+    let stdout = '';
+    let seenUpTo = 0;
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const step = steps[0];
+      const at = step ? stdout.indexOf(step.when, seenUpTo) : -1;
+      if (at < 0) return;
+      seenUpTo = at + step.when.length;
+      steps.shift();
+      child.stdin.write(step.type);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr: '' });
+    });
+  });
+}
+
+const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+
+async function seedWebhook(fields: { provider?: string; eventType: string; status: string; body: string | Buffer; externalId?: string; lastError?: string | null; attempts?: number }): Promise<number> {
+  const [result] = await shop.db.query(
+    `INSERT INTO ${shop.prefix}sidecar_webhooks (provider, external_id, event_type, status, raw_body, attempts, last_error, outcome, next_attempt_at, locked_until, created_at, updated_at, processed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR, NULL)`,
+    [fields.provider ?? 'card_gateway', fields.externalId ?? `evt-${Math.random().toString(36).slice(2)}`, fields.eventType, fields.status, fields.body,
+      fields.attempts ?? 5, fields.lastError === undefined ? 'reading invoice: timeout' : fields.lastError],
+  );
+  return (result as { insertId: number }).insertId;
+}
+
+/** A FAILED invoice_settled webhook for an invoice the fake gateway knows as settled, linked to a new order. */
+async function failedSettlement(handle: string): Promise<{ id: number; orderId: number; body: string }> {
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', meta: { _reepay_order: handle } });
+  gateway.setInvoice(handle, { state: 'settled', amount: 9900, customer: 'cust-cli' });
+  const { body, payload } = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle, customer: 'cust-cli' }, gateway.webhookSecret);
+  const id = await seedWebhook({ eventType: 'invoice_settled', status: 'FAILED', body, externalId: String(payload.event_id) });
+  return { id, orderId, body: body.toString('utf8') };
+}
+
+const webhookRow = async (id: number) => (await q(`SELECT * FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [id]))[0];
+const paymentRow = async (handle: string) => (await q(`SELECT * FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [handle]))[0];
+
+test.before(async () => {
+  shop = await createTestShop('cli', {});
+  gateway = new FakeCardGateway();
+  wallet = new FakeMobileWallet();
+  await Promise.all([gateway.start(), wallet.start()]);
+});
+
+test.after.always(async () => {
+  await gateway?.stop();
+  await wallet?.stop();
+  await shop?.drop();
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Pure formatting
+
+test('renderTable aligns columns, right-aligns numbers, flattens control characters and cuts long cells', (t) => {
+  const table = renderTable(
+    [{ header: 'ID', align: 'right' }, { header: 'STATUS' }, { header: 'ERROR', maxWidth: 12 }],
+    [[7, 'FAILED', 'line one\nline two'], [1234, 'OK', null], [5, 'PENDING', '\x1b[31mred\x1b[0m']],
+  );
+  t.is(table, [
+    '  ID  STATUS   ERROR',
+    '   7  FAILED   line one li…',
+    '1234  OK',
+    '   5  PENDING  [31mred [0m',
+  ].join('\n'));
+  t.is(cell(undefined), '');
+  t.is(renderTable([{ header: 'A' }, { header: 'B' }], []), 'A  B');
+});
+
+test('renderFields pads the keys to one width', (t) => {
+  t.is(renderFields([['id', 3], ['last error', null], ['status', 'FAILED']]), 'id:         3\nlast error:\nstatus:     FAILED');
+});
+
+test('progressBar fills in proportion and shows the count', (t) => {
+  t.is(progressBar(0, 4, 8), '[--------] 0/4');
+  t.is(progressBar(2, 4, 8), '[####----] 2/4');
+  t.is(progressBar(3, 40, 10), '[----------] 3/40');
+  t.is(progressBar(12, 40, 10), '[###-------] 12/40');
+  t.is(progressBar(4, 4, 8), '[########] 4/4');
+  t.is(progressBar(0, 0, 4), '[####] 0/0');
+});
+
+test('formatAmount uses the currency decimals; formatMeta lists the non-empty meta sorted', (t) => {
+  t.is(formatAmount(9900, 'DKK'), '99.00 DKK');
+  t.is(formatAmount(5, 'EUR'), '0.05 EUR');
+  t.is(formatAmount(1500, 'JPY'), '1500 JPY');
+  t.is(formatAmount(-250, null), '-2.50');
+  t.is(formatAmount(null, 'DKK'), '');
+  t.is(formatMeta({ failure_state: 'hard_declined', failure_code: 'insufficient_funds', failure_description: '' }),
+    'failure_code=insufficient_funds, failure_state=hard_declined');
+  t.deepEqual(parseList('a, b,,a ,c'), ['a', 'b', 'c']);
+  t.deepEqual(parseList(['a,b', 'c']), ['a', 'b', 'c']);
+});
+
+test('the retry summary counts each outcome', (t) => {
+  const summary = summarize([
+    { id: 1, status: 'PROCESSED', note: 'payment CAPTURED' }, { id: 2, status: 'SKIPPED', note: '' },
+    { id: 3, status: 'FAILED', error: 'timeout' }, { id: 4, status: 'NOT_RETRIED', error: 'gone' },
+  ]);
+  t.deepEqual(summary, { total: 4, processed: 1, skipped: 1, failed: 2 });
+  t.is(describeSummary(summary), 'retried 4 FAILED webhooks: 1 processed, 1 skipped, 2 failed');
+  t.is(describeSummary(summarize([])), 'no FAILED webhooks to retry');
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The built CLI against a real database. Serial: `--all-failed` retries every FAILED row in the shop.
+
+test.serial('Usage errors exit 2 with the message on stderr and nothing on stdout', async (t) => {
+  for (const args of [['bogus'], ['webhooks', 'show'], ['webhooks', 'show', '--id=abc'], ['webhooks', 'retry'], ['webhooks', 'list', '--status=NOPE'],
+    ['webhooks', 'retry', '--id=1', '--all-failed'], ['payments', 'list'], ['webhooks', 'list', '--bogus-flag']]) {
+    const run = await cli(args);
+    t.is(run.code, 2, args.join(' '));
+    t.is(run.stdout, '', args.join(' '));
+    t.regex(run.stderr, /^payment-hub: \S/, args.join(' '));
+  }
+  t.regex((await cli(['webhooks', 'show'])).stderr, /Missing required argument: id/);
+  t.regex((await cli(['bogus'])).stderr, /Unknown argument: bogus/);
+});
+
+test.serial('webhooks list prints an aligned table, filters, and with --json one JSON document', async (t) => {
+  const processed = await seedWebhook({ eventType: 'invoice_created', status: 'PROCESSED', body: '{"x":1}', lastError: null });
+  const skipped = await seedWebhook({ eventType: 'customer_payment_method_added', status: 'SKIPPED', body: '{"x":2}', lastError: null });
+  const wallet1 = await seedWebhook({ provider: 'mobile_wallet', eventType: 'recurring.charge-captured.v1', status: 'PROCESSED', body: '{}', lastError: null });
+
+  const human = await cli(['webhooks', 'list']);
+  t.is(human.code, 0, human.stderr);
+  t.is(human.stderr, '');
+  const lines = human.stdout.trimEnd().split('\n');
+  t.regex(lines[0], /^\s*ID\s+PROVIDER\s+EVENT\s+STATUS\s+ATTEMPTS\s+CREATED \(UTC\)\s+EXTERNAL ID\s+LAST ERROR$/);
+  const statusColumn = lines[0].indexOf('STATUS');
+  for (const line of lines.slice(1)) t.regex(line.slice(statusColumn), /^(PROCESSED|SKIPPED|FAILED|PENDING)\b/);
+
+  const json = await cli(['webhooks', 'list', '--json', '--status', 'processed', '--provider', 'card_gateway']);
+  t.is(json.code, 0, json.stderr);
+  const listed = JSON.parse(json.stdout);
+  t.deepEqual(listed.map((w: { id: number }) => w.id), [processed]);
+  t.is(listed[0].eventType, 'invoice_created');
+  t.false('rawBody' in listed[0]);
+
+  const limited = JSON.parse((await cli(['webhooks', 'list', '--json', '--limit=2'])).stdout);
+  t.deepEqual(limited.map((w: { id: number }) => w.id), [wallet1, skipped]);
+});
+
+test.serial('webhooks show prints the fields and the raw body as text; --json carries the body as a string', async (t) => {
+  const body = '{"id":"d1","event_id":"e1","event_type":"invoice_settled","invoice":"inv-show"}';
+  const id = await seedWebhook({ eventType: 'invoice_settled', status: 'FAILED', body, lastError: 'reading invoice inv-show: HTTP 500\nretry later' });
+
+  const human = await cli(['webhooks', 'show', `--id=${id}`]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, new RegExp(`^id:\\s+${id}$`, 'm'));
+  t.regex(human.stdout, /^status:\s+FAILED$/m);
+  t.regex(human.stdout, /^last error:\s+reading invoice inv-show: HTTP 500 retry later$/m);
+  t.true(human.stdout.endsWith(`raw body:\n${body}\n`));
+
+  const json = await cli(['webhooks', 'show', '--id', String(id), '--json']);
+  t.is(json.code, 0, json.stderr);
+  const shown = JSON.parse(json.stdout);
+  t.is(shown.id, id);
+  t.is(shown.rawBody, body);
+  t.is(shown.status, 'FAILED');
+
+  const missing = await cli(['webhooks', 'show', '--id=999999']);
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /webhook 999999 does not exist/);
+  // The webhook stays as it was: show reads only.
+  t.is((await webhookRow(id)).status, 'FAILED');
+  await q(`UPDATE ${shop.prefix}sidecar_webhooks SET status = 'SKIPPED' WHERE id = ?`, [id]); // out of the way of --all-failed
+});
+
+test.serial('webhooks retry --id turns a FAILED invoice_settled webhook PROCESSED and captures the payment, even without the worker', async (t) => {
+  const { id, orderId } = await failedSettlement('inv-cli-1');
+  const run = await cli(['webhooks', 'retry', `--id=${id}`]);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, new RegExp(`^webhook ${id}: PROCESSED`));
+  const row = await webhookRow(id);
+  t.is(row.status, 'PROCESSED');
+  t.is(row.last_error, null);
+  const payment = await paymentRow('inv-cli-1');
+  t.is(payment.status, 'CAPTURED');
+  t.is(Number(payment.order_id), orderId);
+  t.is(Number(payment.amount_minor), 9900);
+
+  // Once processed it is no longer retryable.
+  const again = await cli(['webhooks', 'retry', `--id=${id}`]);
+  t.is(again.code, 1);
+  t.is(again.stdout, '');
+  t.regex(again.stderr, new RegExp(`webhook ${id} is PROCESSED; only a FAILED webhook can be retried`));
+});
+
+test.serial('webhooks retry of a webhook that is not FAILED, or does not exist, exits 1 and changes nothing', async (t) => {
+  const pending = await seedWebhook({ eventType: 'invoice_settled', status: 'PENDING', body: '{}', lastError: null, attempts: 0 });
+  const run = await cli(['webhooks', 'retry', '--id', String(pending)]);
+  t.is(run.code, 1);
+  t.regex(run.stderr, /is PENDING; only a FAILED webhook can be retried/);
+  const row = await webhookRow(pending);
+  t.is(row.status, 'PENDING');
+  t.is(Number(row.attempts), 0);
+  await q(`UPDATE ${shop.prefix}sidecar_webhooks SET status = 'SKIPPED' WHERE id = ?`, [pending]);
+
+  const missing = await cli(['webhooks', 'retry', '--id=987654']);
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /webhook 987654 does not exist/);
+});
+
+test.serial('webhooks retry --id that fails again prints the error, exits 1 and leaves it FAILED for the operator', async (t) => {
+  const { id } = await failedSettlement('inv-cli-fail');
+  const run = await cli(['webhooks', 'retry', `--id=${id}`, '--json'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  t.is(run.code, 1);
+  const result = JSON.parse(run.stdout);
+  t.is(result.id, id);
+  t.is(result.status, 'FAILED');
+  t.regex(result.error, /inv-cli-fail/);
+  const row = await webhookRow(id);
+  t.is(row.status, 'FAILED');
+  t.is(row.next_attempt_at, null); // an operator retry does not schedule automatic ones
+  t.is(await paymentRow('inv-cli-fail'), undefined);
+});
+
+test.serial('webhooks retry --all-failed retries every FAILED webhook; no progress bar without a terminal, but a summary', async (t) => {
+  const seeded = await Promise.all(['inv-all-1', 'inv-all-2', 'inv-all-3'].map((handle) => failedSettlement(handle)));
+  const failedBefore = (await q(`SELECT id FROM ${shop.prefix}sidecar_webhooks WHERE status = 'FAILED'`)).length;
+  t.true(failedBefore >= 3);
+
+  const run = await cli(['webhooks', 'retry', '--all-failed']);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, `retried ${failedBefore} FAILED webhooks: ${failedBefore} processed, 0 skipped, 0 failed\n`);
+  t.notRegex(run.stderr, /\[[#-]+\]/);
+  for (const { id } of seeded) t.is((await webhookRow(id)).status, 'PROCESSED');
+  for (const handle of ['inv-all-1', 'inv-all-2', 'inv-all-3']) t.is((await paymentRow(handle)).status, 'CAPTURED');
+
+  const none = await cli(['webhooks', 'retry', '--all-failed', '--json']);
+  t.is(none.code, 0, none.stderr);
+  t.deepEqual(JSON.parse(none.stdout), { total: 0, processed: 0, skipped: 0, failed: 0, results: [] });
+});
+
+test.serial('webhooks retry --all-failed draws the progress bar on a terminal, and --json suppresses it', async (t) => {
+  await Promise.all(['inv-tty-1', 'inv-tty-2'].map((handle) => failedSettlement(handle)));
+  // A mobile-wallet row is never processed from the table, so it counts as not retried.
+  const walletRow = await seedWebhook({ provider: 'mobile_wallet', eventType: 'recurring.charge-failed.v1', status: 'FAILED', body: '{"eventType":"recurring.charge-failed.v1"}' });
+
+  const run = await cliOnTerminal(['webhooks', 'retry', '--all-failed']);
+  t.is(run.code, 1, run.stdout);
+  const screen = run.stdout.replace(/\r\n/g, '\n');
+  t.regex(screen, /\[-{30}\] 0\/3/);
+  t.regex(screen, /\[#{10}-{20}\] 1\/3/);
+  t.regex(screen, /\[#{30}\] 3\/3\n/);
+  t.regex(screen, /retried 3 FAILED webhooks: 2 processed, 0 skipped, 1 failed\n/);
+  t.regex(screen, new RegExp(`webhook ${walletRow}: not retried: webhook ${walletRow} is a mobile_wallet webhook`));
+  t.is((await webhookRow(walletRow)).status, 'FAILED');
+
+  const json = await cliOnTerminal(['webhooks', 'retry', '--all-failed', '--json']);
+  t.is(json.code, 1);
+  const screenJson = json.stdout.replace(/\r\n/g, '\n');
+  t.notRegex(screenJson, /\[[#-]+\] \d/);
+  const result = JSON.parse(screenJson);
+  t.like(result, { total: 1, processed: 0, skipped: 0, failed: 1 });
+  t.is(result.results[0].status, 'NOT_RETRIED');
+  await q(`DELETE FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [walletRow]);
+});
+
+test.serial('mobile_wallet webhooks register runs unattended from flags, stores the secret and never prints it', async (t) => {
+  const url = 'https://shop.example.dk/payment-hub/v1/webhook/mobile_wallet?site=1';
+  const events = ['recurring.charge-captured.v1', 'recurring.charge-failed.v1'];
+  const run = await cli(['mobile_wallet', 'webhooks', 'register', `--url=${url}`, `--events=${events.join(',')}`, '--yes']);
+  t.is(run.code, 0, run.stderr);
+  const match = /^registered mobile wallet webhook (\S+) for (\S+) \(2 events\)\n$/.exec(run.stdout);
+  t.truthy(match, run.stdout);
+  const registrationId = match![1];
+  t.is(match![2], url);
+  const secret = wallet.webhookSecret(registrationId);
+  t.truthy(secret);
+  t.false(run.stdout.includes(secret!));
+  t.false(run.stderr.includes(secret!));
+
+  const [row] = await q(`SELECT * FROM ${shop.prefix}sidecar_mobile_wallet_webhooks WHERE registration_id = ?`, [registrationId]);
+  t.is(row.url, url);
+  t.deepEqual(JSON.parse(row.events), events);
+  t.is(row.secret, secret);
+  const [request] = wallet.requestsTo('POST', '/webhooks/v1/webhooks');
+  t.deepEqual(request.json, { url, events });
+});
+
+test.serial('mobile_wallet webhooks register --yes takes MOBILE_WALLET_WEBHOOK_URL and every supported event; --json prints one document', async (t) => {
+  const run = await cli(['mobile_wallet', 'webhooks', 'register', '--yes', '--json']);
+  t.is(run.code, 0, run.stderr);
+  const result = JSON.parse(run.stdout);
+  t.is(result.url, baseEnv().MOBILE_WALLET_WEBHOOK_URL);
+  t.deepEqual(result.events, [...MOBILE_WALLET_EVENT_TYPES]);
+  t.false('secret' in result);
+  const [row] = await q(`SELECT * FROM ${shop.prefix}sidecar_mobile_wallet_webhooks WHERE registration_id = ?`, [result.registrationId]);
+  t.is(row.secret, wallet.webhookSecret(result.registrationId));
+  t.false(run.stdout.includes(row.secret));
+});
+
+test.serial('mobile_wallet webhooks register asks on a terminal: URL (default MOBILE_WALLET_WEBHOOK_URL), events (all ticked), confirmation', async (t) => {
+  const first = MOBILE_WALLET_EVENT_TYPES[0];
+  const run = await cliAnswering(['mobile_wallet', 'webhooks', 'register'], [
+    { when: 'Webhook URL the mobile wallet should call', type: '\r' },
+    { when: 'Events to receive', type: ' ' }, // untick the first event
+    { when: `◯ ${first}`, type: '\r' },
+    { when: '(Y/n)', type: 'y\r' },
+  ]);
+  t.is(run.code, 0, run.stdout);
+  const registrationId = /registered mobile wallet webhook (\S+) for/.exec(run.stdout)?.[1];
+  t.truthy(registrationId, run.stdout);
+  const [row] = await q(`SELECT * FROM ${shop.prefix}sidecar_mobile_wallet_webhooks WHERE registration_id = ?`, [registrationId]);
+  t.is(row.url, baseEnv().MOBILE_WALLET_WEBHOOK_URL);
+  t.deepEqual(JSON.parse(row.events), MOBILE_WALLET_EVENT_TYPES.filter((event) => event !== first));
+  t.false(run.stdout.includes(row.secret));
+});
+
+test.serial('mobile_wallet webhooks register without answers and without a terminal, or with a bad event, is a usage error', async (t) => {
+  const before = (await q(`SELECT id FROM ${shop.prefix}sidecar_mobile_wallet_webhooks`)).length;
+  const unattended = await cli(['mobile_wallet', 'webhooks', 'register', '--url=https://shop.example.dk/hook']);
+  t.is(unattended.code, 2);
+  t.regex(unattended.stderr, /stdin is not a terminal/);
+  const badEvent = await cli(['mobile_wallet', 'webhooks', 'register', '--events=recurring.charge-exploded.v1', '--yes']);
+  t.is(badEvent.code, 2);
+  t.regex(badEvent.stderr, /unsupported event recurring\.charge-exploded\.v1/);
+  const noUrl = await cli(['mobile_wallet', 'webhooks', 'register', '--yes'], { MOBILE_WALLET_WEBHOOK_URL: '' });
+  t.is(noUrl.code, 2);
+  t.regex(noUrl.stderr, /no webhook URL/);
+  const refused = await cli(['mobile_wallet', 'webhooks', 'register', '--yes'], { MOBILE_WALLET_CLIENT_SECRET: 'wrong' });
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /did not register the webhook/);
+  t.is((await q(`SELECT id FROM ${shop.prefix}sidecar_mobile_wallet_webhooks`)).length, before);
+});
+
+test.serial("payments list --order shows the order's payments with their failure meta", async (t) => {
+  const orderId = 4711;
+  const insert = async (externalId: string, status: string, amount: number) => {
+    const [result] = await shop.db.query(
+      `INSERT INTO ${shop.prefix}sidecar_payments (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
+       VALUES ('card_gateway', ?, ?, ?, NULL, ?, 'DKK', '2026-03-01 10:00:00.000', '2026-03-01 10:05:00.000')`, [externalId, status, orderId, amount]);
+    return (result as { insertId: number }).insertId;
+  };
+  const failed = await insert('inv-pay-1', 'FAILED', 9900);
+  const captured = await insert('inv-pay-2', 'CAPTURED', 12345);
+  for (const [key, value] of [['failure_code', 'insufficient_funds'], ['failure_description', 'Insufficient funds'], ['failure_state', 'soft_declined']]) {
+    await shop.db.query(`INSERT INTO ${shop.prefix}sidecar_payment_meta (payment_id, meta_key, meta_value) VALUES (?, ?, ?)`, [failed, key, value]);
+  }
+
+  const json = await cli(['payments', 'list', `--order=${orderId}`, '--json']);
+  t.is(json.code, 0, json.stderr);
+  const payments = JSON.parse(json.stdout);
+  t.deepEqual(payments.map((p: { id: number }) => p.id), [failed, captured]);
+  t.deepEqual(payments[0].meta, { failure_code: 'insufficient_funds', failure_description: 'Insufficient funds', failure_state: 'soft_declined' });
+  t.like(payments[1], { status: 'CAPTURED', amountMinor: 12345, currency: 'DKK', orderId });
+
+  const human = await cli(['payments', 'list', '--order', String(orderId)]);
+  t.is(human.code, 0, human.stderr);
+  const lines = human.stdout.trimEnd().split('\n');
+  t.regex(lines[0], /^\s*ID\s+PROVIDER\s+EXTERNAL ID\s+STATUS\s+AMOUNT\s+CREATED \(UTC\)\s+UPDATED \(UTC\)\s+META$/);
+  t.regex(lines[1], /inv-pay-1\s+FAILED\s+99\.00 DKK\s+2026-03-01 10:00:00\.000\s+2026-03-01 10:05:00\.000\s+failure_code=insufficient_funds, failure_description=Insufficient funds, failure_state=soft_declined$/);
+  t.regex(lines[2], /inv-pay-2\s+CAPTURED\s+123\.45 DKK/);
+  t.is(lines[1].indexOf('99.00') + '99.00 DKK'.length, lines[2].indexOf('123.45') + '123.45 DKK'.length); // amounts right-aligned
+
+  const none = await cli(['payments', 'list', '--order=999999']);
+  t.is(none.code, 0);
+  t.is(none.stdout, 'no payments for order 999999\n');
+  t.deepEqual(JSON.parse((await cli(['payments', 'list', '--order=999999', '--json'])).stdout), []);
+});
+
+test.serial('retries list shows the dunning attempts, filtered by status', async (t) => {
+  const insert = (orderId: number, attempt: number, status: string, scheduledAt: string) => shop.db.query(
+    `INSERT INTO ${shop.prefix}sidecar_payment_retries (order_id, subscription_id, payment_id, attempt, status, scheduled_at, idempotency_key, result, created_at, updated_at)
+     VALUES (?, 900, 1, ?, ?, ?, ?, NULL, NOW(3), NOW(3))`, [orderId, attempt, status, scheduledAt, `retry-${orderId}-${attempt}`]);
+  await insert(801, 1, 'FAILED', '2026-04-01 12:00:00.000');
+  await insert(801, 2, 'PENDING', '2026-04-02 12:00:00.000');
+  await insert(802, 1, 'PENDING', '2026-04-01 18:00:00.000');
+
+  const json = await cli(['retries', 'list', '--status=pending', '--json']);
+  t.is(json.code, 0, json.stderr);
+  const retries = JSON.parse(json.stdout);
+  t.deepEqual(retries.map((r: { orderId: number; attempt: number }) => [r.orderId, r.attempt]), [[802, 1], [801, 2]]);
+
+  const human = await cli(['retries', 'list']);
+  t.is(human.code, 0, human.stderr);
+  const lines = human.stdout.trimEnd().split('\n');
+  t.regex(lines[0], /^\s*ID\s+ORDER\s+SUBSCRIPTION\s+PAYMENT\s+ATTEMPT\s+STATUS\s+SCHEDULED \(UTC\)\s+RESULT$/);
+  t.is(lines.length, 4);
+  t.regex(lines[1], /801\s+900\s+1\s+1\s+FAILED\s+2026-04-01 12:00:00\.000$/);
+});

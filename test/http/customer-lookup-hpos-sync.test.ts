@@ -1,0 +1,3 @@
+import { customerLookupScenarios } from './customer-lookup-scenarios';
+
+customerLookupScenarios('cl_hpos_sync', { hpos: true, sync: true });

@@ -1,0 +1,3 @@
+import { customerLookupScenarios } from './customer-lookup-scenarios';
+
+customerLookupScenarios('cl_legacy_sync', { sync: true });

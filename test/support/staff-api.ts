@@ -1,0 +1,57 @@
+import restify from 'restify';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../src/config';
+import { createShopDataSource } from '../../src/data-access/data-source';
+import { registerStaffRoutes } from '../../src/entry-points/http/routes/staff-routes';
+import { Transport } from '../../src/entry-points/http/transport';
+import { silentLogger, type Logger } from '../../src/logger';
+import { buildStaffServices, type StaffServices } from '../../src/staff-composition';
+
+export interface RunningStaffApi {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A REST server in this process with only the staff routes, registered through `registerStaffRoutes` exactly
+ * as server.ts does, on a free port. `clock` pins the time authentication and the use cases see.
+ */
+export async function startStaffApi(config: Config, options: { clock?: () => Date; log?: Logger } = {}): Promise<RunningStaffApi> {
+  const dataSource = createShopDataSource(config.db, 4);
+  await dataSource.initialize();
+  const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false });
+  registerStaffRoutes(server, { config, dataSource, log: options.log ?? silentLogger, transport: new Transport(config.http.trustedProxies), clock: options.clock });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dataSource.destroy();
+    },
+  };
+}
+
+/** The staff use cases without HTTP (the worker's jobs, with a pinned clock), on a data source of their own. */
+export async function openStaffServices(config: Config, clock?: () => Date, log: Logger = silentLogger): Promise<StaffServices & { dataSource: DataSource; close(): Promise<void> }> {
+  const dataSource = createShopDataSource(config.db, 4);
+  await dataSource.initialize();
+  return Object.assign(buildStaffServices(config, dataSource, log, clock), { dataSource, close: () => dataSource.destroy() });
+}
+
+export interface CapturedLog {
+  level: string;
+  event: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A logger that keeps what it is told, to check that failures are logged. */
+export function capturingLogger(): Logger & { entries: CapturedLog[] } {
+  const entries: CapturedLog[] = [];
+  return {
+    entries,
+    info: (event, fields) => { entries.push({ level: 'info', event, fields }); },
+    warn: (event, fields) => { entries.push({ level: 'warn', event, fields }); },
+    error: (event, fields) => { entries.push({ level: 'error', event, fields }); },
+  };
+}
