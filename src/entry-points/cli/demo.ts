@@ -8,11 +8,12 @@ import { createShopDataSource } from '../../data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../demo/woocommerce-schema';
 import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
 import { selfSignedCertificate } from './self-signed-certificate';
+import { signCardGatewayEvent } from '../../payments/providers/card-gateway/signature';
 
 /**
  * `npm run demo`: a demo shop database shaped like a real WooCommerce one (posts and HPOS tables,
  * HPOS authoritative with sync on), seeded, migrated, served over HTTPS with a self-signed
- * certificate, and a list of requests to paste. Ctrl+C stops it.
+ * certificate with the worker running beside it, and a list of requests to paste. Ctrl+C stops it.
  */
 const env = process.env;
 const dbName = env.DEMO_DB_NAME ?? 'shop_sidecar_demo';
@@ -56,7 +57,15 @@ function stopAll(code: number): void {
   setTimeout(() => process.exit(code), 1500).unref();
 }
 
-function printRequests(base: string, key: string, secret: string, samples: DemoSamples): void {
+/** A signed card-gateway delivery of an event the service stores but has nothing to do for (so it needs no provider). */
+function signedDemoWebhook(webhookSecret: string): string {
+  const id = crypto.randomBytes(16).toString('hex');
+  const timestamp = new Date().toISOString();
+  const event = { id, event_id: crypto.randomBytes(16).toString('hex'), event_type: 'customer_changed', timestamp, customer: 'demo-customer', signature: signCardGatewayEvent({ timestamp, id }, webhookSecret) };
+  return JSON.stringify(event);
+}
+
+function printRequests(base: string, key: string, secret: string, samples: DemoSamples, webhookSecret: string): void {
   const auth = `-u '${key}:${secret}'`;
   const post = (body: object, extra = '') =>
     `curl -sk ${auth} -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status${extra}' -d '${JSON.stringify(body)}'`;
@@ -80,6 +89,12 @@ function printRequests(base: string, key: string, secret: string, samples: DemoS
     `curl -sk -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status' -d '${JSON.stringify({ order_number: samples.match.order_number, email: samples.match.email })}'`,
     '# Health (200)',
     `curl -sk '${base}/health'`,
+    '# A signed card-gateway webhook (200: stored, then SKIPPED by the worker: nothing to do for this event type)',
+    `curl -sk -H 'Content-Type: application/json' -X POST '${base}/payment-hub/v1/webhook/card_gateway' -d '${signedDemoWebhook(webhookSecret)}'`,
+    '# The same webhook with a wrong signature (401 invalid_signature)',
+    `curl -sk -H 'Content-Type: application/json' -X POST '${base}/payment-hub/v1/webhook/card_gateway' -d '${signedDemoWebhook('wrong-secret')}'`,
+    '# What the worker made of the webhooks',
+    `DB_NAME=${dbName} npx payment-hub webhooks list`,
     '',
     'Press Ctrl+C to stop.',
     '',
@@ -101,6 +116,7 @@ async function main(): Promise<void> {
   const { certFile, keyFile } = selfSignedCertificate(path.join(projectRoot, 'demo', 'tls'));
   const key = env.HELPDESK_API_KEY || 'helpdesk-demo';
   const secret = env.HELPDESK_API_SECRET || crypto.randomBytes(12).toString('hex');
+  const webhookSecret = env.CARD_GATEWAY_WEBHOOK_SECRET || crypto.randomBytes(16).toString('hex');
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     DB_NAME: dbName,
@@ -112,6 +128,7 @@ async function main(): Promise<void> {
     HELPDESK_API_KEY: key,
     HELPDESK_API_SECRET: secret,
     SHOP_URL: 'https://shop.example.dk',
+    CARD_GATEWAY_WEBHOOK_SECRET: webhookSecret,
   };
   const config = loadConfig(childEnv);
   const dataSource = createShopDataSource(config.db, 1);
@@ -119,13 +136,13 @@ async function main(): Promise<void> {
   await dataSource.runMigrations({ transaction: 'each' });
   await dataSource.destroy();
 
-  children.push(start('API', 'http/main.js', childEnv));
+  children.push(start('API', 'http/main.js', childEnv), start('worker', 'worker/main.js', childEnv));
   const base = `https://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 50; attempt++) {
     if (await listening(Number(port))) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  printRequests(base, key, secret, samples);
+  printRequests(base, key, secret, samples, webhookSecret);
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
 }

@@ -1,0 +1,3 @@
+import { subscriptionSupportScenarios } from './subscription-support-scenarios';
+
+subscriptionSupportScenarios('ss_legacy_sync', { sync: true });
