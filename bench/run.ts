@@ -6,16 +6,18 @@ import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { generateBulkOrders } from '../src/demo/bulk-orders';
+import { benchPayments, type PaymentBenchRow } from './payments';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
  * match, a mismatch and a not-found, next to the bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run.
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,payments picks parts.
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,payments').split(','));
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -85,7 +87,7 @@ async function benchTarget(label: string, script: string, dbName: string, size: 
   const port = 18000 + Math.floor(Math.random() * 1000);
   const child = await startProcess(script, {
     DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
-    HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
+    HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
   });
   const pick = () => samples[Math.floor(Math.random() * samples.length)];
   const scenarios: [string, () => string][] = [
@@ -115,26 +117,38 @@ function table(rows: Row[]): string {
   return [header, ...rows.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.target} | ${r.scenario} | ${r.rps.toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.non2xxOrErrors} |`)].join('\n');
 }
 
+function paymentTable(rows: PaymentBenchRow[]): string {
+  return ['| measure | value | detail |\n|---|---:|---|', ...rows.map((r) => `| ${r.measure} | ${r.value} | ${r.detail} |`)].join('\n');
+}
+
 async function main(): Promise<void> {
+  const sections: string[] = [];
   const rows: Row[] = [];
-  for (const size of sizes) {
-    const { dbName, samples } = await prepareShop(size);
-    rows.push(...await benchTarget('shop-sidecar API', 'dist/src/entry-points/http/main.js', dbName, size, samples));
-    rows.push(...await benchTarget('bare node:http + mysql2', 'dist/bench/ceiling.js', dbName, size, samples));
+  if (parts.has('order-status')) {
+    for (const size of sizes) {
+      const { dbName, samples } = await prepareShop(size);
+      rows.push(...await benchTarget('shop-sidecar API', 'dist/src/entry-points/http/main.js', dbName, size, samples));
+      rows.push(...await benchTarget('bare node:http + mysql2', 'dist/bench/ceiling.js', dbName, size, samples));
+    }
+    sections.push('## Order status route', '', table(rows), '');
+  }
+  if (parts.has('payments')) {
+    const paymentRows = await benchPayments(duration);
+    for (const row of paymentRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
+    sections.push('## Card-gateway webhooks', '', paymentTable(paymentRows), '');
   }
   const summary = [
-    `# Order status route, ${new Date().toISOString()}`,
+    `# shop-sidecar benchmarks, ${new Date().toISOString()}`,
     '',
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
-    `autocannon, 10 connections, ${duration} s after a 3 s warm-up, a random order per request; load generator, database and server share the machine.`,
+    `autocannon, 10 connections, ${duration} s (after a 3 s warm-up for the order status route); load generator, database and server share the machine.`,
     '',
-    table(rows),
-    '',
+    ...sections,
   ].join('\n');
   process.stdout.write(`\n${summary}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  fs.writeFileSync(path.join(root, 'bench/results', `order-status-${stamp}.md`), summary);
-  fs.writeFileSync(path.join(root, 'bench/results', 'order-status-latest.json'), JSON.stringify(rows, null, 2));
+  fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'bench/results', `bench-${stamp}.md`), summary);
 }
 
 main().catch((error) => {

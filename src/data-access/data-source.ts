@@ -33,6 +33,8 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
     bigNumberStrings: true,
     poolSize,
     connectTimeout: 5000,
+    // mysql2 otherwise captures a stack trace for every query, a measurable cost on the hot path.
+    extra: { trace: false },
   });
 }
 

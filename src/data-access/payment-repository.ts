@@ -69,15 +69,23 @@ export class PaymentRepository {
        VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
       [fields.provider, fields.externalId, fields.orderId, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
     );
+    if (inserted.affectedRows === 1) {
+      // Just inserted in this transaction, so already locked: no need to read it back.
+      const payment: PaymentRecord = {
+        id: inserted.insertId, provider: fields.provider, externalId: fields.externalId, status: null, orderId: fields.orderId,
+        agreementId: fields.agreementId ?? null, amountMinor: fields.amountMinor ?? null, currency: fields.currency ?? null, createdAt: now, updatedAt: now,
+      };
+      return { payment, created: true };
+    }
     const payment = await this.lock(db, fields.provider, fields.externalId);
     if (!payment) throw new Error(`payment ${fields.provider}/${fields.externalId} vanished after insert`);
     // Fill in what an earlier, thinner event could not know.
-    if (!inserted.affectedRows && (payment.orderId === null && fields.orderId !== null || payment.amountMinor === null && fields.amountMinor != null)) {
+    if (payment.orderId === null && fields.orderId !== null || payment.amountMinor === null && fields.amountMinor != null) {
       await db.query(`UPDATE ${this.t.payments} SET order_id = COALESCE(order_id, ?), amount_minor = COALESCE(amount_minor, ?), currency = COALESCE(currency, ?) WHERE id = ?`,
         [fields.orderId, fields.amountMinor ?? null, fields.currency ?? null, payment.id]);
       Object.assign(payment, { orderId: payment.orderId ?? fields.orderId, amountMinor: payment.amountMinor ?? fields.amountMinor ?? null });
     }
-    return { payment, created: inserted.affectedRows === 1 };
+    return { payment, created: false };
   }
 
   async lock(db: Executor, provider: Provider, externalId: string): Promise<PaymentRecord | null> {

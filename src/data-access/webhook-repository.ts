@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import type { Executor } from './order-write-repository';
 
 export interface WebhookRecord {
   id: number;
@@ -73,8 +74,9 @@ export class WebhookRepository {
     return result.affectedRows === 1 ? this.find(id) : null;
   }
 
-  async finish(id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Promise<void> {
-    await this.pool.query(
+  /** The final status; `db` lets it commit together with what the handler wrote. */
+  async finish(db: Executor, id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Promise<void> {
+    await db.query(
       `UPDATE ${this.table} SET status = ?, outcome = ?, last_error = NULL, next_attempt_at = NULL, locked_until = NULL, processed_at = NOW(3), updated_at = NOW(3) WHERE id = ?`,
       [status, outcome.slice(0, 255), id],
     );

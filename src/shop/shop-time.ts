@@ -32,11 +32,27 @@ export function shopTimeZone(timezoneString: string | undefined, gmtOffset: stri
   return { kind: 'offset', minutes: Number.isFinite(hours) ? Math.round(hours * 60) : 0 };
 }
 
+// Offsets only change on quarter-hour boundaries (DST switches), so each zone's offset is computed
+// once per quarter hour and kept; Intl's formatToParts is the costly part of formatting a date.
+const QUARTER_HOUR_MS = 15 * 60_000;
+const offsetCache = new Map<string, number>();
+
 /** Minutes the zone is ahead of UTC at the given instant. */
 export function offsetMinutesAt(date: Date, zone: ShopTimeZone): number {
   if (zone.kind === 'offset') return zone.minutes;
+  const key = `${zone.name}@${Math.floor(date.getTime() / QUARTER_HOUR_MS)}`;
+  let offset = offsetCache.get(key);
+  if (offset === undefined) {
+    if (offsetCache.size > 50_000) offsetCache.clear();
+    offset = computeOffsetMinutes(date, zone.name);
+    offsetCache.set(key, offset);
+  }
+  return offset;
+}
+
+function computeOffsetMinutes(date: Date, zoneName: string): number {
   const parts: Record<string, number> = {};
-  for (const part of formatterFor(zone.name).formatToParts(date)) {
+  for (const part of formatterFor(zoneName).formatToParts(date)) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
   const asUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);

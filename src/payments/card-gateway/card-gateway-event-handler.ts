@@ -1,5 +1,5 @@
 import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
-import type { OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { Executor, OrderWriteRepository } from '../../data-access/order-write-repository';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import type { OrderLinks } from '../order-links';
@@ -8,7 +8,13 @@ import { processed, ProviderUnavailableError, skipped, type EventOutcome } from 
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
 
+/** Records the webhook's final status; called inside the handler's transaction so both commit together. */
+export type Finish = (db: Executor, outcome: EventOutcome) => Promise<void>;
+
 const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
+
+/** One transaction for the handler's writes and the webhook's final status. */
+type Unit = (work: (db: Executor) => Promise<EventOutcome>) => Promise<EventOutcome>;
 
 /** Invoice states that confirm each event's payment status (the event itself may be late or repeated). */
 const CONFIRMING_STATES: Partial<Record<CardGatewayInvoiceEvent['eventType'], { to: PaymentStatus; states: CardGatewayInvoiceState[] }>> = {
@@ -32,11 +38,16 @@ export class CardGatewayEventHandler {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  async handle(event: CardGatewayEvent): Promise<EventOutcome> {
+  async handle(event: CardGatewayEvent, finish?: Finish): Promise<EventOutcome> {
     if (!event.supported) return skipped(`unsupported event ${event.eventType}`);
     const settings = await this.settings.current();
-    if ('invoice' in event && event.eventType.startsWith('invoice_')) return this.invoiceEvent(event as CardGatewayInvoiceEvent, settings);
-    return this.paymentMethodEvent(event as CardGatewayPaymentMethodEvent);
+    const unit = (work: (db: Executor) => Promise<EventOutcome>) => this.orders.transaction(async (db) => {
+      const outcome = await work(db);
+      await finish?.(db, outcome);
+      return outcome;
+    });
+    if ('invoice' in event && event.eventType.startsWith('invoice_')) return this.invoiceEvent(event as CardGatewayInvoiceEvent, settings, unit);
+    return this.paymentMethodEvent(event as CardGatewayPaymentMethodEvent, unit);
   }
 
   private async readInvoice(handle: string): Promise<CardGatewayInvoice | null> {
@@ -46,21 +57,21 @@ export class CardGatewayEventHandler {
     throw new ProviderUnavailableError(`reading invoice ${handle}`, result);
   }
 
-  private async invoiceEvent(event: CardGatewayInvoiceEvent, settings: ShopSettings): Promise<EventOutcome> {
+  private async invoiceEvent(event: CardGatewayInvoiceEvent, settings: ShopSettings, unit: Unit): Promise<EventOutcome> {
     const handle = event.invoice;
-    if (event.eventType === 'invoice_failed') return this.invoiceFailed(handle, settings);
-    if (event.eventType === 'invoice_refund_failed') return this.refundFailed(handle, event.transaction ?? event.creditNote ?? null, settings);
+    if (event.eventType === 'invoice_failed') return this.invoiceFailed(handle, settings, unit);
+    if (event.eventType === 'invoice_refund_failed') return this.refundFailed(handle, event.transaction ?? event.creditNote ?? null, settings, unit);
 
     const invoice = await this.readInvoice(handle);
     if (!invoice) return skipped(`invoice ${handle} is unknown to the provider`);
-    const orderId = await this.links.orderForCardGatewayHandle(handle, settings);
+    const orderId = await this.linkedOrder(handle, settings);
     const now = this.clock();
 
-    return this.orders.transaction(async (db) => {
+    return unit(async (db) => {
       const { payment, created } = await this.payments.lockOrCreate(db, {
         provider: 'card_gateway', externalId: handle, orderId, amountMinor: invoice.amount, currency: invoice.currency,
       }, stamp(now));
-      await this.payments.setMeta(db, payment.id, { customer_handle: invoice.customer || undefined });
+      if (created) await this.payments.setMeta(db, payment.id, { customer_handle: invoice.customer || undefined });
       if (event.eventType === 'invoice_created') {
         return created ? processed('payment recorded') : skipped('payment already known');
       }
@@ -78,20 +89,26 @@ export class CardGatewayEventHandler {
     });
   }
 
+  /** A known payment's order; only a new payment needs the (costlier) search through order meta. */
+  private async linkedOrder(handle: string, settings: ShopSettings): Promise<number | null> {
+    const known = await this.payments.find('card_gateway', handle);
+    return known?.orderId ?? this.links.orderForCardGatewayHandle(handle, settings);
+  }
+
   /** Only the charge carries the error and error state, so it is read instead of the invoice. */
-  private async invoiceFailed(handle: string, settings: ShopSettings): Promise<EventOutcome> {
+  private async invoiceFailed(handle: string, settings: ShopSettings, unit: Unit): Promise<EventOutcome> {
     const result = await this.client.getCharge(handle);
     if (!result.ok && result.kind === 'not_found') return skipped(`charge ${handle} is unknown to the provider`);
     if (!result.ok) throw new ProviderUnavailableError(`reading charge ${handle}`, result);
     const charge = result.value;
     if (charge.state !== 'failed') return skipped(`charge ${handle} is ${charge.state}, not failed`);
-    const orderId = await this.links.orderForCardGatewayHandle(handle, settings);
+    const orderId = await this.linkedOrder(handle, settings);
     const now = this.clock();
-    return this.orders.transaction(async (db) => {
-      const { payment } = await this.payments.lockOrCreate(db, {
+    return unit(async (db) => {
+      const { payment, created } = await this.payments.lockOrCreate(db, {
         provider: 'card_gateway', externalId: handle, orderId, amountMinor: charge.amount, currency: charge.currency,
       }, stamp(now));
-      await this.payments.setMeta(db, payment.id, { customer_handle: charge.customer || undefined });
+      if (created) await this.payments.setMeta(db, payment.id, { customer_handle: charge.customer || undefined });
       const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
         code: charge.error ?? null,
         description: charge.source?.acquirer_message ?? charge.error ?? null,
@@ -102,21 +119,21 @@ export class CardGatewayEventHandler {
   }
 
   /** An asynchronous refund failed: the money did not go back. Recorded on the payment and told to staff on the order. */
-  private async refundFailed(handle: string, transaction: string | null, settings: ShopSettings): Promise<EventOutcome> {
+  private async refundFailed(handle: string, transaction: string | null, settings: ShopSettings, unit: Unit): Promise<EventOutcome> {
     const payment = await this.payments.find('card_gateway', handle);
     const orderId = payment?.orderId ?? (await this.links.orderForCardGatewayHandle(handle, settings));
     if (!payment && !orderId) return skipped(`no payment or order for invoice ${handle}`);
     const now = this.clock();
-    await this.orders.transaction(async (db) => {
+    return unit(async (db) => {
       if (payment) await this.payments.setMeta(db, payment.id, { refund_failed_at: stamp(now), refund_failed_transaction: transaction ?? '' });
       if (orderId) {
         await this.orders.addNote(db, orderId, `Refund${transaction ? ` ${transaction}` : ''} of payment ${handle} failed at the card gateway; the money was not returned.`, settings, now);
       }
+      return processed('refund failure recorded');
     });
-    return processed('refund failure recorded');
   }
 
-  private async paymentMethodEvent(event: CardGatewayPaymentMethodEvent): Promise<EventOutcome> {
+  private async paymentMethodEvent(event: CardGatewayPaymentMethodEvent, unit: Unit): Promise<EventOutcome> {
     const result = await this.client.getPaymentMethod(event.paymentMethod);
     if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading payment method ${event.paymentMethod}`, result);
     const state = result.ok ? result.value.state : 'deleted';
@@ -129,7 +146,7 @@ export class CardGatewayEventHandler {
     const rule = wanted[event.eventType];
     if (!rule.states.includes(state)) return skipped(`payment method ${event.paymentMethod} is ${state}, which does not confirm ${event.eventType}`);
     const now = this.clock();
-    return this.orders.transaction(async (db) => {
+    return unit(async (db) => {
       const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: event.paymentMethod, customerHandle: customer }, stamp(now));
       const status = rule.disable ? 'DISABLED' : 'ACTIVE';
       if (agreement.status === status && agreement.disableReason === rule.disable) return skipped(`agreement already ${status}`);

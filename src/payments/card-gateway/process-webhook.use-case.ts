@@ -1,7 +1,8 @@
 import type { WebhookRepository } from '../../data-access/webhook-repository';
 import type { Logger } from '../../logger';
 import { parseCardGatewayEvent } from '../providers/events';
-import type { CardGatewayEventHandler } from './card-gateway-event-handler';
+import type { CardGatewayEventHandler, Finish } from './card-gateway-event-handler';
+import { skipped } from '../processing-outcome';
 
 /** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
 export const MAX_AUTOMATIC_ATTEMPTS = 5;
@@ -26,8 +27,13 @@ export class ProcessCardGatewayWebhook {
     if (!webhook) return { kind: 'not_claimed' };
     const event = parseCardGatewayEvent(webhook.rawBody);
     try {
-      const outcome = event ? await this.handler.handle(event) : { status: 'SKIPPED' as const, note: 'not a well-formed card-gateway event' };
-      await this.webhooks.finish(webhook.id, outcome.status, outcome.note);
+      let finished = false;
+      const finish: Finish = async (db, outcome) => {
+        await this.webhooks.finish(db, webhook.id, outcome.status, outcome.note);
+        finished = true;
+      };
+      const outcome = event ? await this.handler.handle(event, finish) : skipped('not a well-formed card-gateway event');
+      if (!finished) await finish(this.webhooks.pool, outcome);
       return { kind: 'done', ...outcome };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -1,3 +1,5 @@
+import { providerRequest } from '../http-request';
+
 /**
  * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
  *
@@ -183,15 +185,9 @@ export class CardGatewayClient {
     let status: number | undefined;
     let text: string;
     try {
-      // One deadline for connect, headers and body together.
-      const response = await fetch(this.baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      const response = await providerRequest(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs);
       status = response.status;
-      text = await response.text();
+      text = response.text;
     } catch (error) {
       return transportFailure(error, `${method} ${path}`, status);
     }
@@ -226,13 +222,13 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** fetch rejects with the AbortSignal.timeout reason (a TimeoutError) on the deadline, else a TypeError with a cause. */
+/** providerRequest rejects with a TimeoutError on the deadline, else with a socket error carrying its code. */
 export function transportFailure(error: unknown, what: string, status?: number): ProviderFailure {
   const name = error !== null && typeof error === 'object' && 'name' in error ? String(error.name) : '';
   if (name === 'TimeoutError' || name === 'AbortError') {
     return { ok: false, kind: 'timeout', ...(status === undefined ? {} : { status }), message: `${what}: timed out` };
   }
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
-  const detail = (cause && 'code' in cause ? String(cause.code) : undefined) ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  const code = error !== null && typeof error === 'object' && 'code' in error ? String(error.code) : undefined;
+  const detail = code ?? (error instanceof Error ? error.message : String(error));
   return { ok: false, kind: 'network', ...(status === undefined ? {} : { status }), message: `${what}: ${detail}` };
 }

@@ -1,4 +1,5 @@
 import { transportFailure, type ProviderFailure } from '../card-gateway/client.js';
+import { providerRequest } from '../http-request';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -223,14 +224,10 @@ export class MobileWalletClient {
     let status: number | undefined;
     let text: string;
     try {
-      const response = await fetch(this.baseUrl + path, {
-        method,
-        headers: requestHeaders,
-        body: body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const payload = body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body);
+      const response = await providerRequest(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs);
       status = response.status;
-      text = await response.text();
+      text = response.text;
     } catch (error) {
       return transportFailure(error, `${method} ${path}`, status);
     }

@@ -1,0 +1,113 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import mysql from 'mysql2/promise';
+import { loadConfig } from '../src/config';
+import { createShopDataSource } from '../src/data-access/data-source';
+import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
+import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
+import { FakeCardGateway } from '../test/support/fake-card-gateway';
+
+export interface PaymentBenchRow {
+  measure: string;
+  value: string;
+  detail: string;
+}
+
+const root = path.resolve(__dirname, '../..');
+const dbName = 'shop_sidecar_bench_payments';
+const prefix = 'wp_';
+const SECRET = 'bench-webhook-secret';
+
+function startProcess(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  // BENCH_PROFILE=<dir> writes a CPU profile of each service process there.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: ['--disable-warning=DEP0111', ...profile], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+function delivery(eventId: string, invoice: string): string {
+  const id = crypto.randomBytes(16).toString('hex');
+  const timestamp = new Date().toISOString();
+  return JSON.stringify({ id, event_id: eventId, event_type: 'invoice_settled', timestamp, invoice, customer: 'bench-customer', signature: signCardGatewayEvent({ timestamp, id }, SECRET) });
+}
+
+/**
+ * Card-gateway webhooks: signed deliveries accepted per second by the API (one in ten a repeat that
+ * must be deduplicated), then events processed per second by one worker against a loopback provider.
+ */
+export async function benchPayments(duration: number): Promise<PaymentBenchRow[]> {
+  const admin = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
+  await dropDatabase(admin, dbName);
+  await createDatabase(admin, dbName);
+  await admin.end();
+  const db = mysql.createPool({ host: '127.0.0.1', user: 'root', database: dbName, connectionLimit: 2 });
+  await createWooCommerceTables(db, prefix);
+  await configureShop(db, prefix, { hpos: false, sync: false, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', sequentialPlugin: 'none' });
+  const env = { DB_NAME: dbName, DB_TABLE_PREFIX: prefix };
+  const migrations = createShopDataSource(loadConfig(env).db, 1);
+  await migrations.initialize();
+  await migrations.runMigrations();
+  await migrations.destroy();
+
+  const fake = new FakeCardGateway({ webhookSecret: SECRET });
+  await fake.start();
+  const port = 19000 + Math.floor(Math.random() * 1000);
+  const serviceEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: SECRET, TLS_CERT_FILE: '', TLS_KEY_FILE: '' };
+  const api = await startProcess('dist/src/entry-points/http/main.js', serviceEnv);
+  const rows: PaymentBenchRow[] = [];
+  try {
+    let sent = 0;
+    const recent: string[] = [];
+    const requests = [{
+      method: 'POST', path: '/payment-hub/v1/webhook/card_gateway', headers: { 'content-type': 'application/json' },
+      setupRequest: (req: autocannon.RequestSpec) => {
+        sent += 1;
+        // Every tenth delivery repeats a recent event, as a provider's retry would.
+        if (sent % 10 === 0 && recent.length) return { ...req, body: delivery(recent[sent % recent.length], `inv-${sent}`) };
+        const eventId = `evt-${sent}-${crypto.randomBytes(4).toString('hex')}`;
+        recent.push(eventId);
+        if (recent.length > 100) recent.shift();
+        const invoice = `inv-${sent}`;
+        fake.setInvoice(invoice, { state: 'settled', amount: 9900 });
+        return { ...req, body: delivery(eventId, invoice) };
+      },
+    }];
+    const intake = await autocannon({ url: `http://127.0.0.1:${port}`, connections: 10, duration, requests });
+    const [[stored]] = await db.query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${prefix}sidecar_webhooks`);
+    rows.push({
+      measure: 'signed deliveries accepted / s (API, 10 connections)',
+      value: Math.round(intake.requests.average).toLocaleString('en'),
+      detail: `p50 ${intake.latency.p50} ms, p99 ${intake.latency.p99} ms; ${intake.requests.total} deliveries, ${stored.n} stored, ${intake['2xx']} answered 200, ${intake.non2xx} other, ${intake.errors} errors`,
+    });
+
+    const started = Date.now();
+    const worker = await startProcess('dist/src/entry-points/worker/main.js', serviceEnv);
+    try {
+      let pending = Number(stored.n);
+      while (pending > 0 && Date.now() - started < 300_000) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const [[left]] = await db.query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${prefix}sidecar_webhooks WHERE status = 'PENDING'`);
+        pending = Number(left.n);
+      }
+      const seconds = (Date.now() - started) / 1000;
+      const [byStatus] = await db.query<mysql.RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${prefix}sidecar_webhooks GROUP BY status`);
+      rows.push({
+        measure: 'events processed / s (one worker, loopback provider)',
+        value: Math.round(Number(stored.n) / seconds).toLocaleString('en'),
+        detail: `${stored.n} events in ${seconds.toFixed(1)} s (from worker start); ${byStatus.map((r) => `${r.status} ${r.n}`).join(', ')}`,
+      });
+    } finally {
+      worker.kill('SIGTERM');
+    }
+  } finally {
+    api.kill('SIGTERM');
+    await fake.stop();
+    await db.end();
+  }
+  return rows;
+}
