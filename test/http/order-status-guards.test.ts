@@ -83,6 +83,8 @@ test('When several API instances run, Then they share one failure count', async 
   t.is((await lookup(two, { ...MATCH, email: 'y@example.dk' }, headers)).status, 404);
   t.is((await lookup(one, MATCH, headers)).status, 429);
   t.is((await lookup(two, MATCH, headers)).status, 429);
+  const startedLater = await api(env);
+  t.is((await lookup(startedLater, MATCH, headers)).status, 429, 'an instance started during the block reads it from Redis');
 });
 
 test('When Redis cannot be reached, Then the route refuses with 503 instead of counting nothing, and health says so', async (t) => {

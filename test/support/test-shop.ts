@@ -87,7 +87,7 @@ export async function startApi(config: Config, log: Logger = silentLogger): Prom
   const dataSource = createShopDataSource(config.db, 4);
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, log, 1000);
-  const api = createApi({ config, dataSource, redis, log });
+  const api = await createApi({ config, dataSource, redis, log });
   const server = api.server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;

@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, logger);
-  const api = createApi({ config, dataSource, redis, log: logger });
+  const api = await createApi({ config, dataSource, redis, log: logger });
   const server = api.server;
 
   await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));

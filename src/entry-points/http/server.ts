@@ -30,7 +30,7 @@ export interface Api {
 }
 
 /** Builds the REST server: HTTPS itself when a certificate is configured, plain HTTP behind a proxy otherwise. */
-export function createApi({ config, dataSource, redis, log }: ApiDeps): Api {
+export async function createApi({ config, dataSource, redis, log }: ApiDeps): Promise<Api> {
   const tls = config.http.tlsCertFile && config.http.tlsKeyFile
     ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
     : {};
@@ -42,10 +42,12 @@ export function createApi({ config, dataSource, redis, log }: ApiDeps): Api {
   const extensions = config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log);
   const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
 
+  const throttle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle, log);
+  await throttle.start();
   server.post('/helpdesk/v1/order-status', orderStatusRoute({
     transport,
     credentials: new StaticBasicCredentials(config.helpdesk.apiKey, config.helpdesk.apiSecret),
-    throttle: new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle),
+    throttle,
     lookup: new LookupOrderStatus(hub.orders, settings, extensions),
   }));
   server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
@@ -64,7 +66,7 @@ export function createApi({ config, dataSource, redis, log }: ApiDeps): Api {
     server,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await hub.queue.close(1000);
+      await Promise.all([hub.queue.close(1000), throttle.stop()]);
     },
   };
 }

@@ -52,7 +52,7 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     }
     const supplied = parseBasicAuthorization(req.headers.authorization);
     const subject = supplied ? `key:${supplied.user}` : `ip:${transport.clientIp(req)}`;
-    const state = await throttle.state(subject);
+    const state = throttle.state(subject);
     if (state.kind === 'unavailable') {
       return sendError(res, 503, 'service_unavailable', 'The service cannot check attempt limits right now; try again shortly.', {}, { 'Retry-After': '5' });
     }
