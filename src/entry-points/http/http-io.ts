@@ -52,6 +52,7 @@ export function parseJsonObject(bytes: Buffer): JsonObjectOutcome {
 
 /** Query-string parameter names of the request. */
 export function queryNames(req: Request): Set<string> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (!req.url?.includes('?')) return new Set();
+  const url = new URL(req.url, 'http://localhost');
   return new Set(url.searchParams.keys());
 }

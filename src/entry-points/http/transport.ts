@@ -11,6 +11,8 @@ const unmapped = (address: string) => (address.startsWith('::ffff:') && net.isIP
  */
 export class Transport {
   private readonly trusted = new net.BlockList();
+  // A handful of proxy and client addresses recur; BlockList.check is the costly part of a request's checks.
+  private readonly verdicts = new Map<string, boolean>();
 
   constructor(trustedProxies: string[]) {
     for (const entry of trustedProxies) {
@@ -22,9 +24,15 @@ export class Transport {
   }
 
   private isTrusted(address: string): boolean {
-    const plain = unmapped(address);
-    const family = net.isIPv6(plain) ? 'ipv6' : net.isIPv4(plain) ? 'ipv4' : undefined;
-    return family !== undefined && this.trusted.check(plain, family);
+    let verdict = this.verdicts.get(address);
+    if (verdict === undefined) {
+      const plain = unmapped(address);
+      const family = net.isIPv6(plain) ? 'ipv6' : net.isIPv4(plain) ? 'ipv4' : undefined;
+      verdict = family !== undefined && this.trusted.check(plain, family);
+      if (this.verdicts.size > 10_000) this.verdicts.clear();
+      this.verdicts.set(address, verdict);
+    }
+    return verdict;
   }
 
   private peer(req: Request): string {
