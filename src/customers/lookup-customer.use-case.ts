@@ -1,4 +1,4 @@
-import type { ContactKey, ContactEntry, CustomerContactIndex } from '../data-access/customer-contact-index';
+import type { ContactKey, CustomerContactIndex } from '../data-access/customer-contact-index';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { describeOrderStatus } from '../order-status/lookup-order-status.use-case';
@@ -66,7 +66,7 @@ export class LookupCustomer {
   /** The index hits for `key` (minus `skip`), read from the authoritative store. */
   private async read(key: ContactKey, settings: ShopSettings, skip: Set<number>): Promise<{ orders: ShopOrder[]; subscriptions: ShopSubscription[] }> {
     const hits = await this.deps.index.find(key, { orders: RECENT_ORDERS + SLACK, subscriptions: LISTED_SUBSCRIPTIONS + SLACK });
-    const ids = (entries: ContactEntry[]) => entries.map((entry) => entry.orderId).filter((id) => !skip.has(id));
+    const ids = (found: number[]) => found.filter((id) => !skip.has(id));
     const [orders, subscriptions] = await Promise.all([
       this.deps.orders.findManyByIds(ids(hits.orders), settings, 'shop_order'),
       this.deps.orders.findManyByIds(ids(hits.subscriptions), settings, 'shop_subscription'),

@@ -49,8 +49,8 @@ export interface ContactIndexState {
 export type ContactKey = { email: string } | { phone: string } | { customerId: number };
 
 export interface ContactHits {
-  orders: ContactEntry[];
-  subscriptions: ContactEntry[];
+  orders: number[];
+  subscriptions: number[];
 }
 
 const LEGACY_META_KEYS = ['_billing_email', '_billing_phone', '_billing_country', '_shipping_country', '_customer_user'];
@@ -78,18 +78,18 @@ export class CustomerContactIndex {
   // -------------------------------------------------------------------------------------------------------------
   // Lookup
 
-  /** The newest entries with this key: up to `limits.orders` orders and `limits.subscriptions` subscriptions. */
+  /**
+   * IDs of the newest orders and subscriptions with this key: up to `limits.orders` and `limits.subscriptions`.
+   * Only columns of the key's own index are read, so a lookup is one index descent and no table rows.
+   */
   async find(key: ContactKey, limits: { orders: number; subscriptions: number }): Promise<ContactHits> {
     const [column, value] = 'email' in key ? ['email', key.email] : 'phone' in key ? ['phone', key.phone] : ['customer_id', key.customerId];
-    const part = `(SELECT order_id, order_type, customer_id, email, phone, date_created_gmt FROM ${this.t.contacts}
+    const part = `(SELECT order_id, order_type FROM ${this.t.contacts}
       WHERE ${column} = ? AND order_type = ? ORDER BY date_created_gmt DESC, order_id DESC LIMIT ?)`;
     const [rows] = await this.pool.query<RowDataPacket[]>(`${part} UNION ALL ${part}`,
       [value, 'shop_order', limits.orders, value, 'shop_subscription', limits.subscriptions]);
-    const entries = rows.map(entryFrom);
-    return {
-      orders: entries.filter((entry) => entry.orderType === 'shop_order'),
-      subscriptions: entries.filter((entry) => entry.orderType === 'shop_subscription'),
-    };
+    const ids = (type: ContactOrderType) => rows.filter((row) => row.order_type === type).map((row) => Number(row.order_id));
+    return { orders: ids('shop_order'), subscriptions: ids('shop_subscription') };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -133,15 +133,6 @@ export class CustomerContactIndex {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT ID AS id FROM ${this.t.posts} WHERE ID > ? AND post_type IN (?) AND post_modified_gmt >= ?`, [minId, CONTACT_ORDER_TYPES, since]);
     return rows.map((row) => Number(row.id));
-  }
-
-  /** The highest order or subscription ID the store holds now (0 when none). */
-  async maxSourceId(store: OrderStore): Promise<number> {
-    const sql = store === 'hpos'
-      ? `SELECT MAX(id) AS id FROM ${this.t.orders}`
-      : `SELECT MAX(ID) AS id FROM ${this.t.posts}`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql);
-    return Number(rows[0]?.id ?? 0);
   }
 
   private async hposSources(where: string, params: unknown[]): Promise<ContactSource[]> {

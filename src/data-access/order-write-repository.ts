@@ -51,6 +51,32 @@ export class OrderWriteRepository {
     }
   }
 
+  /**
+   * A transaction for changes staff make to one order or subscription at a time (locked with `lockStatus`):
+   * READ COMMITTED, so meta writes take no gap locks and changes to neighbouring IDs never deadlock one
+   * another; and retried from the start if InnoDB still picks it as a deadlock victim. `work` must do
+   * nothing but database work on `connection`, so running it again is safe.
+   */
+  async changeTransaction<T>(work: (connection: PoolConnection) => Promise<T>, attempts = 3): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const connection = await this.pool.getConnection();
+      try {
+        await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+        await connection.beginTransaction();
+        const result = await work(connection);
+        await connection.commit();
+        return result;
+      } catch (error) {
+        await connection.rollback().catch(() => undefined);
+        const code = (error as { code?: string }).code;
+        if (attempt < attempts && (code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT')) continue;
+        throw error;
+      } finally {
+        connection.release();
+      }
+    }
+  }
+
   private stores(settings: ShopSettings): Store[] {
     const authoritative: Store = settings.hpos ? 'hpos' : 'legacy';
     return settings.sync ? [authoritative, authoritative === 'hpos' ? 'legacy' : 'hpos'] : [authoritative];

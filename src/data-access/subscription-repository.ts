@@ -10,18 +10,18 @@ import { subscriptionFrom, type ShopSubscription } from '../shop/subscription';
 export class SubscriptionRepository {
   constructor(private readonly orders: OrderRepository, private readonly orderWrites: OrderWriteRepository) {}
 
-  async find(id: number, settings: ShopSettings): Promise<ShopSubscription | null> {
-    const [record] = await this.orders.findManyByIds([id], settings, 'shop_subscription');
+  async find(id: number, settings: ShopSettings, db?: Executor): Promise<ShopSubscription | null> {
+    const [record] = await this.orders.findManyByIds([id], settings, 'shop_subscription', db);
     return record ? subscriptionFrom(record) : null;
   }
 
   /**
    * Locks the subscription's row for the rest of `db`'s transaction (so two changes cannot interleave),
-   * then reads it as committed.
+   * then reads it, on the same connection, as committed.
    */
   async lockForChange(db: Executor, id: number, settings: ShopSettings): Promise<ShopSubscription | null> {
     const locked = await this.orderWrites.lockStatus(db, id, settings);
     if (!locked || locked.type !== 'shop_subscription') return null;
-    return this.find(id, settings);
+    return this.find(id, settings, db);
   }
 }

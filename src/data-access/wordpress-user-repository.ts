@@ -17,6 +17,9 @@ export interface StoredApiKey {
   userId: number;
   permissions: string;
   consumerSecret: string;
+  /** The key's user (null when the user no longer exists) and the first value of its `metaKey` meta. */
+  user: WordPressUser | null;
+  userMeta: string | null;
 }
 
 /**
@@ -72,13 +75,25 @@ export class WordPressUserRepository {
     return result.affectedRows === 1;
   }
 
-  /** The API key row whose `consumer_key` column holds `storedKey` (i.e. `wc_api_hash(ck)`). */
-  async apiKeyByStoredKey(storedKey: string): Promise<StoredApiKey | null> {
+  /**
+   * The API key row whose `consumer_key` column holds `storedKey` (i.e. `wc_api_hash(ck)`), with its user and
+   * that user's `metaKey` meta (their capabilities), in one round trip: it runs on every API-key request.
+   */
+  async apiKeyByStoredKey(storedKey: string, metaKey: string): Promise<StoredApiKey | null> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT key_id, user_id, permissions, consumer_secret FROM ${this.t.apiKeys} WHERE consumer_key = ? LIMIT 1`, [storedKey]);
+      `SELECT k.key_id, k.user_id, k.permissions, k.consumer_secret, u.ID, u.user_login, u.user_email, u.display_name, u.user_pass,
+         (SELECT m.meta_value FROM ${this.t.usermeta} m WHERE m.user_id = k.user_id AND m.meta_key = ? ORDER BY m.umeta_id LIMIT 1) AS user_meta
+       FROM ${this.t.apiKeys} k LEFT JOIN ${this.t.users} u ON u.ID = k.user_id
+       WHERE k.consumer_key = ? LIMIT 1`, [metaKey, storedKey]);
     if (!rows.length) return null;
     const row = rows[0];
-    return { keyId: Number(row.key_id), userId: Number(row.user_id), permissions: String(row.permissions), consumerSecret: String(row.consumer_secret) };
+    const user = row.ID === null ? null : {
+      id: Number(row.ID), login: String(row.user_login), email: String(row.user_email), displayName: String(row.display_name), passwordHash: String(row.user_pass),
+    };
+    return {
+      keyId: Number(row.key_id), userId: Number(row.user_id), permissions: String(row.permissions), consumerSecret: String(row.consumer_secret),
+      user, userMeta: row.user_meta === null || row.user_meta === undefined ? null : String(row.user_meta),
+    };
   }
 
   /** `last_access`, in the site's local time as WooCommerce writes it. */

@@ -9,13 +9,13 @@ export interface DiscountScheme {
   amount_type: 'currency' | 'percent';
   /** The largest amount allowed (percentages: 100); null when bounded only by the subscription's total. */
   max: number | null;
-  /** Decimal places allowed; null for currency amounts, which follow the shop's price decimals. */
+  /** Decimal places of the amount; null for currency amounts, which follow the shop's price decimals. */
   decimals: number | null;
 }
 
 export const DISCOUNT_SCHEMES: Record<DiscountScheme['id'], DiscountScheme> = {
   fixed_amount: { id: 'fixed_amount', label: 'Fixed amount', amount_type: 'currency', max: null, decimals: null },
-  percentage: { id: 'percentage', label: 'Percentage', amount_type: 'percent', max: 100, decimals: 4 },
+  percentage: { id: 'percentage', label: 'Percentage', amount_type: 'percent', max: 100, decimals: 2 },
 };
 
 export function schemeOf(id: string): DiscountScheme | null {

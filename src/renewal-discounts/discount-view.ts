@@ -20,7 +20,7 @@ export interface DiscountView {
   subscription: number;
   order: number | null;
   type: DiscountTypeView | null;
-  /** Money with the shop's price decimals, or the percentage as written. */
+  /** As WooCommerce's REST API writes coupon amounts: a decimal string, money with the shop's price decimals, a percentage with two. */
   amount: string;
   currency: string;
   status: string;
@@ -38,10 +38,6 @@ export function discountTypeView(type: DiscountTypeRecord): DiscountTypeView | n
   return scheme ? { id: type.id, slug: type.slug, name: type.name, description: type.description, scheme } : null;
 }
 
-function trimmedDecimal(stored: string): string {
-  return stored.includes('.') ? stored.replace(/0+$/, '').replace(/\.$/, '') : stored;
-}
-
 export function discountView(discount: DiscountRecord, type: DiscountTypeRecord | undefined, settings: ShopSettings, siteUrl: string): DiscountView {
   const typeView = type ? discountTypeView(type) : null;
   const created = parseGmtDateTime(discount.createdAt);
@@ -50,7 +46,7 @@ export function discountView(discount: DiscountRecord, type: DiscountTypeRecord 
     subscription: discount.subscriptionId,
     order: discount.orderId,
     type: typeView,
-    amount: typeView?.scheme.amount_type === 'currency' ? formatAmount(discount.amount, settings.priceDecimals) : trimmedDecimal(discount.amount),
+    amount: formatAmount(discount.amount, typeView?.scheme.decimals ?? settings.priceDecimals),
     currency: discount.currency,
     status: discount.status,
     created_via: discount.createdVia,

@@ -13,6 +13,7 @@ import { errorBody } from './http-io';
 import { healthRoute } from './routes/health.route';
 import { orderStatusRoute } from './routes/order-status.route';
 import { webhookRoute } from './routes/webhook.route';
+import { registerStaffRoutes } from './routes/staff-routes';
 import { buildPaymentHub } from '../../composition';
 import { Transport } from './transport';
 
@@ -51,6 +52,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     lookup: new LookupOrderStatus(hub.orders, settings, extensions),
   }));
   server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
+  registerStaffRoutes(server, { config, dataSource, log, transport });
   server.get('/health', healthRoute(dataSource, redis));
 
   // Restify's own errors (unknown route, wrong method, a handler that failed) in the service's error shape.

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import { buildPaymentHub } from '../../composition';
+import { buildStaffServices } from '../../staff-composition';
 import type { Logger } from '../../logger';
 
 /** How long a graceful stop waits for jobs in progress; PM2's kill_timeout for the worker is longer. */
@@ -15,6 +16,8 @@ export interface WorkerOptions {
   /** PENDING webhooks younger than this are left to their queued job. */
   sweepGraceSeconds?: number;
   dunningIntervalMs?: number;
+  customerIndexIntervalMs?: number;
+  pauseEndsIntervalMs?: number;
   clock?: () => Date;
 }
 
@@ -27,11 +30,14 @@ export interface RunningWorker {
 /**
  * The background worker: processes queued card-gateway webhooks; sweeps the webhook table for rows
  * whose job never reached Redis or failed for a while (processing them itself while Redis is away);
- * and runs the dunning attempts that are due.
+ * runs the dunning attempts that are due; keeps the customer lookup index current; and reactivates
+ * paused subscriptions whose pause has ended.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
-  const hub = buildPaymentHub(config, dataSource, log, 'worker', options.clock);
+  const clock = options.clock ?? (() => new Date());
+  const hub = buildPaymentHub(config, dataSource, log, 'worker', clock);
+  const staff = buildStaffServices(config, dataSource, log, clock);
   const process = (webhookId: number) => hub.processCardGatewayWebhook.execute(webhookId);
   hub.queue.process(options.concurrency ?? 10, (job) => process(job.webhookId));
   hub.queue.checkStalled(5000);
@@ -56,6 +62,14 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const summary = await hub.runDueRetries.execute();
     if (summary.attempted) log.info('dunning_attempts', { ...summary });
   };
+  const customerIndex = async () => {
+    const changed = await staff.refreshCustomerContacts.execute();
+    if (changed) log.info('customer_index_refreshed', { changed });
+  };
+  const pauseEnds = async () => {
+    const reactivated = await staff.reactivatePausedSubscriptions.execute(clock());
+    if (reactivated) log.info('paused_subscriptions_reactivated', { count: reactivated });
+  };
   const loop = (name: string, work: () => Promise<void>, intervalMs: number) => {
     let busy = false;
     return setInterval(() => {
@@ -67,12 +81,16 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const timers = [
     loop('sweep', sweep, options.sweepIntervalMs ?? 2000),
     loop('dunning', dunning, options.dunningIntervalMs ?? 5000),
+    loop('customer_index', customerIndex, options.customerIndexIntervalMs ?? 5000),
+    loop('pause_ends', pauseEnds, options.pauseEndsIntervalMs ?? 60_000),
   ];
 
   return {
     async tick() {
       await track(sweep());
       await track(dunning());
+      await track(customerIndex());
+      await track(pauseEnds());
     },
     async stop() {
       stopping = true;

@@ -1,0 +1,3 @@
+import { renewalDiscountScenarios } from './renewal-discounts-scenarios';
+
+renewalDiscountScenarios('rd_hpos', { hpos: true });
