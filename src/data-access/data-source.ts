@@ -34,7 +34,9 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
     poolSize,
     connectTimeout: 5000,
     // mysql2 otherwise captures a stack trace for every query, a measurable cost on the hot path.
-    extra: { trace: false },
+    // Multiple statements let an order and its items come back in one round trip. Every value goes
+    // through placeholders and table names come from the validated prefix, so no input reaches SQL.
+    extra: { trace: false, multipleStatements: true },
   });
 }
 

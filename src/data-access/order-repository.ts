@@ -17,21 +17,19 @@ const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
 
 /**
  * Reads orders from the store WooCommerce treats as authoritative: the posts tables, or the HPOS
- * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is two queries (the
- * order with its meta, and its items), whichever store, and costs the same when nothing is found.
+ * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is two statements in
+ * one round trip (the orders with their meta, and their items and refunds), whichever store, and
+ * costs the same when nothing is found.
  */
 export class OrderRepository {
   private readonly pool: Pool;
   private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
-  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; order: string; items: string; orders: string; itemsOf: string }>;
+  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; orders: string; itemsOf: string }>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
     this.t = { posts: t(Post), postmeta: t(PostMeta), orders: t(HposOrder), ordersMeta: t(HposOrderMeta) };
-    const items = `SELECT i.order_item_id, i.order_item_name, i.order_item_type, im.meta_key, im.meta_value
-      FROM ${t(OrderItem)} i LEFT JOIN ${t(OrderItemMeta)} im ON im.order_item_id = i.order_item_id
-      WHERE i.order_id = ? ORDER BY i.order_item_id, im.meta_id`;
     // The batch reads: the orders with their meta, and their items with the orders' refunds appended (refund
     // rows have no item ID), so a whole page of orders costs two round trips. No ORDER BY: rows come through
     // the order_id / post_id indexes in ID order already, and sorting cost a temporary table per request.
@@ -45,12 +43,6 @@ export class OrderRepository {
       legacy: {
         byNumber: `SELECT m.post_id AS id FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
           WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
-        order: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt,
-            (SELECT COUNT(*) FROM ${t(Post)} r WHERE r.post_parent = p.ID AND r.post_type = 'shop_order_refund') AS refund_count,
-            m.meta_key, m.meta_value
-          FROM ${t(Post)} p LEFT JOIN ${t(PostMeta)} m ON m.post_id = p.ID
-          WHERE p.ID = ? AND p.post_type = 'shop_order' AND p.post_status NOT IN (?)`,
-        items,
         orders: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt, m.meta_key, m.meta_value
           FROM ${t(Post)} p LEFT JOIN ${t(PostMeta)} m ON m.post_id = p.ID
           WHERE p.ID IN (?) AND p.post_type = ? AND p.post_status NOT IN (?)`,
@@ -60,18 +52,6 @@ export class OrderRepository {
       hpos: {
         byNumber: `SELECT m.order_id AS id FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
           WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
-        order: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
-            o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
-            ${addressColumns('b')}, ${addressColumns('s')},
-            (SELECT COUNT(*) FROM ${t(HposOrder)} r WHERE r.parent_order_id = o.id AND r.type = 'shop_order_refund') AS refund_count,
-            m.meta_key, m.meta_value
-          FROM ${t(HposOrder)} o
-          LEFT JOIN ${t(HposOrderOperationalData)} op ON op.order_id = o.id
-          LEFT JOIN ${t(HposOrderAddress)} b ON b.order_id = o.id AND b.address_type = 'billing'
-          LEFT JOIN ${t(HposOrderAddress)} s ON s.order_id = o.id AND s.address_type = 'shipping'
-          LEFT JOIN ${t(HposOrderMeta)} m ON m.order_id = o.id
-          WHERE o.id = ? AND o.type = 'shop_order' AND o.status NOT IN (?)`,
-        items,
         orders: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
             o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
             ${addressColumns('b')}, ${addressColumns('s')}, m.meta_key, m.meta_value
@@ -106,15 +86,8 @@ export class OrderRepository {
   }
 
   async findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
-    const mode = settings.hpos ? 'hpos' : 'legacy';
-    const sql = this.sql[mode];
-    const [[orderRows], [itemRows]] = await Promise.all([
-      this.pool.query<RowDataPacket[]>(sql.order, [id, HIDDEN_STATUSES]),
-      this.pool.query<RowDataPacket[]>(sql.items, [id]),
-    ]);
-    if (!orderRows.length) return null;
-    const items = itemsFrom(itemRows);
-    return mode === 'hpos' ? fromHposRows(orderRows, items) : fromLegacyRows(orderRows, items, settings.timeZone);
+    const [order] = await this.findManyByIds([id], settings);
+    return order ?? null;
   }
 
   /**
@@ -144,10 +117,8 @@ export class OrderRepository {
     if (!ids.length) return [];
     const mode = settings.hpos ? 'hpos' : 'legacy';
     const sql = this.sql[mode];
-    const [[orderRows], [itemRows]] = await Promise.all([
-      db.query<RowDataPacket[]>(sql.orders, [ids, type, HIDDEN_STATUSES]),
-      db.query<RowDataPacket[]>(sql.itemsOf, [ids, ids]),
-    ]);
+    // Both statements in one round trip: the write to the database socket is most of a lookup's cost.
+    const [[orderRows, itemRows]] = await db.query<RowDataPacket[][]>(`${sql.orders};\n${sql.itemsOf}`, [ids, type, HIDDEN_STATUSES, ids, ids]);
     const byId = (rows: RowDataPacket[], column: string) => {
       const groups = new Map<number, RowDataPacket[]>();
       for (const row of rows) {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { basic, request, type TestResponse } from '../support/http-client';
+import { FAILED_LOOKUP_FLOOR_MS } from '../../src/entry-points/http/routes/order-status.route';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop, type TestShopOptions } from '../support/test-shop';
 
 const AUTH = { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https' };
@@ -184,6 +185,15 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
       const { date: _a, ...headersA } = mismatch.headers;
       const { date: _b, ...headersB } = other.headers;
       t.deepEqual(headersA, headersB);
+    }
+  });
+
+  test('When a lookup fails, Then the answer never comes sooner than the floor, whether the order exists or not', async (t) => {
+    for (const body of [{ order_number: num(seeded.completedDhlDk), email: 'wrong@example.dk' }, { order_number: '987654321', email: 'mette@example.dk' }]) {
+      const started = performance.now();
+      const res = await lookup(body);
+      t.is(res.status, 404);
+      t.true(performance.now() - started >= FAILED_LOOKUP_FLOOR_MS, 'a failure is not answered early');
     }
   });
 

@@ -15,6 +15,12 @@ export interface OrderStatusRouteDeps {
 const LOOKUP_FIELDS = ['order_number', 'email', 'phone'] as const;
 // One precomputed answer for "no such order" and "not yours": the same status and the same bytes.
 const NOT_FOUND = JSON.stringify(errorBody(404, 'order_not_found', 'No order matches that order number and contact detail.'));
+/**
+ * A failed lookup is answered no sooner than this after the request arrived. Both kinds of failure
+ * run the same reads and comparisons, but an existing order still brings back more rows than a
+ * missing one; the floor (well above a lookup's own time) hides that difference.
+ */
+export const FAILED_LOOKUP_FLOOR_MS = 15;
 
 type Parsed = { ok: true; orderNumber: string; email?: string; phone?: string } | { ok: false; status: number; code: string; message: string; params?: string[] };
 
@@ -47,6 +53,7 @@ export function parseOrderStatusRequest(names: Set<string>, body: Record<string,
 /** POST /helpdesk/v1/order-status: HTTPS, Basic credentials, throttled failures, then the lookup. */
 export function orderStatusRoute({ transport, credentials, throttle, lookup }: OrderStatusRouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
+    const arrived = performance.now();
     if (!transport.isHttps(req)) {
       return sendError(res, 401, 'unauthorized', 'This route is served over HTTPS only.');
     }
@@ -74,6 +81,8 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     const outcome = await lookup.execute(parsed);
     if (outcome.kind === 'not_found') {
       await throttle.recordFailure(subject);
+      const wait = arrived + FAILED_LOOKUP_FLOOR_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       return sendText(res, 404, NOT_FOUND);
     }
     sendJson(res, 200, outcome.data);
