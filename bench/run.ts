@@ -7,17 +7,19 @@ import mysql from 'mysql2/promise';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { generateBulkOrders } from '../src/demo/bulk-orders';
 import { benchPayments, type PaymentBenchRow } from './payments';
+import { benchCustomerLookup } from './customer-lookup';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
  * match, a mismatch and a not-found, next to the bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,payments picks parts.
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,payments
+ * picks parts (the customer lookup runs at the largest size only).
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
-const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,payments').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,payments').split(','));
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -83,22 +85,32 @@ async function measure(url: string, bodies: () => string): Promise<autocannon.Re
   return autocannon({ url, connections: 10, duration, requests });
 }
 
-async function benchTarget(label: string, script: string, dbName: string, size: number, samples: { id: number; email: string }[]): Promise<Row[]> {
+/** Starts one of the programs on a free port, runs `work` against it, stops it. */
+async function withProgram(script: string, dbName: string, work: (url: string) => Promise<Row[]>): Promise<Row[]> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const child = await startProcess(script, {
     DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
     HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
   });
-  const pick = () => samples[Math.floor(Math.random() * samples.length)];
-  const scenarios: [string, () => string][] = [
-    ['match', () => { const s = pick(); return JSON.stringify({ order_number: String(s.id), email: s.email }); }],
-    ['mismatch', () => JSON.stringify({ order_number: String(pick().id), email: 'someone.else@example.dk' })],
-    ['not found', () => JSON.stringify({ order_number: String(5_000_000_000 + Math.floor(Math.random() * 1e6)), email: pick().email })],
-  ];
-  const rows: Row[] = [];
   try {
+    return await work(`http://127.0.0.1:${port}`);
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+/** A match, a mismatch and a not-found, each with a random order per request. */
+function orderStatusScenarios(label: string, size: number, samples: { id: number; email: string }[]) {
+  return async (url: string): Promise<Row[]> => {
+    const pick = () => samples[Math.floor(Math.random() * samples.length)];
+    const scenarios: [string, () => string][] = [
+      ['match', () => { const s = pick(); return JSON.stringify({ order_number: String(s.id), email: s.email }); }],
+      ['mismatch', () => JSON.stringify({ order_number: String(pick().id), email: 'someone.else@example.dk' })],
+      ['not found', () => JSON.stringify({ order_number: String(5_000_000_000 + Math.floor(Math.random() * 1e6)), email: pick().email })],
+    ];
+    const rows: Row[] = [];
     for (const [scenario, bodies] of scenarios) {
-      const result = await measure(`http://127.0.0.1:${port}`, bodies);
+      const result = await measure(url, bodies);
       const expected = scenario === 'match' ? result['2xx'] : result['4xx'];
       rows.push({
         orders: size, target: label, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
@@ -106,10 +118,8 @@ async function benchTarget(label: string, script: string, dbName: string, size: 
       });
       process.stdout.write(`bench: ${size} ${label} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
     }
-  } finally {
-    child.kill('SIGTERM');
-  }
-  return rows;
+    return rows;
+  };
 }
 
 function table(rows: Row[]): string {
@@ -124,14 +134,21 @@ function paymentTable(rows: PaymentBenchRow[]): string {
 async function main(): Promise<void> {
   const sections: string[] = [];
   const rows: Row[] = [];
-  if (parts.has('order-status')) {
-    for (const size of sizes) {
-      const { dbName, samples } = await prepareShop(size);
-      rows.push(...await benchTarget('shop-sidecar API', 'dist/src/entry-points/http/main.js', dbName, size, samples));
-      rows.push(...await benchTarget('bare node:http + mysql2', 'dist/bench/ceiling.js', dbName, size, samples));
+  const customerRows: Row[] = [];
+  const api = 'dist/src/entry-points/http/main.js';
+  for (const size of sizes) {
+    if (!parts.has('order-status') && !(parts.has('customer-lookup') && size === Math.max(...sizes))) continue;
+    const { dbName, samples } = await prepareShop(size);
+    if (parts.has('order-status')) {
+      rows.push(...await withProgram(api, dbName, orderStatusScenarios('shop-sidecar API', size, samples)));
+      rows.push(...await withProgram('dist/bench/ceiling.js', dbName, orderStatusScenarios('bare node:http + mysql2', size, samples)));
     }
-    sections.push('## Order status route', '', table(rows), '');
+    if (parts.has('customer-lookup') && size === Math.max(...sizes)) {
+      customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration })));
+    }
   }
+  if (rows.length) sections.push('## Order status route', '', table(rows), '');
+  if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
   if (parts.has('payments')) {
     const paymentRows = await benchPayments(duration);
     for (const row of paymentRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
