@@ -35,29 +35,13 @@ export class OrderWriteRepository {
     };
   }
 
-  /** Runs `work` in one transaction on one connection. */
-  async transaction<T>(work: (connection: PoolConnection) => Promise<T>): Promise<T> {
-    const connection = await this.pool.getConnection();
-    try {
-      await connection.beginTransaction();
-      const result = await work(connection);
-      await connection.commit();
-      return result;
-    } catch (error) {
-      await connection.rollback().catch(() => undefined);
-      throw error;
-    } finally {
-      connection.release();
-    }
-  }
-
   /**
-   * A transaction for changes staff make to one order or subscription at a time (locked with `lockStatus`):
-   * READ COMMITTED, so meta writes take no gap locks and changes to neighbouring IDs never deadlock one
+   * Runs `work` in one transaction on one connection: READ COMMITTED, so meta writes take no gap
+   * locks and changes to neighbouring orders (concurrent webhooks, staff at work) do not deadlock one
    * another; and retried from the start if InnoDB still picks it as a deadlock victim. `work` must do
    * nothing but database work on `connection`, so running it again is safe.
    */
-  async changeTransaction<T>(work: (connection: PoolConnection) => Promise<T>, attempts = 3): Promise<T> {
+  async transaction<T>(work: (connection: PoolConnection) => Promise<T>, attempts = 3): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const connection = await this.pool.getConnection();
       try {

@@ -85,7 +85,7 @@ export class RecordCancellationReasons {
       return { kind: 'invalid_params', params: ['reason_post_ids'], message: `Not published cancellation reasons: ${unknown.join(', ')}.`, data: { invalid_ids: unknown } };
     }
     const now = this.deps.clock();
-    const entries = await this.deps.orderWrites.changeTransaction(async (db) => {
+    const entries = await this.deps.orderWrites.transaction(async (db) => {
       const subscription = await this.deps.subscriptions.lockForChange(db, input.subscriptionId, settings);
       if (!subscription) return null;
       const newIds = new Set(await this.deps.reasons.record(db, input.subscriptionId, distinct.map((id) => reasons.get(id)!), input.actor.userId, now));

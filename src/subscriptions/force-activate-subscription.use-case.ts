@@ -23,7 +23,7 @@ export class ForceActivateSubscription {
   async execute(input: { subscriptionId: number; actor: StaffActor }): Promise<ForceActivateOutcome> {
     const settings = await this.deps.settings.current();
     const now = this.deps.clock();
-    return this.deps.orderWrites.changeTransaction(async (db): Promise<ForceActivateOutcome> => {
+    return this.deps.orderWrites.transaction(async (db): Promise<ForceActivateOutcome> => {
       const subscription = await this.deps.subscriptions.lockForChange(db, input.subscriptionId, settings);
       if (!subscription) return { kind: 'subscription_not_found' };
       if (subscription.status !== 'on-hold') {

@@ -40,7 +40,7 @@ export class PauseSubscription {
     }
 
     const { orderWrites } = this.deps;
-    return orderWrites.changeTransaction(async (db): Promise<PauseOutcome> => {
+    return orderWrites.transaction(async (db): Promise<PauseOutcome> => {
       const subscription = await this.deps.subscriptions.lockForChange(db, input.subscriptionId, settings);
       if (!subscription) return { kind: 'subscription_not_found' };
       if (!PAUSABLE.includes(subscription.status)) {

@@ -25,7 +25,7 @@ export class ReactivatePausedSubscriptions {
     let reactivated = 0;
     for (const id of due) {
       try {
-        const result = await this.deps.orderWrites.changeTransaction(async (db) => {
+        const result = await this.deps.orderWrites.transaction(async (db) => {
           const subscription = await this.deps.subscriptions.lockForChange(db, id, settings);
           if (!subscription || !subscription.autoReactivation || subscription.autoReactivation.getTime() > now.getTime()) return 'skipped';
           if (subscription.status !== 'on-hold') {
