@@ -7,6 +7,7 @@ import { loadConfig } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../demo/woocommerce-schema';
 import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
+import { ShopSeeder } from '../../demo/shop-seeder';
 import { selfSignedCertificate } from './self-signed-certificate';
 import { signCardGatewayEvent } from '../../payments/providers/card-gateway/signature';
 
@@ -21,7 +22,13 @@ const prefix = 'wp_';
 const port = env.DEMO_PORT ?? '8443';
 const projectRoot = path.resolve(__dirname, '../../../..');
 
-async function prepareDatabase(): Promise<DemoSamples> {
+interface DemoShop {
+  samples: DemoSamples;
+  /** A WooCommerce REST API key of the demo's shop manager, for the staff routes. */
+  apiKey: { consumerKey: string; consumerSecret: string };
+}
+
+async function prepareDatabase(): Promise<DemoShop> {
   const connection = { host: env.DB_HOST ?? '127.0.0.1', port: Number(env.DB_PORT ?? 3306), user: env.DB_USER ?? 'root', password: env.DB_PASSWORD ?? '' };
   const admin = await mysql.createConnection(connection);
   await dropDatabase(admin, dbName);
@@ -32,7 +39,10 @@ async function prepareDatabase(): Promise<DemoSamples> {
     await createWooCommerceTables(db, prefix);
     const mode = { hpos: true, sync: true };
     await configureShop(db, prefix, { ...mode, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', currency: 'DKK', sequentialPlugin: 'none', siteUrl: 'https://shop.example.dk' });
-    return await seedDemoShop(db, prefix, mode, { orders: 300 });
+    const samples = await seedDemoShop(db, prefix, mode, { orders: 300 });
+    const [[manager]] = await db.query<mysql.RowDataPacket[]>(`SELECT ID FROM ${prefix}users WHERE user_login = ?`, [samples.users.shopManager.login]);
+    const apiKey = await new ShopSeeder(db, prefix, mode).createApiKey(Number(manager.ID), 'read_write', 'Demo helpdesk');
+    return { samples, apiKey };
   } finally {
     await db.end();
   }
@@ -65,7 +75,8 @@ function signedDemoWebhook(webhookSecret: string): string {
   return JSON.stringify(event);
 }
 
-function printRequests(base: string, key: string, secret: string, samples: DemoSamples, webhookSecret: string): void {
+function printRequests(base: string, key: string, secret: string, { samples, apiKey }: DemoShop, webhookSecret: string): void {
+  const staff = `-u '${apiKey.consumerKey}:${apiKey.consumerSecret}'`;
   const auth = `-u '${key}:${secret}'`;
   const post = (body: object, extra = '') =>
     `curl -sk ${auth} -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status${extra}' -d '${JSON.stringify(body)}'`;
@@ -87,6 +98,12 @@ function printRequests(base: string, key: string, secret: string, samples: DemoS
     post({ order_number: samples.match.order_number, email: samples.match.email }, `?email=${encodeURIComponent(samples.match.email)}`),
     '# No credentials (401 unauthorized)',
     `curl -sk -H 'Content-Type: application/json' -X POST '${base}/helpdesk/v1/order-status' -d '${JSON.stringify({ order_number: samples.match.order_number, email: samples.match.email })}'`,
+    '# Customer lookup by phone, with the shop manager\'s WooCommerce REST API key (200)',
+    `curl -sk ${staff} '${base}/shop/v3/helpdesk/v1/list?phone=${encodeURIComponent(samples.phoneMatch.phone)}'`,
+    '# Customer lookup with both parameters (400 invalid_params)',
+    `curl -sk ${staff} '${base}/shop/v3/helpdesk/v1/list?phone=1&email=a%40b.dk'`,
+    '# Renewal discount types (200)',
+    `curl -sk ${staff} '${base}/renewal-discounts/v1/renewal-discount-types'`,
     '# Health (200)',
     `curl -sk '${base}/health'`,
     '# A signed card-gateway webhook (200: stored, then SKIPPED by the worker: nothing to do for this event type)',
@@ -112,7 +129,7 @@ function listening(tcpPort: number): Promise<boolean> {
 
 async function main(): Promise<void> {
   process.stdout.write(`demo: creating and seeding the demo shop database "${dbName}"...\n`);
-  const samples = await prepareDatabase();
+  const shop = await prepareDatabase();
   const { certFile, keyFile } = selfSignedCertificate(path.join(projectRoot, 'demo', 'tls'));
   const key = env.HELPDESK_API_KEY || 'helpdesk-demo';
   const secret = env.HELPDESK_API_SECRET || crypto.randomBytes(12).toString('hex');
@@ -142,7 +159,7 @@ async function main(): Promise<void> {
     if (await listening(Number(port))) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  printRequests(base, key, secret, samples, webhookSecret);
+  printRequests(base, key, secret, shop, webhookSecret);
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
 }
