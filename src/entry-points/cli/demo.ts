@@ -9,6 +9,8 @@ import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } 
 import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
 import { ShopSeeder } from '../../demo/shop-seeder';
 import { selfSignedCertificate } from './self-signed-certificate';
+import { migrateShop } from './migrate-shop';
+import { silentLogger } from '../../logger';
 import { signCardGatewayEvent } from '../../payments/providers/card-gateway/signature';
 
 /**
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
   const config = loadConfig(childEnv);
   const dataSource = createShopDataSource(config.db, 1);
   await dataSource.initialize();
-  await dataSource.runMigrations({ transaction: 'each' });
+  await migrateShop(dataSource, silentLogger, (line) => process.stdout.write(`demo: ${line}\n`));
   await dataSource.destroy();
 
   children.push(start('API', 'http/main.js', childEnv), start('worker', 'worker/main.js', childEnv));
