@@ -1,12 +1,10 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from './config';
 import type { Logger } from './logger';
-import { OrderRepository } from './data-access/order-repository';
-import { OrderWriteRepository } from './data-access/order-write-repository';
 import { PaymentRepository } from './data-access/payment-repository';
 import { RetryRepository } from './data-access/retry-repository';
 import { redisNamespace } from './data-access/redis';
-import { ShopSettingsRepository } from './data-access/shop-settings-repository';
+import { buildShopData, type ShopData } from './shop-data';
 import { WalletRegistrationRepository } from './data-access/wallet-registration-repository';
 import { WebhookQueue } from './data-access/webhook-queue';
 import { WebhookRepository } from './data-access/webhook-repository';
@@ -31,10 +29,8 @@ const PROVIDER_TIMEOUT_MS = 8000;
  * Wires the payment hub's repositories, provider clients and use cases for one shop. The API, the
  * worker and the CLI each build it once and use the parts they need.
  */
-export function buildPaymentHub(config: Config, dataSource: DataSource, log: Logger, queueRole: 'producer' | 'worker', clock: () => Date = () => new Date()) {
-  const settings = new ShopSettingsRepository(dataSource);
-  const orders = new OrderRepository(dataSource);
-  const orderWrites = new OrderWriteRepository(dataSource);
+export function buildPaymentHub(config: Config, dataSource: DataSource, log: Logger, queueRole: 'producer' | 'worker', clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
+  const { settings, orders, orderWrites } = shop;
   const payments = new PaymentRepository(dataSource);
   const retries = new RetryRepository(dataSource);
   const webhooks = new WebhookRepository(dataSource);

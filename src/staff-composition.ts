@@ -3,17 +3,14 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { CancellationReasonRepository } from './data-access/cancellation-reason-repository';
 import { CustomerContactIndex } from './data-access/customer-contact-index';
-import { OrderRepository } from './data-access/order-repository';
-import { OrderWriteRepository } from './data-access/order-write-repository';
 import { RenewalDiscountRepository } from './data-access/renewal-discount-repository';
 import { ScheduledActionRepository } from './data-access/scheduled-action-repository';
-import { ShopSettingsRepository } from './data-access/shop-settings-repository';
 import { SubscriptionRepository } from './data-access/subscription-repository';
 import { WordPressSiteRepository, WordPressUserRepository } from './data-access/wordpress-user-repository';
 import { LookupCustomer } from './customers/lookup-customer.use-case';
 import { RefreshCustomerContacts } from './customers/refresh-customer-contacts.use-case';
 import { CreateDiscount, GetDiscount, ListDiscounts, ListDiscountTypes } from './renewal-discounts/renewal-discounts.use-case';
-import { SiteExtensions } from './shop/site-extensions';
+import { buildShopData, type ShopData } from './shop-data';
 import { AuthenticateStaff } from './staff-auth/authenticate-staff.use-case';
 import {
   GetRecordedCancellationReason, ListCancellationReasons, ListRecordedCancellationReasons, RecordCancellationReasons,
@@ -27,10 +24,8 @@ import { SubscriptionActivation } from './subscriptions/subscription-activation'
  * Wires the staff routes' repositories and use cases for one shop: customer lookup, subscription support,
  * renewal discounts and staff authentication, plus the two worker jobs (contact index refresh, end of pauses).
  */
-export function buildStaffServices(config: Config, dataSource: DataSource, log: Logger, clock: () => Date = () => new Date()) {
-  const settings = new ShopSettingsRepository(dataSource);
-  const orders = new OrderRepository(dataSource);
-  const orderWrites = new OrderWriteRepository(dataSource);
+export function buildStaffServices(config: Config, dataSource: DataSource, log: Logger, clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
+  const { settings, orders, orderWrites, extensions } = shop;
   const subscriptions = new SubscriptionRepository(orders, orderWrites);
   const actions = new ScheduledActionRepository(dataSource);
   const reasons = new CancellationReasonRepository(dataSource);
@@ -38,7 +33,6 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
   const contacts = new CustomerContactIndex(dataSource);
   const site = new WordPressSiteRepository(dataSource);
   const users = new WordPressUserRepository(dataSource);
-  const extensions = config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log);
   const activation = new SubscriptionActivation(orderWrites, actions);
   // SHOP_URL plays WP_SITEURL's part: it wins over the option.
   const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;

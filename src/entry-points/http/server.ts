@@ -8,7 +8,7 @@ import { redisNamespace } from '../../data-access/redis';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
-import { SiteExtensions } from '../../shop/site-extensions';
+import { buildShopData } from '../../shop-data';
 import { errorBody } from './http-io';
 import { healthRoute } from './routes/health.route';
 import { orderStatusRoute } from './routes/order-status.route';
@@ -38,9 +38,8 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
   const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, ...tls });
 
   const transport = new Transport(config.http.trustedProxies);
-  const hub = buildPaymentHub(config, dataSource, log, 'producer');
-  const settings = hub.settings;
-  const extensions = config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log);
+  const shop = buildShopData(config, dataSource, log);
+  const hub = buildPaymentHub(config, dataSource, log, 'producer', undefined, shop);
   const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
 
   const throttle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle, log);
@@ -49,10 +48,10 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     transport,
     credentials: new StaticBasicCredentials(config.helpdesk.apiKey, config.helpdesk.apiSecret),
     throttle,
-    lookup: new LookupOrderStatus(hub.orders, settings, extensions),
+    lookup: new LookupOrderStatus(shop.orders, shop.settings, shop.extensions),
   }));
   server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
-  registerStaffRoutes(server, { config, dataSource, log, transport });
+  registerStaffRoutes(server, { config, dataSource, log, transport, shop });
   server.get('/health', healthRoute(dataSource, redis));
 
   // Restify's own errors (unknown route, wrong method, a handler that failed) in the service's error shape.

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import { buildPaymentHub } from '../../composition';
 import { buildStaffServices } from '../../staff-composition';
+import { buildShopData } from '../../shop-data';
 import type { Logger } from '../../logger';
 
 /** How long a graceful stop waits for jobs in progress; PM2's kill_timeout for the worker is longer. */
@@ -36,8 +37,9 @@ export interface RunningWorker {
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
   const clock = options.clock ?? (() => new Date());
-  const hub = buildPaymentHub(config, dataSource, log, 'worker', clock);
-  const staff = buildStaffServices(config, dataSource, log, clock);
+  const shop = buildShopData(config, dataSource, log);
+  const hub = buildPaymentHub(config, dataSource, log, 'worker', clock, shop);
+  const staff = buildStaffServices(config, dataSource, log, clock, shop);
   const process = (webhookId: number) => hub.processCardGatewayWebhook.execute(webhookId);
   hub.queue.process(options.concurrency ?? 10, (job) => process(job.webhookId));
   hub.queue.checkStalled(5000);

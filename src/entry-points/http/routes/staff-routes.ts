@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../../../config';
 import type { Logger } from '../../../logger';
 import { buildStaffServices } from '../../../staff-composition';
+import type { ShopData } from '../../../shop-data';
 import { EDIT_SHOP_ORDERS, MANAGE_WOOCOMMERCE } from '../../../staff-auth/staff-identity';
 import type { Transport } from '../transport';
 import { customerLookupRoute } from './customer-lookup.route';
@@ -17,6 +18,8 @@ export interface StaffRouteDeps {
   transport: Transport;
   /** Pinned in tests; the real clock otherwise. */
   clock?: () => Date;
+  /** The shop's repositories, shared with the rest of the API. */
+  shop?: ShopData;
 }
 
 /**
@@ -25,7 +28,7 @@ export interface StaffRouteDeps {
  * `wp_rest` nonce (`edit_shop_orders`).
  */
 export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps): void {
-  const staff = buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock);
+  const staff = buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock, deps.shop);
   const guard = { authenticate: staff.authenticate, transport: deps.transport, log: deps.log };
   const basic = (name: string) => ({ name, scheme: 'basic' as const, capability: MANAGE_WOOCOMMERCE });
   const cookie = (name: string) => ({ name, scheme: 'cookie' as const, capability: EDIT_SHOP_ORDERS });
