@@ -16,7 +16,7 @@ import { logger } from '../src/logger';
  * contact index built to completion (as `npm run migrate` does), and a shop manager with a WooCommerce
  * REST API key to call with. Each request looks up a different random customer.
  */
-export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; non2xxOrErrors: string }
+export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
 
 export interface CustomerLookupBenchOptions {
   dbName: string;
@@ -104,7 +104,7 @@ export async function benchCustomerLookup(opts: CustomerLookupBenchOptions): Pro
   for (const [scenario, path] of scenarios) {
     const result = await measure(opts.url, opts.duration, authorization, path);
     rows.push({
-      orders: opts.size, target: 'shop-sidecar API', scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
+      orders: opts.size, target: 'shop-sidecar API', scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean,
       non2xxOrErrors: `${result.requests.total - result['2xx']} unexpected, ${result.errors} errors`,
     });
     process.stdout.write(`bench: ${opts.size} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);

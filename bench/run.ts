@@ -25,7 +25,7 @@ const KEY = 'bench';
 const SECRET = 'bench-secret';
 const admin = { host: '127.0.0.1', user: 'root' };
 
-interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; non2xxOrErrors: string }
+interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
 
 async function prepareShop(size: number): Promise<{ dbName: string; samples: { id: number; email: string }[] }> {
   const dbName = `shop_sidecar_bench_${size}`;
@@ -114,7 +114,7 @@ function orderStatusScenarios(label: string, size: number, samples: { id: number
       const expected = scenario === 'match' ? result['2xx'] : result['4xx'];
       rows.push({
         orders: size, target: label, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
-        non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
+        mean: result.latency.mean, non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
       });
       process.stdout.write(`bench: ${size} ${label} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
     }
@@ -123,8 +123,8 @@ function orderStatusScenarios(label: string, size: number, samples: { id: number
 }
 
 function table(rows: Row[]): string {
-  const header = '| orders | program | request | req/s | p50 ms | p99 ms | unexpected answers |\n|---:|---|---|---:|---:|---:|---|';
-  return [header, ...rows.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.target} | ${r.scenario} | ${r.rps.toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.non2xxOrErrors} |`)].join('\n');
+  const header = '| orders | program | request | req/s | p50 ms | p99 ms | mean ms | unexpected answers |\n|---:|---|---|---:|---:|---:|---:|---|';
+  return [header, ...rows.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.target} | ${r.scenario} | ${r.rps.toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.mean?.toFixed(2) ?? ''} | ${r.non2xxOrErrors} |`)].join('\n');
 }
 
 function paymentTable(rows: PaymentBenchRow[]): string {
