@@ -26,7 +26,18 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 /** One configured key and secret; unset means nothing is accepted. */
 export class StaticBasicCredentials {
+  // Header values already found right skip the digests next time. A hit only ever answers for the
+  // exact right credentials, so it tells a guesser nothing about a wrong one.
+  private readonly accepted = new Set<string>();
+
   constructor(private readonly key?: string, private readonly secret?: string) {}
+
+  acceptsHeader(header: string | undefined): boolean {
+    if (header !== undefined && this.accepted.has(header)) return true;
+    const ok = this.accepts(parseBasicAuthorization(header));
+    if (ok && header !== undefined && this.accepted.size < 16) this.accepted.add(header);
+    return ok;
+  }
 
   accepts(supplied: BasicCredentials | null): boolean {
     const userOk = constantTimeEqual(supplied?.user ?? '', this.key ?? '');

@@ -90,8 +90,17 @@ export class FailedAttemptThrottle {
     if (id && Number(until) > Date.now()) this.blocked.set(id, Number(until));
   }
 
+  private readonly ids = new Map<string, string>();
+
+  /** Subjects are hashed so API key names and addresses do not sit in Redis as they are. */
   private id(subject: string): string {
-    return crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32);
+    let id = this.ids.get(subject);
+    if (id === undefined) {
+      id = crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32);
+      if (this.ids.size > 10_000) this.ids.clear();
+      this.ids.set(subject, id);
+    }
+    return id;
   }
 
   state(subject: string): ThrottleState {

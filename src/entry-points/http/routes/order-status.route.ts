@@ -66,7 +66,7 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     if (state.kind === 'blocked') {
       return sendError(res, 429, 'rate_limited', 'Too many failed attempts; try again later.', {}, { 'Retry-After': String(state.retryAfterSeconds) });
     }
-    if (!credentials.accepts(supplied)) {
+    if (!credentials.acceptsHeader(req.headers.authorization)) {
       await throttle.recordFailure(subject);
       return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
     }
