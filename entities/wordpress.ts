@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 // WordPress core tables. Table names are given without the site's `$table_prefix`;
 // the data source's naming strategy adds DB_TABLE_PREFIX. Columns are typed explicitly

@@ -61,15 +61,16 @@ export class WebhookRepository {
   }
 
   /**
-   * Takes a webhook for one processing attempt: only a PENDING one, or a FAILED one being retried,
-   * and only when no other attempt holds it. Returns null when there is nothing to do.
+   * Takes a webhook for one processing attempt: a PENDING one, or a FAILED one whose automatic retry
+   * is due (a FAILED one left for the operator goes back to PENDING through `requeue` first), and only
+   * when no other attempt holds it. Returns null when there is nothing to do.
    */
-  async claim(id: number, allowFailed: boolean): Promise<WebhookRecord | null> {
-    const statuses = allowFailed ? ['PENDING', 'FAILED'] : ['PENDING'];
+  async claim(id: number): Promise<WebhookRecord | null> {
     const [result] = await this.pool.query<ResultSetHeader>(
       `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
-       WHERE id = ? AND status IN (?) AND (locked_until IS NULL OR locked_until < NOW(3))`,
-      [id, statuses],
+       WHERE id = ? AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
+         AND (locked_until IS NULL OR locked_until < NOW(3))`,
+      [id],
     );
     return result.affectedRows === 1 ? this.find(id) : null;
   }

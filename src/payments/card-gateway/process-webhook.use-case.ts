@@ -23,7 +23,7 @@ export class ProcessCardGatewayWebhook {
   constructor(private readonly webhooks: WebhookRepository, private readonly handler: CardGatewayEventHandler, private readonly log: Logger) {}
 
   async execute(webhookId: number, options: { operatorRetry?: boolean } = {}): Promise<ProcessOutcome> {
-    const webhook = await this.webhooks.claim(webhookId, true);
+    const webhook = await this.webhooks.claim(webhookId);
     if (!webhook) return { kind: 'not_claimed' };
     const event = parseCardGatewayEvent(webhook.rawBody);
     try {
