@@ -4,6 +4,7 @@ import type { ShopOrder } from '../shop/order';
 import { isoInZone } from '../shop/shop-time';
 import type { ShopSubscription } from '../shop/subscription';
 import { emailKey, storedPhoneKey } from './contact-keys';
+import { subscriptionStateView } from '../subscriptions/subscription-outcomes';
 
 /** A subscription as the helpdesk sees it: status, schedule and what it renews for. */
 export interface CustomerSubscription {
@@ -60,12 +61,9 @@ function phoneOf(order: { billing: ShopOrder['billing']; shipping: ShopOrder['sh
 export function subscriptionView(subscription: ShopSubscription, settings: ShopSettings): CustomerSubscription {
   const iso = (date: Date | null) => (date ? isoInZone(date, settings.timeZone) : null);
   return {
-    id: subscription.id,
-    status: subscription.status,
+    ...subscriptionStateView(subscription, settings),
     start_date: iso(subscription.start),
-    next_payment_date: iso(subscription.nextPayment),
     end_date: iso(subscription.end),
-    auto_reactivation_date: iso(subscription.autoReactivation),
     recurring_total: formatAmount(subscription.recurringTotal, settings.priceDecimals),
     currency: subscription.currency,
     billing_period: subscription.billingPeriod,
