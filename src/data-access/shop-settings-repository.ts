@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool } from 'mysql2/promise';
 import { WpOption } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { RecentlyRead } from './recently-read';
 import { shopTimeZone, type ShopTimeZone } from '../shop/shop-time';
 import { serializedStringList } from '../wordpress/serialized-values';
 
@@ -59,26 +60,22 @@ export function settingsFromOptions(options: Map<string, string>): ShopSettings 
 export class ShopSettingsRepository {
   private readonly pool: Pool;
   private readonly sql: string;
-  private cached?: { settings: ShopSettings; readAt: number };
-  private inFlight?: Promise<ShopSettings>;
+  private readonly settings: RecentlyRead<ShopSettings>;
 
-  constructor(dataSource: DataSource, private readonly maxAgeMs = 1000) {
+  constructor(dataSource: DataSource, maxAgeMs = 1000) {
     this.pool = rawPool(dataSource);
     this.sql = `SELECT option_name, option_value FROM ${tableOf(dataSource, WpOption)} WHERE option_name IN (?)`;
+    this.settings = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
-  async current(): Promise<ShopSettings> {
-    if (this.cached && Date.now() - this.cached.readAt < this.maxAgeMs) return this.cached.settings;
-    this.inFlight ??= this.read().finally(() => { this.inFlight = undefined; });
-    return this.inFlight;
+  current(): Promise<ShopSettings> {
+    return this.settings.get();
   }
 
   private async read(): Promise<ShopSettings> {
     const [rows] = await this.pool.query(this.sql, [OPTION_NAMES]);
     const options = new Map<string, string>();
     for (const row of rows as { option_name: string; option_value: string }[]) options.set(row.option_name, row.option_value);
-    const settings = settingsFromOptions(options);
-    this.cached = { settings, readAt: Date.now() };
-    return settings;
+    return settingsFromOptions(options);
   }
 }

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { MobileWalletRegistration } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { RecentlyRead } from './recently-read';
 
 export interface WalletRegistration {
   registrationId: string;
@@ -15,27 +16,29 @@ export interface WalletRegistration {
 export class WalletRegistrationRepository {
   private readonly pool: Pool;
   private readonly table: string;
-  private cached?: { rows: WalletRegistration[]; readAt: number };
+  private readonly registrations: RecentlyRead<WalletRegistration[]>;
 
-  constructor(dataSource: DataSource, private readonly maxAgeMs = 5000) {
+  constructor(dataSource: DataSource, maxAgeMs = 5000) {
     this.pool = rawPool(dataSource);
     this.table = tableOf(dataSource, MobileWalletRegistration);
+    this.registrations = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
   async add(registration: Omit<WalletRegistration, 'createdAt'>): Promise<void> {
     await this.pool.query(`INSERT INTO ${this.table} (registration_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, NOW(3))`,
       [registration.registrationId, registration.url, JSON.stringify(registration.events), registration.secret]);
-    this.cached = undefined;
+    this.registrations.forget();
   }
 
   /** Every stored registration, newest first; re-read at most every few seconds. */
-  async all(): Promise<WalletRegistration[]> {
-    if (this.cached && Date.now() - this.cached.readAt < this.maxAgeMs) return this.cached.rows;
+  all(): Promise<WalletRegistration[]> {
+    return this.registrations.get();
+  }
+
+  private async read(): Promise<WalletRegistration[]> {
     const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.table} ORDER BY id DESC`);
-    const registrations = rows.map((row) => ({
+    return rows.map((row) => ({
       registrationId: row.registration_id, url: row.url, events: JSON.parse(row.events), secret: row.secret, createdAt: row.created_at,
     }));
-    this.cached = { rows: registrations, readAt: Date.now() };
-    return registrations;
   }
 }

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { WooCommerceApiKey, WpOption, WpUser, WpUserMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { RecentlyRead } from './recently-read';
 
 export interface WordPressUser {
   id: number;
@@ -120,19 +121,17 @@ export class WordPressSiteRepository {
   private readonly pool: Pool;
   private readonly sql: string;
   private readonly rolesOption: string;
-  private cached?: { options: WordPressSiteOptions; readAt: number };
-  private inFlight?: Promise<WordPressSiteOptions>;
+  private readonly options: RecentlyRead<WordPressSiteOptions>;
 
-  constructor(dataSource: DataSource, private readonly maxAgeMs = 2000) {
+  constructor(dataSource: DataSource, maxAgeMs = 2000) {
     this.pool = rawPool(dataSource);
     this.rolesOption = `${dataSource.options.entityPrefix ?? ''}user_roles`;
     this.sql = `SELECT option_name, option_value FROM ${tableOf(dataSource, WpOption)} WHERE option_name IN (?)`;
+    this.options = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
-  async current(): Promise<WordPressSiteOptions> {
-    if (this.cached && Date.now() - this.cached.readAt < this.maxAgeMs) return this.cached.options;
-    this.inFlight ??= this.read().finally(() => { this.inFlight = undefined; });
-    return this.inFlight;
+  current(): Promise<WordPressSiteOptions> {
+    return this.options.get();
   }
 
   private async read(): Promise<WordPressSiteOptions> {
@@ -150,7 +149,6 @@ export class WordPressSiteRepository {
       applicationPasswordsInUse: inUse !== undefined && inUse !== '' && inUse !== '0',
       siteUrl: value.get('siteurl') ?? '',
     };
-    this.cached = { options, readAt: Date.now() };
     return options;
   }
 }
