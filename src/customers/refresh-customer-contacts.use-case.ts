@@ -4,7 +4,7 @@ import {
 } from '../data-access/customer-contact-index';
 import { HIDDEN_STATUSES } from '../data-access/order-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
-import { gmtDateTime } from '../data-access/order-write-repository';
+import { gmtDateTime } from '../shop/shop-time';
 import { storedContactKeys } from './contact-keys';
 
 /** Sources read per query. */

@@ -3,6 +3,7 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import {
   CustomerContact, CustomerContactIndexState, HposOrder, HposOrderAddress, Post, PostMeta,
 } from '../../entities';
+import { gmtDateTimeMs } from '../shop/shop-time';
 import { rawPool, tableOf } from './data-source';
 
 export type OrderStore = 'legacy' | 'hpos';
@@ -239,7 +240,7 @@ export class CustomerContactIndex {
          changed_since = VALUES(changed_since), changed_after_id = VALUES(changed_after_id), sweep_cursor = VALUES(sweep_cursor),
          refreshed_at = VALUES(refreshed_at)`,
       [state.store, state.built ? 1 : 0, state.buildCursor, state.maxId, state.changedSince, state.changedAfterId, state.sweepCursor,
-        refreshedAt.toISOString().slice(0, 23).replace('T', ' ')]);
+        gmtDateTimeMs(refreshedAt)]);
   }
 }
 

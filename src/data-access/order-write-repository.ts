@@ -3,16 +3,11 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';
-import { isoInZone } from '../shop/shop-time';
+import { gmtDateTime, isoInZone } from '../shop/shop-time';
 import { plainStatus, storedStatus } from '../shop/order';
 
 export type Executor = Pool | PoolConnection;
 type Store = 'legacy' | 'hpos';
-
-/** `Y-m-d H:i:s` in UTC, as the `*_gmt` columns and subscription dates hold it. */
-export function gmtDateTime(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ');
-}
 
 /**
  * Writes to orders and subscriptions the way WooCommerce does: to the authoritative store, and to

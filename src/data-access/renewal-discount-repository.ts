@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { RenewalDiscount, RenewalDiscountType } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { gmtDateTimeMs } from '../shop/shop-time';
 
 export interface DiscountTypeRecord {
   id: number;
@@ -40,7 +41,6 @@ export interface DiscountFilter {
   orderId?: number;
 }
 
-const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
 
 /** Renewal discount types and discounts (the service's own tables). */
 export class RenewalDiscountRepository {
@@ -69,7 +69,7 @@ export class RenewalDiscountRepository {
       `INSERT INTO ${this.t.discounts} (subscription_id, order_id, type_id, amount, currency, status, created_via, created_by, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
       [discount.subscriptionId, discount.orderId, discount.typeId, discount.amount, discount.currency, discount.createdVia,
-        discount.createdBy, stamp(now), stamp(now)]);
+        discount.createdBy, gmtDateTimeMs(now), gmtDateTimeMs(now)]);
     return result.insertId;
   }
 

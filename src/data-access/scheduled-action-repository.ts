@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { ScheduledAction, ScheduledActionGroup } from '../../entities';
 import { tableOf } from './data-source';
-import { gmtDateTime, type Executor } from './order-write-repository';
+import type { Executor } from './order-write-repository';
+import { gmtDateTime } from '../shop/shop-time';
 import type { ShopSettings } from './shop-settings-repository';
 import { isoInZone } from '../shop/shop-time';
 

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import mysql from 'mysql2/promise';
 import { storedStatus } from '../shop/order';
+import { gmtDateTime } from '../shop/shop-time';
 import { checkPrefix, phpSerialize, userLevelOf, WOOCOMMERCE_VERSION, type Db, type PhpValue } from './woocommerce-schema';
 
 /**
@@ -166,11 +167,7 @@ const DAY = 86_400_000;
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** MySQL `Y-m-d H:i:s` of an instant in UTC (the `*_gmt` columns). */
-export function gmtDateTime(date: Date): string {
-  return `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ` +
-    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
-}
+export { gmtDateTime };
 
 const zoneFormatters = new Map<string, Intl.DateTimeFormat>();
 

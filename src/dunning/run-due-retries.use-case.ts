@@ -11,10 +11,10 @@ import type { PaymentRecorder } from '../payments/payment-recorder';
 import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
+import { gmtDateTimeMs } from '../shop/shop-time';
 
 /** Wait before trying an attempt again when the provider could not be reached (same idempotency key). */
 const PROVIDER_DOWN_WAIT_MS = 5 * 60_000;
-const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
 
 export interface RetryRunSummary {
   attempted: number;
@@ -96,7 +96,7 @@ export class RunDueRetries {
       const { payment } = await payments.lockOrCreate(db, {
         provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId,
         amountMinor: toMinorUnits(order.total), currency: order.currency,
-      }, stamp(at));
+      }, gmtDateTimeMs(at));
       const originalMeta = await payments.meta(original.id);
       await payments.setMeta(db, payment.id, {
         retry_of: String(original.id), retry_attempt: String(retry.attempt),

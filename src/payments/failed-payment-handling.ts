@@ -1,6 +1,7 @@
 import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import { statusLabel } from '../shop/status-labels';
+import { gmtDateTime } from '../shop/shop-time';
 import type { PaymentRecord } from '../data-access/payment-repository';
 import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
 
@@ -56,7 +57,7 @@ export class FailedPaymentHandling {
       await this.orders.setMeta(db, subscriptionId, '_suspension_count', String(suspensions + 1), settings);
     } else {
       // Cancelling ends the subscription now and clears what was still to come, as WCS does.
-      const nowGmt = now.toISOString().slice(0, 19).replace('T', ' ');
+      const nowGmt = gmtDateTime(now);
       if (!Number(await this.orders.getMeta(db, subscriptionId, '_schedule_cancelled', settings))) {
         await this.orders.setMeta(db, subscriptionId, '_schedule_cancelled', nowGmt, settings);
       }

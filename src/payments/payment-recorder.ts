@@ -4,6 +4,7 @@ import type { PaymentRecord, PaymentRepository } from '../data-access/payment-re
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import { paymentCanMove } from './payment-status';
+import { gmtDateTimeMs } from '../shop/shop-time';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
 
@@ -14,8 +15,7 @@ export class PaymentRecorder {
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, failure?: PaymentFailure): Promise<MoveOutcome> {
     if (payment.status === to) return { moved: false, note: `payment already ${to}` };
     if (!paymentCanMove(payment.status, to)) return { moved: false, note: `payment is ${payment.status}; not moved back to ${to}` };
-    const stamp = now.toISOString().slice(0, 23).replace('T', ' ');
-    await this.payments.setStatus(db, payment.id, to, stamp);
+    await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
     if (to !== 'FAILED') return { moved: true, note: `payment ${to}` };
     await this.payments.setMeta(db, payment.id, {

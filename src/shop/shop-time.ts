@@ -88,6 +88,16 @@ export function parseLocalDateTime(text: string, zone: ShopTimeZone): Date | nul
   return new Date(instant);
 }
 
+/** `Y-m-d H:i:s` in UTC, as the `*_gmt` columns and subscription dates hold it. */
+export function gmtDateTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** `Y-m-d H:i:s.mmm` in UTC, for the service's own `datetime(3)` columns. */
+export function gmtDateTimeMs(date: Date): string {
+  return date.toISOString().slice(0, 23).replace('T', ' ');
+}
+
 /** Reads a MySQL `Y-m-d H:i:s` in UTC (the `*_gmt` columns). Zero dates mean "no date". */
 export function parseGmtDateTime(text: string | Date | null | undefined): Date | null {
   if (text instanceof Date) return Number.isNaN(text.getTime()) ? null : text;

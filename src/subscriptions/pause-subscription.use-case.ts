@@ -1,4 +1,5 @@
-import { gmtDateTime, type OrderWriteRepository } from '../data-access/order-write-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import { gmtDateTime } from '../shop/shop-time';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';

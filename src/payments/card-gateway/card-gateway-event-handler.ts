@@ -7,11 +7,11 @@ import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
+import { gmtDateTimeMs } from '../../shop/shop-time';
 
 /** Records the webhook's final status; called inside the handler's transaction so both commit together. */
 export type Finish = (db: Executor, outcome: EventOutcome) => Promise<void>;
 
-const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
 
 /** One transaction for the handler's writes and the webhook's final status. */
 type Unit = (work: (db: Executor) => Promise<EventOutcome>) => Promise<EventOutcome>;
@@ -70,7 +70,7 @@ export class CardGatewayEventHandler {
     return unit(async (db) => {
       const { payment, created } = await this.payments.lockOrCreate(db, {
         provider: 'card_gateway', externalId: handle, orderId, amountMinor: invoice.amount, currency: invoice.currency,
-      }, stamp(now));
+      }, gmtDateTimeMs(now));
       if (created) await this.payments.setMeta(db, payment.id, { customer_handle: invoice.customer || undefined });
       if (event.eventType === 'invoice_created') {
         return created ? processed('payment recorded') : skipped('payment already known');
@@ -107,7 +107,7 @@ export class CardGatewayEventHandler {
     return unit(async (db) => {
       const { payment, created } = await this.payments.lockOrCreate(db, {
         provider: 'card_gateway', externalId: handle, orderId, amountMinor: charge.amount, currency: charge.currency,
-      }, stamp(now));
+      }, gmtDateTimeMs(now));
       if (created) await this.payments.setMeta(db, payment.id, { customer_handle: charge.customer || undefined });
       const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
         code: charge.error ?? null,
@@ -125,7 +125,7 @@ export class CardGatewayEventHandler {
     if (!payment && !orderId) return skipped(`no payment or order for invoice ${handle}`);
     const now = this.clock();
     return unit(async (db) => {
-      if (payment) await this.payments.setMeta(db, payment.id, { refund_failed_at: stamp(now), refund_failed_transaction: transaction ?? '' });
+      if (payment) await this.payments.setMeta(db, payment.id, { refund_failed_at: gmtDateTimeMs(now), refund_failed_transaction: transaction ?? '' });
       if (orderId) {
         await this.orders.addNote(db, orderId, `Refund${transaction ? ` ${transaction}` : ''} of payment ${handle} failed at the card gateway; the money was not returned.`, settings, now);
       }
@@ -147,13 +147,13 @@ export class CardGatewayEventHandler {
     if (!rule.states.includes(state)) return skipped(`payment method ${event.paymentMethod} is ${state}, which does not confirm ${event.eventType}`);
     const now = this.clock();
     return unit(async (db) => {
-      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: event.paymentMethod, customerHandle: customer }, stamp(now));
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: event.paymentMethod, customerHandle: customer }, gmtDateTimeMs(now));
       const status = rule.disable ? 'DISABLED' : 'ACTIVE';
       if (agreement.status === status && agreement.disableReason === rule.disable) return skipped(`agreement already ${status}`);
       if (agreement.status === 'DISABLED' && !rule.disable && agreement.disableReason === 'CANCELED') {
         return skipped('agreement was deleted; a deleted payment method is not activated again');
       }
-      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.paymentMethod }, stamp(now));
+      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.paymentMethod }, gmtDateTimeMs(now));
       return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
     });
   }

@@ -8,8 +8,8 @@ import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
 import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
+import { gmtDateTimeMs } from '../../shop/shop-time';
 
-const stamp = (date: Date) => date.toISOString().slice(0, 23).replace('T', ' ');
 
 /** For each charge event: the payment status it means, and the charge statuses that confirm it. */
 const CHARGE_EVENTS: Record<MobileWalletChargeEvent['eventType'], { to: PaymentStatus; confirmedBy: MobileWalletChargeStatus[] }> = {
@@ -70,11 +70,11 @@ export class MobileWalletEventHandler {
     const subscriptionId = await this.links.subscriptionForAgreement(event.agreementId, settings);
     const now = this.clock();
     return this.orders.transaction(async (db) => {
-      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId, subscriptionId }, stamp(now));
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId, subscriptionId }, gmtDateTimeMs(now));
       if (agreement.status === 'DISABLED') return skipped(`agreement already disabled (${agreement.disableReason})`);
       const status = rule.disable ? 'DISABLED' : 'ACTIVE';
       if (agreement.status === status) return skipped(`agreement already ${status}`);
-      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.agreementId }, stamp(now));
+      await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.agreementId }, gmtDateTimeMs(now));
       return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
     });
   }
@@ -97,10 +97,10 @@ export class MobileWalletEventHandler {
     const orderId = known?.orderId ?? (await this.links.orderForWalletCharge(event.chargeId, settings));
     const now = this.clock();
     return this.orders.transaction(async (db) => {
-      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId }, stamp(now));
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'mobile_wallet', externalId: event.agreementId }, gmtDateTimeMs(now));
       const { payment, created } = await this.payments.lockOrCreate(db, {
         provider: 'mobile_wallet', externalId: event.chargeId, orderId, agreementId: agreement.id, amountMinor: charge.amount ?? null, currency: charge.currency ?? null,
-      }, stamp(now));
+      }, gmtDateTimeMs(now));
       await this.payments.setMeta(db, payment.id, { agreement_id: event.agreementId });
       const reason = charge.failureReason ?? event.failureReason ?? null;
       const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(reason) };
