@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { FakeProviderServer, type ProviderAnswer } from './fake-provider-server';
 import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/signature.js';
 
 /**
@@ -8,14 +8,6 @@ import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/
  * Basic auth with the private key and an empty password, `/v1/...` paths, the `{code, error, message, ...}` error
  * body, declines as HTTP 200 with `state: 'failed'`, and the body `key` as idempotency key on POST /v1/charge.
  */
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: unknown;
-}
 
 export type FakeChargeOutcome =
   | { kind: 'settled' }
@@ -28,40 +20,23 @@ export type FakeChargeOutcome =
 
 type Json = Record<string, unknown>;
 
-export class FakeCardGateway {
+export type { RecordedRequest } from './fake-provider-server';
+
+export class FakeCardGateway extends FakeProviderServer {
   readonly apiKey: string;
   webhookSecret: string;
   webhookUrls: string[] = [];
-  readonly requests: RecordedRequest[] = [];
   private readonly invoices = new Map<string, Json>();
   private readonly charges = new Map<string, Json>();
   private readonly paymentMethods = new Map<string, Json>();
   private readonly outcomes: FakeChargeOutcome[] = [];
   /** `${handle}\n${key}` -> the first answer given for it. */
   private readonly idempotent = new Map<string, { status: number; body: Json }>();
-  private nextDelayMs = 0;
-  private server: http.Server | null = null;
-  url = '';
 
   constructor(options: { apiKey?: string; webhookSecret?: string } = {}) {
+    super();
     this.apiKey = options.apiKey ?? 'priv_test_0123456789abcdef';
     this.webhookSecret = options.webhookSecret ?? 'webhook_secret_test';
-  }
-
-  async start(): Promise<{ url: string }> {
-    const server = http.createServer((req, res) => void this.handle(req, res));
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { url: this.url };
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (!server) return;
-    server.closeAllConnections(); // slow answers must not hold the test run open
-    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   setInvoice(handle: string, invoice: Json): void {
@@ -81,39 +56,7 @@ export class FakeCardGateway {
     this.outcomes.push(...outcomes);
   }
 
-  /** Delay the next answer of any route (to provoke client timeouts). */
-  slowNextResponse(delayMs: number): void {
-    this.nextDelayMs = delayMs;
-  }
-
-  requestsTo(method: string, pathPrefix: string): RecordedRequest[] {
-    return this.requests.filter((request) => request.method === method && request.path.startsWith(pathPrefix));
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
-    let json: unknown = null;
-    try {
-      json = body === '' ? null : JSON.parse(body);
-    } catch {
-      json = null;
-    }
-    const path = req.url ?? '/';
-    this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, json });
-    let delayMs = this.nextDelayMs;
-    this.nextDelayMs = 0;
-
-    const answer = this.route(req, new URL(path, 'http://fake').pathname, json);
-    delayMs += answer.delayMs ?? 0;
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    if (res.destroyed) return;
-    res.writeHead(answer.status, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(answer.body));
-  }
-
-  private route(req: http.IncomingMessage, pathname: string, json: unknown): Answer {
+  protected route(req: http.IncomingMessage, pathname: string, json: unknown): Answer {
     const expected = `Basic ${Buffer.from(`${this.apiKey}:`).toString('base64')}`;
     if (req.headers.authorization !== expected) return error(401, 1, 'Unauthorized', pathname);
     let match: RegExpExecArray | null;
@@ -197,10 +140,9 @@ export class FakeCardGateway {
   }
 }
 
-interface Answer {
-  status: number;
+/** The card gateway always answers with a JSON body. */
+interface Answer extends ProviderAnswer {
   body: Json;
-  delayMs?: number;
 }
 
 function found(value: Json | undefined, code: number, message: string, path: string): Answer {

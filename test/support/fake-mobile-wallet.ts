@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { FakeProviderServer, type ProviderAnswer } from './fake-provider-server';
 import { signMobileWalletRequest } from '../../src/payments/providers/mobile-wallet/signature.js';
 
 /**
@@ -9,14 +9,6 @@ import { signMobileWalletRequest } from '../../src/payments/providers/mobile-wal
  * agreements and charges with the required Idempotency-Key on POST, the Webhooks API v1, and RFC 7807 problem
  * bodies on errors.
  */
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: unknown;
-}
 
 export type FakeMobileWalletChargeOutcome =
   | { kind: 'created' }
@@ -28,7 +20,9 @@ type Json = Record<string, unknown>;
 
 const PROBLEM_BASE = 'https://developer.vippsmobilepay.com/docs/APIs/recurring-api/recurring-api-problems#';
 
-export class FakeMobileWallet {
+export type { RecordedRequest } from './fake-provider-server';
+
+export class FakeMobileWallet extends FakeProviderServer {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly subscriptionKey: string;
@@ -36,7 +30,6 @@ export class FakeMobileWallet {
   /** Lifetime of issued tokens, sent as the provider does: `expires_in` as a string of seconds. */
   tokenTtlSeconds: number;
   tokensIssued = 0;
-  readonly requests: RecordedRequest[] = [];
   private readonly tokens = new Map<string, number>();
   private readonly agreements = new Map<string, Json>();
   private readonly charges = new Map<string, Json>();
@@ -44,35 +37,17 @@ export class FakeMobileWallet {
   private readonly outcomes: FakeMobileWalletChargeOutcome[] = [];
   /** Idempotency-Key -> fingerprint of the first request and the answer given to it. */
   private readonly idempotent = new Map<string, { fingerprint: string; status: number; body: Json }>();
-  private nextDelayMs = 0;
   private chargeCounter = 0;
-  private server: http.Server | null = null;
-  url = '';
 
   constructor(
     options: { clientId?: string; clientSecret?: string; subscriptionKey?: string; merchantSerialNumber?: string; tokenTtlSeconds?: number } = {},
   ) {
+    super();
     this.clientId = options.clientId ?? 'client-id-test';
     this.clientSecret = options.clientSecret ?? 'client-secret-test';
     this.subscriptionKey = options.subscriptionKey ?? 'subscription-key-test';
     this.merchantSerialNumber = options.merchantSerialNumber ?? '123456';
     this.tokenTtlSeconds = options.tokenTtlSeconds ?? 3600;
-  }
-
-  async start(): Promise<{ url: string }> {
-    const server = http.createServer((req, res) => void this.handle(req, res));
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return { url: this.url };
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   setAgreement(agreementId: string, agreement: Json = {}): void {
@@ -109,11 +84,6 @@ export class FakeMobileWallet {
     this.outcomes.push(...outcomes);
   }
 
-  /** Delay the next answer of any route (to provoke client timeouts). */
-  slowNextResponse(delayMs: number): void {
-    this.nextDelayMs = delayMs;
-  }
-
   /** Invalidate every issued token, as a key rotation would: the next API call gets 401. */
   revokeTokens(): void {
     this.tokens.clear();
@@ -123,38 +93,11 @@ export class FakeMobileWallet {
     return this.webhooks.get(id)?.secret;
   }
 
-  requestsTo(method: string, pathPrefix: string): RecordedRequest[] {
-    return this.requests.filter((request) => request.method === method && request.path.startsWith(pathPrefix));
+  protected override contentType(status: number): string {
+    return status >= 400 ? 'application/problem+json' : 'application/json';
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
-    let json: unknown = null;
-    try {
-      json = body === '' ? null : JSON.parse(body);
-    } catch {
-      json = null;
-    }
-    const path = req.url ?? '/';
-    this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, json });
-    const answer = this.route(req, new URL(path, 'http://fake').pathname, json, body);
-    const delayMs = this.nextDelayMs + (answer.delayMs ?? 0);
-    this.nextDelayMs = 0;
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    if (res.destroyed) return;
-    if (answer.body === null) {
-      res.writeHead(answer.status);
-      res.end();
-      return;
-    }
-    const problem = answer.status >= 400;
-    res.writeHead(answer.status, { 'Content-Type': problem ? 'application/problem+json' : 'application/json' });
-    res.end(JSON.stringify(answer.body));
-  }
-
-  private route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): Answer {
+  protected route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): Answer {
     const method = req.method ?? '';
     if (method === 'POST' && pathname === '/accesstoken/get') return this.issueToken(req);
 
@@ -274,11 +217,7 @@ export class FakeMobileWallet {
   }
 }
 
-interface Answer {
-  status: number;
-  body: Json | null;
-  delayMs?: number;
-}
+type Answer = ProviderAnswer;
 
 function problem(status: number, type: string, title: string, detail: string, instance: string): Answer {
   return { status, body: { type: PROBLEM_BASE + type, title, status, detail, instance, traceId: crypto.randomBytes(8).toString('hex') } };

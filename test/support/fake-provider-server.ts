@@ -1,0 +1,86 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: unknown;
+}
+
+/** One answer of a fake provider: a JSON body (or none), optionally late. */
+export interface ProviderAnswer {
+  status: number;
+  body: Record<string, unknown> | null;
+  delayMs?: number;
+}
+
+/**
+ * What both loopback fake providers share: a real node:http server on 127.0.0.1, every request
+ * recorded, and an optional delay for the next answer. Subclasses only route.
+ */
+export abstract class FakeProviderServer {
+  readonly requests: RecordedRequest[] = [];
+  url = '';
+  private nextDelayMs = 0;
+  private server: http.Server | null = null;
+
+  protected abstract route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): ProviderAnswer;
+
+  /** The Content-Type of a JSON answer with this status. */
+  protected contentType(_status: number): string {
+    return 'application/json';
+  }
+
+  async start(): Promise<{ url: string }> {
+    const server = http.createServer((req, res) => void this.handle(req, res));
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url: this.url };
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections(); // slow answers must not hold the test run open
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Delay the next answer of any route (to provoke client timeouts). */
+  slowNextResponse(delayMs: number): void {
+    this.nextDelayMs = delayMs;
+  }
+
+  requestsTo(method: string, pathPrefix: string): RecordedRequest[] {
+    return this.requests.filter((request) => request.method === method && request.path.startsWith(pathPrefix));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    let json: unknown = null;
+    try {
+      json = body === '' ? null : JSON.parse(body);
+    } catch {
+      json = null;
+    }
+    const path = req.url ?? '/';
+    this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, json });
+    const answer = this.route(req, new URL(path, 'http://fake').pathname, json, body);
+    const delayMs = this.nextDelayMs + (answer.delayMs ?? 0);
+    this.nextDelayMs = 0;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (res.destroyed) return;
+    if (answer.body === null) {
+      res.writeHead(answer.status);
+      res.end();
+      return;
+    }
+    res.writeHead(answer.status, { 'Content-Type': this.contentType(answer.status) });
+    res.end(JSON.stringify(answer.body));
+  }
+}
