@@ -1,4 +1,4 @@
-import type { ProviderFailure } from './providers/card-gateway/client';
+import type { ProviderFailure } from './providers/http-request';
 
 /** What handling an event came to: it acted (PROCESSED), or there was nothing to do (SKIPPED). */
 export interface EventOutcome {

@@ -17,6 +17,49 @@ export interface ProviderResponse {
   text: string;
 }
 
+export type ProviderFailureKind = 'not_found' | 'http' | 'timeout' | 'network';
+
+/** Why a provider call gave no usable answer; every client returns these instead of throwing. */
+export interface ProviderFailure {
+  ok: false;
+  kind: ProviderFailureKind;
+  /** HTTP status when the provider answered. */
+  status?: number;
+  message: string;
+  /** Provider error code from the error body (e.g. the card gateway's 147 = payment method failed). */
+  code?: number | string;
+  /** The card gateway's `transaction_error` on 4xx bodies, when present. */
+  transactionError?: string;
+}
+
+/** An answer from the provider, with its body parsed as JSON when it is JSON (else `json` is undefined). */
+export type ProviderExchange = { ok: true; status: number; text: string; json: unknown } | ProviderFailure;
+
+/** One call whose body, if any, is already serialized; transport trouble comes back as a failure value. */
+export async function exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string): Promise<ProviderExchange> {
+  let response: ProviderResponse;
+  try {
+    response = await providerRequest(method, url, headers, body, timeoutMs);
+  } catch (error) {
+    return transportFailure(error, what);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(response.text);
+  } catch {
+    json = undefined;
+  }
+  return { ok: true, ...response, json };
+}
+
+/** providerRequest rejects with a TimeoutError on the deadline, else with a socket error carrying its code. */
+function transportFailure(error: unknown, what: string): ProviderFailure {
+  const name = error !== null && typeof error === 'object' && 'name' in error ? String(error.name) : '';
+  if (name === 'TimeoutError' || name === 'AbortError') return { ok: false, kind: 'timeout', message: `${what}: timed out` };
+  const code = error !== null && typeof error === 'object' && 'code' in error ? String(error.code) : undefined;
+  return { ok: false, kind: 'network', message: `${what}: ${code ?? (error instanceof Error ? error.message : String(error))}` };
+}
+
 export async function providerRequest(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ProviderResponse> {
   try {
     return await once(method, url, headers, body, timeoutMs);

@@ -1,4 +1,4 @@
-import { providerRequest } from '../http-request';
+import { exchange, type ProviderFailure } from '../http-request';
 
 /**
  * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
@@ -8,19 +8,7 @@ import { providerRequest } from '../http-request';
  * the provider answers 200 with `state: 'failed'` and `error`/`error_state`, and so does this client.
  */
 
-export type ProviderFailureKind = 'not_found' | 'http' | 'timeout' | 'network';
-
-export interface ProviderFailure {
-  ok: false;
-  kind: ProviderFailureKind;
-  /** HTTP status when the provider answered. */
-  status?: number;
-  message: string;
-  /** Provider error code from the error body (Reepay numeric `code`, e.g. 147 = payment method failed). */
-  code?: number | string;
-  /** Reepay `transaction_error` on 4xx bodies, when present. */
-  transactionError?: string;
-}
+export type { ProviderFailure, ProviderFailureKind } from '../http-request';
 
 export type CardGatewayResult<T> = { ok: true; value: T } | ProviderFailure;
 
@@ -182,16 +170,9 @@ export class CardGatewayClient {
   private async send<T>(method: string, path: string, body?: unknown): Promise<CardGatewayResult<T>> {
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let status: number | undefined;
-    let text: string;
-    try {
-      const response = await providerRequest(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs);
-      status = response.status;
-      text = response.text;
-    } catch (error) {
-      return transportFailure(error, `${method} ${path}`, status);
-    }
-    const json = parseJson(text);
+    const response = await exchange(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs, `${method} ${path}`);
+    if (!response.ok) return response;
+    const { status, json } = response;
     if (status >= 200 && status < 300) {
       if (json === null || typeof json !== 'object') return { ok: false, kind: 'http', status, message: `${method} ${path}: response is not a JSON object` };
       return { ok: true, value: json as T };
@@ -212,23 +193,4 @@ export class CardGatewayClient {
 function describe(...parts: unknown[]): string {
   const text = parts.filter((part): part is string => typeof part === 'string' && part !== '').join(': ');
   return text === '' ? '' : ` (${text})`;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-/** providerRequest rejects with a TimeoutError on the deadline, else with a socket error carrying its code. */
-export function transportFailure(error: unknown, what: string, status?: number): ProviderFailure {
-  const name = error !== null && typeof error === 'object' && 'name' in error ? String(error.name) : '';
-  if (name === 'TimeoutError' || name === 'AbortError') {
-    return { ok: false, kind: 'timeout', ...(status === undefined ? {} : { status }), message: `${what}: timed out` };
-  }
-  const code = error !== null && typeof error === 'object' && 'code' in error ? String(error.code) : undefined;
-  const detail = code ?? (error instanceof Error ? error.message : String(error));
-  return { ok: false, kind: 'network', ...(status === undefined ? {} : { status }), message: `${what}: ${detail}` };
 }

@@ -1,5 +1,4 @@
-import { transportFailure, type ProviderFailure } from '../card-gateway/client.js';
-import { providerRequest } from '../http-request';
+import { exchange, type ProviderFailure } from '../http-request';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -10,7 +9,7 @@ import { providerRequest } from '../http-request';
  * nothing is thrown for HTTP or transport failures.
  */
 
-export type { ProviderFailure, ProviderFailureKind } from '../card-gateway/client.js';
+export type { ProviderFailure, ProviderFailureKind } from '../http-request';
 
 export type MobileWalletResult<T> = { ok: true; value: T } | ProviderFailure;
 
@@ -221,17 +220,10 @@ export class MobileWalletClient {
   private async send<T>(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<MobileWalletResult<T>> {
     const requestHeaders: Record<string, string> = { Accept: 'application/json', ...headers };
     if (body !== undefined) requestHeaders['Content-Type'] = 'application/json';
-    let status: number | undefined;
-    let text: string;
-    try {
-      const payload = body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body);
-      const response = await providerRequest(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs);
-      status = response.status;
-      text = response.text;
-    } catch (error) {
-      return transportFailure(error, `${method} ${path}`, status);
-    }
-    const json = parseJson(text);
+    const payload = body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body);
+    const response = await exchange(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs, `${method} ${path}`);
+    if (!response.ok) return response;
+    const { status, text, json } = response;
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return { ok: true, value: null as T }; // 204 and other empty answers
       if (json === undefined) return { ok: false, kind: 'http', status, message: `${method} ${path}: response is not JSON` };
@@ -254,10 +246,3 @@ function problemOf(json: unknown): { message: string; code?: string } {
   return { message: parts.length === 0 ? '' : ` (${parts.join(': ')})`, ...(code === undefined ? {} : { code }) };
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
