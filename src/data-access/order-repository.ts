@@ -6,6 +6,10 @@ import type { ShopSettings } from './shop-settings-repository';
 import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
+type PendingLookups = Map<number, { resolve: (order: ShopOrder | null) => void; reject: (error: unknown) => void }[]>;
+/** Orders read together at most; a busier turn starts another batch. */
+const LOOKUP_BATCH_LIMIT = 100;
+
 /** Statuses of rows that are not real orders to a customer: drafts and the bin. */
 export const HIDDEN_STATUSES = ['trash', 'auto-draft', 'draft', 'wc-checkout-draft'];
 const NUMBER_META_KEYS = ['_order_number_formatted', '_order_number'];
@@ -25,6 +29,7 @@ export class OrderRepository {
   private readonly pool: Pool;
   private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
   private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; orders: string; itemsOf: string }>;
+  private readonly pendingLookups = new Map<ShopSettings, PendingLookups>();
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -85,9 +90,37 @@ export class OrderRepository {
     return this.findById(id, settings);
   }
 
-  async findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
-    const [order] = await this.findManyByIds([id], settings);
-    return order ?? null;
+  /**
+   * One order, outside any transaction. Lookups that arrive in the same turn of the event loop are read
+   * together in one round trip: under load many do, and the round trip, not the rows, is what a lookup
+   * costs the API and the database. Alone, a lookup waits for nothing but the end of the current turn.
+   */
+  findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
+    let batch = this.pendingLookups.get(settings);
+    if (!batch) {
+      const created: PendingLookups = new Map();
+      setImmediate(() => void this.readLookups(created, settings));
+      batch = created;
+      this.pendingLookups.set(settings, batch);
+    }
+    if (batch.size >= LOOKUP_BATCH_LIMIT - 1) this.pendingLookups.delete(settings);
+    const waiters = batch.get(id) ?? [];
+    batch.set(id, waiters);
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  }
+
+  private async readLookups(batch: PendingLookups, settings: ShopSettings): Promise<void> {
+    if (this.pendingLookups.get(settings) === batch) this.pendingLookups.delete(settings);
+    try {
+      const orders = new Map((await this.findManyByIds([...batch.keys()], settings)).map((order) => [order.id, order]));
+      for (const [id, waiters] of batch) {
+        const order = orders.get(id) ?? null;
+        // Each caller gets its own copy: site extensions receive the order and may change it.
+        waiters.forEach((waiter, index) => waiter.resolve(index === 0 || !order ? order : structuredClone(order)));
+      }
+    } catch (error) {
+      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+    }
   }
 
   /**

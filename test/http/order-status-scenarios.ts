@@ -188,6 +188,30 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
     }
   });
 
+  test('When many lookups arrive at once (read together), Then each gets its own answer', async (t) => {
+    const asked = [
+      { body: { order_number: num(seeded.completedDhlDk), email: 'mette@example.dk' }, status: 200, shown: 'completed' },
+      { body: { order_number: num(seeded.friday), phone: '20112233' }, status: 200, shown: 'processing' },
+      { body: { order_number: num(seeded.completedDhlDk), phone: '20123456' }, status: 200, shown: 'completed' },
+      { body: { order_number: num(seeded.pending), email: 'pending@example.dk' }, status: 200, shown: 'pending' },
+      { body: { order_number: num(seeded.friday), email: 'mette@example.dk' }, status: 404 },
+      { body: { order_number: '987654321', email: 'mette@example.dk' }, status: 404 },
+      { body: { order_number: num(seeded.seOrder), email: 'sven@example.se' }, status: 200, shown: 'completed' },
+    ];
+    // Every failure counts towards the key's throttle, so only the matches are asked twice.
+    const all = [...asked, ...asked.filter(({ status }) => status === 200)];
+    const answers = await Promise.all(all.map(({ body }) => lookup(body)));
+    answers.forEach((res, index) => {
+      const { body, status, shown } = all[index];
+      t.is(res.status, status, `${JSON.stringify(body)}: ${res.text}`);
+      if (status === 200) {
+        t.is(res.json.order_number, body.order_number);
+        t.is(res.json.status, shown);
+      }
+    });
+    t.is(answers[0].text, answers[2].text, 'the same order asked twice at once is answered alike');
+  });
+
   test('When a lookup fails, Then the answer never comes sooner than the floor, whether the order exists or not', async (t) => {
     for (const body of [{ order_number: num(seeded.completedDhlDk), email: 'wrong@example.dk' }, { order_number: '987654321', email: 'mette@example.dk' }]) {
       const started = performance.now();
