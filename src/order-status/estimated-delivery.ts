@@ -10,9 +10,20 @@ export function carrierBusinessDays(methodId: string, destinationCountry: string
   }
 }
 
+// Kept per date and count: a pure function of both, asked for again and again, and moment's parsing and
+// day-by-day stepping are among the costlier steps of an order status answer.
+const businessDayCache = new Map<string, string>();
+
 /** Adds business days to a calendar date (`YYYY-MM-DD`); counting starts on the next business day. */
 export function addBusinessDays(date: string, days: number): string {
-  return moment.utc(date, 'YYYY-MM-DD', true).businessAdd(days).format('YYYY-MM-DD');
+  const key = `${date}+${days}`;
+  let result = businessDayCache.get(key);
+  if (result === undefined) {
+    if (businessDayCache.size > 10_000) businessDayCache.clear();
+    result = moment.utc(date, 'YYYY-MM-DD', true).businessAdd(days).format('YYYY-MM-DD');
+    businessDayCache.set(key, result);
+  }
+  return result;
 }
 
 export interface DeliveryInput {

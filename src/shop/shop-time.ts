@@ -32,22 +32,32 @@ export function shopTimeZone(timezoneString: string | undefined, gmtOffset: stri
   return { kind: 'offset', minutes: Number.isFinite(hours) ? Math.round(hours * 60) : 0 };
 }
 
-// Offsets only change on quarter-hour boundaries (DST switches), so each zone's offset is computed
-// once per quarter hour and kept; Intl's formatToParts is the costly part of formatting a date.
+// Intl's formatToParts is the costly part of formatting a date, and order dates spread over years, so
+// offsets are kept per zone and UTC day: one day's offset holds all day unless it differs at the day's two
+// ends (a DST switch), and only such days are worked out to the quarter hour, where switches fall.
+const DAY_MS = 86_400_000;
 const QUARTER_HOUR_MS = 15 * 60_000;
 const offsetCache = new Map<string, number>();
+
+function cachedOffset(key: string, compute: () => number): number {
+  let offset = offsetCache.get(key);
+  if (offset === undefined) {
+    if (offsetCache.size > 50_000) offsetCache.clear();
+    offset = compute();
+    offsetCache.set(key, offset);
+  }
+  return offset;
+}
 
 /** Minutes the zone is ahead of UTC at the given instant. */
 export function offsetMinutesAt(date: Date, zone: ShopTimeZone): number {
   if (zone.kind === 'offset') return zone.minutes;
-  const key = `${zone.name}@${Math.floor(date.getTime() / QUARTER_HOUR_MS)}`;
-  let offset = offsetCache.get(key);
-  if (offset === undefined) {
-    if (offsetCache.size > 50_000) offsetCache.clear();
-    offset = computeOffsetMinutes(date, zone.name);
-    offsetCache.set(key, offset);
-  }
-  return offset;
+  const name = zone.name;
+  const day = Math.floor(date.getTime() / DAY_MS);
+  const atStart = cachedOffset(`${name}@${day}`, () => computeOffsetMinutes(new Date(day * DAY_MS), name));
+  const atEnd = cachedOffset(`${name}@${day + 1}`, () => computeOffsetMinutes(new Date((day + 1) * DAY_MS), name));
+  if (atStart === atEnd) return atStart;
+  return cachedOffset(`${name}@${day}q${Math.floor(date.getTime() / QUARTER_HOUR_MS)}`, () => computeOffsetMinutes(date, name));
 }
 
 function computeOffsetMinutes(date: Date, zoneName: string): number {

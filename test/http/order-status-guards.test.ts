@@ -168,3 +168,13 @@ test('When a route does not exist, Then the error has the service shape', async 
   t.deepEqual(res.json.data, { status: 404 });
   t.is(typeof res.json.code, 'string');
 });
+
+test('When the body is larger than the route accepts, Then it is 413 with the service shape and the connection closes', async (t) => {
+  const a = await api();
+  const padding = 'x'.repeat(20 * 1024);
+  const res = await lookup(a, { ...MATCH, padding });
+  t.is(res.status, 413);
+  t.is(res.json.code, 'payload_too_large');
+  t.is(res.headers.connection, 'close');
+  t.is((await lookup(a, MATCH)).status, 200, 'the next request is served as usual');
+});

@@ -9,6 +9,27 @@ test('an instant is shown in the shop zone with its offset, winter and summer', 
   t.is(isoInZone(new Date('2026-07-01T10:00:00Z'), copenhagen), '2026-07-01T12:00:00+02:00');
 });
 
+const switches: [string, string, string][] = [
+  // Copenhagen springs forward at 01:00 UTC on 2026-03-29 and falls back at 01:00 UTC on 2026-10-25.
+  ['Europe/Copenhagen', '2026-03-29T00:59:59Z', '2026-03-29T01:59:59+01:00'],
+  ['Europe/Copenhagen', '2026-03-29T01:00:00Z', '2026-03-29T03:00:00+02:00'],
+  ['Europe/Copenhagen', '2026-03-29T23:59:59Z', '2026-03-30T01:59:59+02:00'],
+  ['Europe/Copenhagen', '2026-10-25T00:59:59Z', '2026-10-25T02:59:59+02:00'],
+  ['Europe/Copenhagen', '2026-10-25T01:00:00Z', '2026-10-25T02:00:00+01:00'],
+  // New York switches at 07:00 UTC (2026-03-08) and 06:00 UTC (2026-11-01); Lord Howe by half an hour.
+  ['America/New_York', '2026-03-08T06:59:00Z', '2026-03-08T01:59:00-05:00'],
+  ['America/New_York', '2026-03-08T07:00:00Z', '2026-03-08T03:00:00-04:00'],
+  ['America/New_York', '2026-11-01T05:59:00Z', '2026-11-01T01:59:00-04:00'],
+  ['America/New_York', '2026-11-01T06:00:00Z', '2026-11-01T01:00:00-05:00'],
+  ['Australia/Lord_Howe', '2026-04-04T14:59:00Z', '2026-04-05T01:59:00+11:00'],
+  ['Australia/Lord_Howe', '2026-04-04T15:00:00Z', '2026-04-05T01:30:00+10:30'],
+];
+for (const [zone, instant, expected] of switches) {
+  test(`around a DST switch, ${instant} in ${zone} is ${expected}`, (t) => {
+    t.is(isoInZone(new Date(instant), shopTimeZone(zone, '0')), expected);
+  });
+}
+
 test('the local date rolls over at local midnight', (t) => {
   t.is(localDateInZone(new Date('2026-11-20T23:30:00Z'), copenhagen), '2026-11-21');
 });

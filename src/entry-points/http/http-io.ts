@@ -26,15 +26,21 @@ export function sendError(res: Response, status: number, code: string, message: 
 export type BodyOutcome = { ok: true; bytes: Buffer } | { ok: false; status: 413 };
 
 /** Reads the exact request bytes (webhook signatures are over these), refusing bodies over the limit. */
-export async function readBody(req: Request, limitBytes: number): Promise<BodyOutcome> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > limitBytes) return { ok: false, status: 413 };
-    chunks.push(chunk);
-  }
-  return { ok: true, bytes: Buffer.concat(chunks) };
+export function readBody(req: Request, limitBytes: number): Promise<BodyOutcome> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limitBytes) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      resolve({ ok: false, status: 413 });
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
+    req.once('error', reject);
+  });
 }
 
 export type JsonObjectOutcome = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
