@@ -108,7 +108,9 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
     };
     await s.createRefund(seeded.partialRefund, '50.00');
     await s.createRefund(seeded.fullRefund, '100.00', { fullyRefunded: true });
-    api = await startApi(shop.config());
+    // The failure throttle has tests of its own (order-status-guards); here the many deliberate failures,
+    // run in any order, must not block the key the other tests use.
+    api = await startApi(shop.config({ HELPDESK_THROTTLE_MAX_FAILURES: '1000' }));
   });
 
   test.after.always(async () => {
@@ -198,8 +200,7 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
       { body: { order_number: '987654321', email: 'mette@example.dk' }, status: 404 },
       { body: { order_number: num(seeded.seOrder), email: 'sven@example.se' }, status: 200, shown: 'completed' },
     ];
-    // Every failure counts towards the key's throttle, so only the matches are asked twice.
-    const all = [...asked, ...asked.filter(({ status }) => status === 200)];
+    const all = [...asked, ...asked];
     const answers = await Promise.all(all.map(({ body }) => lookup(body)));
     answers.forEach((res, index) => {
       const { body, status, shown } = all[index];
