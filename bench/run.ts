@@ -11,7 +11,8 @@ import { benchCustomerLookup } from './customer-lookup';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
- * match, a mismatch and a not-found, next to the bare ceiling program. Shops are generated once
+ * match, a mismatch and a not-found among recent orders and a match among all orders, next to the
+ * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
  * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,payments
  * picks parts (the customer lookup runs at the largest size only).
