@@ -92,8 +92,8 @@ export class OrderRepository {
 
   /**
    * One order, outside any transaction. Lookups that arrive in the same turn of the event loop are read
-   * together in one round trip: under load many do, and the round trip, not the rows, is what a lookup
-   * costs the API and the database. Alone, a lookup waits for nothing but the end of the current turn.
+   * together in one round trip: under load many do, and one round trip for several orders costs the API and
+   * the database far less than one each. Alone, a lookup waits for nothing but the end of the current turn.
    */
   findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
     let batch = this.pendingLookups.get(settings);
@@ -150,8 +150,7 @@ export class OrderRepository {
     if (!ids.length) return [];
     const mode = settings.hpos ? 'hpos' : 'legacy';
     const sql = this.sql[mode];
-    // All three statements in one round trip: the write to the database socket is most of a lookup's cost.
-    // The meta is a statement of its own rather than joined, so the order's columns come once, not once per meta row.
+    // All three statements in one round trip. The meta is a statement of its own rather than joined, so the order's columns come once, not once per meta row.
     const [[orderRows, metaRows, itemRows]] = await db.query<RowDataPacket[][]>(`${sql.orders};\n${sql.metaOf};\n${sql.itemsOf}`, [ids, type, HIDDEN_STATUSES, ids, ids, ids]);
     const byId = (rows: RowDataPacket[], column: string) => {
       const groups = new Map<number, RowDataPacket[]>();
