@@ -1,4 +1,5 @@
 import moment from 'moment-business-days';
+import { BoundedMemo } from '../bounded-memo';
 
 /** Business days (Mon–Fri) each listed carrier needs, by destination (SPEC 3.3). */
 export function carrierBusinessDays(methodId: string, destinationCountry: string): number | null {
@@ -12,18 +13,11 @@ export function carrierBusinessDays(methodId: string, destinationCountry: string
 
 // Kept per date and count: a pure function of both, asked for again and again, and moment's parsing and
 // day-by-day stepping are among the costlier steps of an order status answer.
-const businessDayCache = new Map<string, string>();
+const businessDays = new BoundedMemo<string>(10_000);
 
 /** Adds business days to a calendar date (`YYYY-MM-DD`); counting starts on the next business day. */
 export function addBusinessDays(date: string, days: number): string {
-  const key = `${date}+${days}`;
-  let result = businessDayCache.get(key);
-  if (result === undefined) {
-    if (businessDayCache.size > 10_000) businessDayCache.clear();
-    result = moment.utc(date, 'YYYY-MM-DD', true).businessAdd(days).format('YYYY-MM-DD');
-    businessDayCache.set(key, result);
-  }
-  return result;
+  return businessDays.get(`${date}+${days}`, () => moment.utc(date, 'YYYY-MM-DD', true).businessAdd(days).format('YYYY-MM-DD'));
 }
 
 export interface DeliveryInput {

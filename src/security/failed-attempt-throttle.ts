@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RedisClient } from '../data-access/redis';
 import type { Logger } from '../logger';
+import { BoundedMemo } from '../bounded-memo';
 
 export interface ThrottleLimits {
   maxFailures: number;
@@ -90,17 +91,11 @@ export class FailedAttemptThrottle {
     if (id && Number(until) > Date.now()) this.blocked.set(id, Number(until));
   }
 
-  private readonly ids = new Map<string, string>();
+  private readonly ids = new BoundedMemo<string>(10_000);
 
   /** Subjects are hashed so API key names and addresses do not sit in Redis as they are. */
   private id(subject: string): string {
-    let id = this.ids.get(subject);
-    if (id === undefined) {
-      id = crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32);
-      if (this.ids.size > 10_000) this.ids.clear();
-      this.ids.set(subject, id);
-    }
-    return id;
+    return this.ids.get(subject, () => crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32));
   }
 
   state(subject: string): ThrottleState {

@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../bounded-memo';
+
 /**
  * The shop's time zone as WordPress keeps it: `timezone_string` (an IANA name) when set,
  * otherwise the fixed `gmt_offset` in hours. Node's Intl does the zone arithmetic, so no
@@ -37,27 +39,17 @@ export function shopTimeZone(timezoneString: string | undefined, gmtOffset: stri
 // ends (a DST switch), and only such days are worked out to the quarter hour, where switches fall.
 const DAY_MS = 86_400_000;
 const QUARTER_HOUR_MS = 15 * 60_000;
-const offsetCache = new Map<string, number>();
-
-function cachedOffset(key: string, compute: () => number): number {
-  let offset = offsetCache.get(key);
-  if (offset === undefined) {
-    if (offsetCache.size > 50_000) offsetCache.clear();
-    offset = compute();
-    offsetCache.set(key, offset);
-  }
-  return offset;
-}
+const offsets = new BoundedMemo<number>(50_000);
 
 /** Minutes the zone is ahead of UTC at the given instant. */
 export function offsetMinutesAt(date: Date, zone: ShopTimeZone): number {
   if (zone.kind === 'offset') return zone.minutes;
   const name = zone.name;
   const day = Math.floor(date.getTime() / DAY_MS);
-  const atStart = cachedOffset(`${name}@${day}`, () => computeOffsetMinutes(new Date(day * DAY_MS), name));
-  const atEnd = cachedOffset(`${name}@${day + 1}`, () => computeOffsetMinutes(new Date((day + 1) * DAY_MS), name));
+  const atStart = offsets.get(`${name}@${day}`, () => computeOffsetMinutes(new Date(day * DAY_MS), name));
+  const atEnd = offsets.get(`${name}@${day + 1}`, () => computeOffsetMinutes(new Date((day + 1) * DAY_MS), name));
   if (atStart === atEnd) return atStart;
-  return cachedOffset(`${name}@${day}q${Math.floor(date.getTime() / QUARTER_HOUR_MS)}`, () => computeOffsetMinutes(date, name));
+  return offsets.get(`${name}@${day}q${Math.floor(date.getTime() / QUARTER_HOUR_MS)}`, () => computeOffsetMinutes(date, name));
 }
 
 function computeOffsetMinutes(date: Date, zoneName: string): number {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Request } from 'restify';
+import { BoundedMemo } from '../../bounded-memo';
 
 const unmapped = (address: string) => (address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address);
 
@@ -12,7 +13,7 @@ const unmapped = (address: string) => (address.startsWith('::ffff:') && net.isIP
 export class Transport {
   private readonly trusted = new net.BlockList();
   // A handful of proxy and client addresses recur; BlockList.check is the costly part of a request's checks.
-  private readonly verdicts = new Map<string, boolean>();
+  private readonly verdicts = new BoundedMemo<boolean>(10_000);
 
   constructor(trustedProxies: string[]) {
     for (const entry of trustedProxies) {
@@ -24,15 +25,11 @@ export class Transport {
   }
 
   private isTrusted(address: string): boolean {
-    let verdict = this.verdicts.get(address);
-    if (verdict === undefined) {
+    return this.verdicts.get(address, () => {
       const plain = unmapped(address);
       const family = net.isIPv6(plain) ? 'ipv6' : net.isIPv4(plain) ? 'ipv4' : undefined;
-      verdict = family !== undefined && this.trusted.check(plain, family);
-      if (this.verdicts.size > 10_000) this.verdicts.clear();
-      this.verdicts.set(address, verdict);
-    }
-    return verdict;
+      return family !== undefined && this.trusted.check(plain, family);
+    });
   }
 
   private peer(req: Request): string {
