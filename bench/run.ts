@@ -148,6 +148,29 @@ function table(rows: Row[]): string {
   return [header, ...rows.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.target} | ${r.scenario} | ${r.rps.toLocaleString('en')} | ${r.p50} | ${r.p99} | ${r.mean?.toFixed(2) ?? ''} | ${r.non2xxOrErrors} |`)].join('\n');
 }
 
+/** The order status route's targets, checked against this run's rows (a match among recent orders). */
+function orderStatusTargets(rows: Row[]): string[] {
+  const match = (orders: number, target: string) => rows.find((r) => r.orders === orders && r.target === target && r.scenario === 'match');
+  const api = (orders: number) => match(orders, 'shop-sidecar API');
+  const lines: string[] = [];
+  const check = (what: string, measured: string, met: boolean) => lines.push(`| ${what} | ${measured} | ${met ? 'met' : 'not met'} |`);
+  const small = api(20_000);
+  const large = api(1_000_000);
+  if (small) {
+    check('>= 3,600 req/s for a match at 20,000 orders', small.rps.toLocaleString('en'), small.rps >= 3600);
+    check('p99 <= 10 ms for a match at 20,000 orders', `${small.p99} ms`, small.p99 <= 10);
+  }
+  if (small && large) {
+    check('p50 at 1,000,000 orders <= 1.5 x p50 at 20,000', `${large.p50} / ${small.p50} ms (means ${large.mean?.toFixed(2)} / ${small.mean?.toFixed(2)} ms)`, large.p50 <= 1.5 * small.p50);
+  }
+  for (const orders of [20_000, 1_000_000]) {
+    const ours = api(orders);
+    const bare = match(orders, 'bare node:http + mysql2');
+    if (ours && bare) check(`>= 50% of the bare program at ${orders.toLocaleString('en')} orders`, `${Math.round((100 * ours.rps) / bare.rps)}%`, ours.rps >= bare.rps / 2);
+  }
+  return lines.length ? ['| target | measured | |', '|---|---:|---|', ...lines, ''] : [];
+}
+
 function paymentTable(rows: PaymentBenchRow[]): string {
   return ['| measure | value | detail |\n|---|---:|---|', ...rows.map((r) => `| ${r.measure} | ${r.value} | ${r.detail} |`)].join('\n');
 }
@@ -168,7 +191,7 @@ async function main(): Promise<void> {
       customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration })));
     }
   }
-  if (rows.length) sections.push('## Order status route', '', table(rows), '');
+  if (rows.length) sections.push('## Order status route', '', table(rows), '', ...orderStatusTargets(rows));
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
   if (parts.has('payments')) {
     const paymentRows = await benchPayments(duration);
