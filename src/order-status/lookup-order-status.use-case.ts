@@ -1,9 +1,9 @@
-import crypto from 'node:crypto';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { displayedOrderNumber, emptyAddress, type ShopOrder } from '../shop/order';
 import { isoInZone, localDateInZone } from '../shop/shop-time';
 import type { OrderStatusData, SiteExtensions } from '../shop/site-extensions';
+import { constantTimeEqual } from '../security/constant-time';
 import { estimateDelivery } from './estimated-delivery';
 import { defaultCountryChain, phonesMatch } from './phone-match';
 
@@ -86,15 +86,15 @@ export async function describeOrderStatus(order: ShopOrder, settings: ShopSettin
  * the answer's timing does not tell which field (if any) was right.
  */
 export function customerVerified(order: ShopOrder, query: OrderStatusQuery, shopCountry: string): boolean {
-  const emailMatches = query.email !== undefined && sameText(query.email.trim().toLowerCase(), order.billing.email.trim().toLowerCase());
+  const emailMatches = query.email !== undefined && emailsMatch(query.email, order.billing.email);
   const chain = defaultCountryChain(order.billing.country, order.shipping.country, shopCountry);
   const phoneMatches = query.phone !== undefined && order.billing.phone !== '' && phonesMatch(query.phone, order.billing.phone, chain);
   return emailMatches || phoneMatches;
 }
 
-function sameText(a: string, b: string): boolean {
-  const digest = (text: string) => crypto.createHash('sha256').update(text).digest();
-  return crypto.timingSafeEqual(digest(a), digest(b)) && a !== '';
+function emailsMatch(supplied: string, stored: string): boolean {
+  const normalised = supplied.trim().toLowerCase();
+  return constantTimeEqual(normalised, stored.trim().toLowerCase()) && normalised !== '';
 }
 
 /** WooCommerce's `needs_payment()`: unpaid status and something to pay. */

@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { constantTimeEqual } from './constant-time';
 
 export interface BasicCredentials {
   user: string;
@@ -13,15 +13,6 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   const colon = decoded.indexOf(':');
   if (colon < 0) return null;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
-// Digests of a per-process key make every comparison the same length, so neither a length
-// difference nor the position of the first wrong byte shows in the timing.
-const comparisonKey = crypto.randomBytes(32);
-const digest = (text: string) => crypto.createHmac('sha256', comparisonKey).update(text).digest();
-
-export function constantTimeEqual(a: string, b: string): boolean {
-  return crypto.timingSafeEqual(digest(a), digest(b));
 }
 
 /** One configured key and secret; unset means nothing is accepted. */

@@ -4,7 +4,8 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { isPhpArray, maybeUnserialize, phpGet, phpSerialize, type PhpValue } from './php-serialize';
-import { md5Hex, timingSafeStringEqual } from './passwords';
+import { timingSafeStringEqual } from '../security/constant-time';
+import { md5Hex } from './passwords';
 
 /** `wordpress_logged_in_` + COOKIEHASH, where COOKIEHASH is md5 of the exact `siteurl` option value. */
 export function cookieName(siteUrl: string): string {

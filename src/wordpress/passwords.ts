@@ -2,20 +2,10 @@
  * The password checks WordPress performs on `wp_users.user_pass` (`wp_check_password`, 6.8+) and on
  * application passwords (`WP_Application_Passwords::check_password`), without PHP.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import { blake2b } from 'blakejs';
-
-/** PHP `hash_equals`: constant time for equal lengths; different lengths are simply unequal. */
-export function timingSafeStringEqual(known: string, supplied: string): boolean {
-  const a = Buffer.from(known, 'utf8');
-  const b = Buffer.from(supplied, 'utf8');
-  if (a.length !== b.length) {
-    timingSafeEqual(a, a);
-    return false;
-  }
-  return timingSafeEqual(a, b);
-}
+import { timingSafeStringEqual } from '../security/constant-time';
 
 export function md5Hex(data: string | Buffer): string {
   return createHash('md5').update(data).digest('hex');

@@ -3,7 +3,7 @@
  * with action "wp_rest". Time is passed in so that callers and tests pin it.
  */
 import { createHmac } from 'node:crypto';
-import { timingSafeStringEqual } from './passwords';
+import { timingSafeStringEqual } from '../security/constant-time';
 
 export const DEFAULT_NONCE_LIFE = 86400;
 

@@ -3,7 +3,7 @@
  * over HTTPS Basic auth.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { timingSafeStringEqual } from './passwords';
+import { timingSafeStringEqual } from '../security/constant-time';
 
 export type ApiKeyPermission = 'read' | 'write' | 'read_write';
 

@@ -9,8 +9,8 @@ import {
   hashPasswordLikeWordPress,
   normalizeApplicationPassword,
   phpassHash,
-  timingSafeStringEqual,
 } from '../../src/wordpress/passwords';
+import { timingSafeStringEqual } from '../../src/security/constant-time';
 
 // Published phpass portable hashes:
 // - openwall/phpass test.php: "A correct portable hash for 'test12345'".

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { timingSafeStringEqual } from '../../../security/constant-time';
 
 /**
  * Card gateway (Reepay / Frisbii) webhook signature.
@@ -32,16 +33,15 @@ export function verifyCardGatewaySignature(
   if (!payload || typeof payload !== 'object') return false;
   const { timestamp, id, signature } = payload;
   if (typeof timestamp !== 'string' || typeof id !== 'string' || typeof signature !== 'string') return false;
-  // The digest is 32 bytes; anything else cannot match and must not reach timingSafeEqual (it throws on length mismatch).
+  // The digest is 64 hex digits; anything else cannot match.
   if (!/^[0-9a-fA-F]{64}$/.test(signature)) return false;
   // The provider sends lowercase hex; folding case accepts no additional secret, it only avoids a spurious 401.
-  const given = Buffer.from(signature.toLowerCase(), 'utf8');
+  const given = signature.toLowerCase();
   let matched = false;
   for (const secret of typeof secrets === 'string' ? [secrets] : secrets) {
     if (secret === '') continue; // an unset secret must never verify anything
-    const expected = Buffer.from(signCardGatewayEvent({ timestamp, id }, secret), 'utf8');
     // No early exit: the time taken does not reveal which secret (if any) matched.
-    if (expected.length === given.length && crypto.timingSafeEqual(expected, given)) matched = true;
+    if (timingSafeStringEqual(signCardGatewayEvent({ timestamp, id }, secret), given)) matched = true;
   }
   return matched;
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { timingSafeStringEqual } from '../../../security/constant-time';
 
 /**
  * Mobile wallet (Vipps MobilePay Webhooks API) request authentication.
@@ -103,14 +104,14 @@ export function verifyMobileWalletWebhook(request: MobileWalletWebhookRequest, o
   if (givenSignature === null) return { ok: false, reason: 'malformed_authorization' };
 
   const contentHash = mobileWalletContentHash(request.body);
-  if (!equalConstantTime(contentHash, claimedHash)) return { ok: false, reason: 'content_hash' };
+  if (!timingSafeStringEqual(contentHash, claimedHash)) return { ok: false, reason: 'content_hash' };
 
   const { host, pathAndQuery } = signedUrlParts(request.registeredUrl);
   const stringToSign = mobileWalletStringToSign({ method: request.method, pathAndQuery, date, host, contentHash });
   let secretIndex = -1;
   secrets.forEach((secret, index) => {
     // Every secret is tried so timing does not reveal which one matched.
-    if (equalConstantTime(mobileWalletSignature(stringToSign, secret), givenSignature) && secretIndex < 0) secretIndex = index;
+    if (timingSafeStringEqual(mobileWalletSignature(stringToSign, secret), givenSignature) && secretIndex < 0) secretIndex = index;
   });
   if (secretIndex < 0) return { ok: false, reason: 'signature' };
 
@@ -149,8 +150,3 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-function equalConstantTime(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
-}
