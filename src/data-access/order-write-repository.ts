@@ -3,7 +3,7 @@ import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql
 import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';
-import { gmtDateTime, isoInZone } from '../shop/shop-time';
+import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import { plainStatus, storedStatus } from '../shop/order';
 
 export type Executor = Pool | PoolConnection;
@@ -78,7 +78,7 @@ export class OrderWriteRepository {
         await db.query(`UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);
       } else {
         await db.query(`UPDATE ${this.t.posts} SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
-          [stored, localDateTime(now, settings), gmtDateTime(now), id]);
+          [stored, localDateTime(now, settings.timeZone), gmtDateTime(now), id]);
       }
     }
   }
@@ -118,7 +118,7 @@ export class OrderWriteRepository {
     }
     if (!settings.hpos || settings.sync) {
       await this.setMeta(db, id, '_date_paid', String(Math.floor(paid.getTime() / 1000)), { ...settings, hpos: false, sync: false });
-      await this.setMeta(db, id, '_paid_date', localDateTime(paid, settings), { ...settings, hpos: false, sync: false });
+      await this.setMeta(db, id, '_paid_date', localDateTime(paid, settings.timeZone), { ...settings, hpos: false, sync: false });
     }
   }
 
@@ -134,7 +134,7 @@ export class OrderWriteRepository {
       `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
         comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
        VALUES (?, ?, ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
-      [id, author?.name ?? 'WooCommerce', author?.email ?? `woocommerce@${host}`, localDateTime(now, settings), gmtDateTime(now), text],
+      [id, author?.name ?? 'WooCommerce', author?.email ?? `woocommerce@${host}`, localDateTime(now, settings.timeZone), gmtDateTime(now), text],
     );
   }
 
@@ -160,8 +160,4 @@ export class OrderWriteRepository {
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, [type, key, value]);
     return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
   }
-}
-
-function localDateTime(date: Date, settings: ShopSettings): string {
-  return isoInZone(date, settings.timeZone).slice(0, 19).replace('T', ' ');
 }

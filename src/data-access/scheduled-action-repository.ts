@@ -3,9 +3,8 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { ScheduledAction, ScheduledActionGroup } from '../../entities';
 import { tableOf } from './data-source';
 import type { Executor } from './order-write-repository';
-import { gmtDateTime } from '../shop/shop-time';
+import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import type { ShopSettings } from './shop-settings-repository';
-import { isoInZone } from '../shop/shop-time';
 
 /** WooCommerce Subscriptions' renewal hook, its group and its priority (`WCS_Action_Scheduler`). */
 export const SUBSCRIPTION_PAYMENT_HOOK = 'woocommerce_scheduled_subscription_payment';
@@ -62,7 +61,7 @@ export class ScheduledActionRepository {
     if (when === null) return;
     const timestamp = Math.floor(when.getTime() / 1000);
     const gmt = gmtDateTime(when);
-    const local = isoInZone(when, settings.timeZone).slice(0, 19).replace('T', ' ');
+    const local = localDateTime(when, settings.timeZone);
     if (keep) {
       await db.query(`UPDATE ${this.t.actions} SET scheduled_date_gmt = ?, scheduled_date_local = ?, schedule = ? WHERE action_id = ?`,
         [gmt, local, rescheduled(keep.schedule ?? null, timestamp), keep.action_id]);

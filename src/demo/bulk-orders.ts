@@ -1,5 +1,6 @@
 import mysql from 'mysql2/promise';
 import { checkPrefix, WOOCOMMERCE_VERSION, type Db } from './woocommerce-schema';
+import { gmtDateTime, offsetMinutesAt } from '../shop/shop-time';
 
 /**
  * Generates many WooCommerce orders fast, set-based: each batch of orders is computed once into a temporary
@@ -142,21 +143,7 @@ async function optionValue(conn: mysql.Connection, p: string, name: string, fall
 // ---------------------------------------------------------------------------------------------------------------
 // Time zone: the zone's UTC offsets over the generated period as one SQL CASE, found with Intl.
 
-const offsetFormatters = new Map<string, Intl.DateTimeFormat>();
-
-function offsetMinutes(date: Date, zone: string): number {
-  let format = offsetFormatters.get(zone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric',
-    });
-    offsetFormatters.set(zone, format);
-  }
-  const parts = format.formatToParts(date);
-  const part = (type: string) => Number(parts.find((item) => item.type === type)!.value);
-  const asUtc = Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'));
-  return Math.round((asUtc - Math.floor(date.getTime() / 60000) * 60000) / 60000);
-}
+const offsetMinutes = (date: Date, zone: string) => offsetMinutesAt(date, { kind: 'iana', name: zone });
 
 /** `gmt + INTERVAL offset MINUTE` with the offset switching at each DST transition between `from` and `to`. */
 function offsetSql(zone: string, from: Date, to: Date): (gmt: string) => string {
@@ -177,7 +164,7 @@ function offsetSql(zone: string, from: Date, to: Date): (gmt: string) => string 
     current = next;
   }
   ranges.push({ until: null, offset: current });
-  const stamp = (date: Date) => `'${date.toISOString().slice(0, 19).replace('T', ' ')}'`;
+  const stamp = (date: Date) => `'${gmtDateTime(date)}'`;
   return (gmt) => {
     if (ranges.length === 1) return `(${gmt} + INTERVAL ${ranges[0].offset} MINUTE)`;
     const cases = ranges.map((range) => (range.until ? `WHEN ${gmt} < ${stamp(range.until)} THEN ${range.offset}` : `ELSE ${range.offset}`));
@@ -252,7 +239,7 @@ async function prepareBatch(conn: mysql.Connection, c: GenerationContext, from: 
     FROM (SELECT w.*, ${paidSql} AS paid, ${completedSql} AS completed FROM (${withCustomer}) w) x`);
 }
 
-const mysqlDate = (date: Date) => `TIMESTAMP'${date.toISOString().slice(0, 19).replace('T', ' ')}'`;
+const mysqlDate = (date: Date) => `TIMESTAMP'${gmtDateTime(date)}'`;
 
 async function writeBatch(conn: mysql.Connection, c: GenerationContext, from: number, to: number): Promise<void> {
   await prepareBatch(conn, c, from, to);

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import mysql from 'mysql2/promise';
 import { storedStatus } from '../shop/order';
-import { gmtDateTime } from '../shop/shop-time';
+import { gmtDateTime, localDateTime as localDateTimeInZone } from '../shop/shop-time';
 import { checkPrefix, phpSerialize, userLevelOf, WOOCOMMERCE_VERSION, type Db, type PhpValue } from './woocommerce-schema';
 
 /**
@@ -167,23 +167,8 @@ const DAY = 86_400_000;
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-export { gmtDateTime };
-
-const zoneFormatters = new Map<string, Intl.DateTimeFormat>();
-
 /** MySQL `Y-m-d H:i:s` of an instant in the site's time zone (an IANA name), as WordPress's local columns hold it. */
-export function localDateTime(date: Date, timeZone: string): string {
-  let format = zoneFormatters.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-    });
-    zoneFormatters.set(timeZone, format);
-  }
-  const part: Record<string, string> = {};
-  for (const { type, value } of format.formatToParts(date)) part[type] = value;
-  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second}`;
-}
+export const localDateTime = (date: Date, timeZone: string): string => localDateTimeInZone(date, { kind: 'iana', name: timeZone });
 
 const unixSeconds = (date: Date) => String(Math.floor(date.getTime() / 1000));
 

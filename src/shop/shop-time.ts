@@ -90,6 +90,11 @@ export function parseLocalDateTime(text: string, zone: ShopTimeZone): Date | nul
   return new Date(instant);
 }
 
+/** `Y-m-d H:i:s` in the shop's zone, as WordPress's local date columns (`post_date`, `comment_date`) hold it. */
+export function localDateTime(date: Date, zone: ShopTimeZone): string {
+  return isoInZone(date, zone).slice(0, 19).replace('T', ' ');
+}
+
 /** `Y-m-d H:i:s` in UTC, as the `*_gmt` columns and subscription dates hold it. */
 export function gmtDateTime(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');

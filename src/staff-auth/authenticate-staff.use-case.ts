@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { WordPressSiteRepository, WordPressUser, WordPressUserRepository } from '../data-access/wordpress-user-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
-import { isoInZone } from '../shop/shop-time';
+import { localDateTime } from '../shop/shop-time';
 import { effectiveCapabilities } from '../wordpress/capabilities';
 import { checkLoggedInCookie, cookieName, parseLoggedInCookie, readCookie } from '../wordpress/logged-in-cookie';
 import { checkApplicationPassword, normalizeApplicationPassword } from '../wordpress/passwords';
@@ -189,7 +189,7 @@ export class AuthenticateStaff {
     if (last !== undefined && now.getTime() - last < API_KEY_TOUCH_INTERVAL_MS) return;
     this.touchedKeys.set(keyId, now.getTime());
     void this.deps.settings.current()
-      .then((settings) => this.deps.users.touchApiKey(keyId, isoInZone(now, settings.timeZone).slice(0, 19).replace('T', ' ')))
+      .then((settings) => this.deps.users.touchApiKey(keyId, localDateTime(now, settings.timeZone)))
       .catch((error) => this.deps.log.warn('api_key_touch_failed', { keyId, error }));
   }
 

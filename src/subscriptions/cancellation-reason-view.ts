@@ -1,6 +1,6 @@
 import type { RecordedCancellationReason } from '../data-access/cancellation-reason-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { isoInZone, parseGmtDateTime } from '../shop/shop-time';
+import { localDateTime, parseGmtDateTime } from '../shop/shop-time';
 
 /** SPEC 2.3: a recorded reason. `date` is in the site's local time, as WordPress shows dates; `date_gmt` in UTC. */
 export interface CancellationReasonEntry {
@@ -18,7 +18,7 @@ export function cancellationReasonEntry(recorded: RecordedCancellationReason, se
   return {
     id: recorded.id,
     subscription_id: recorded.subscriptionId,
-    date: instant ? isoInZone(instant, settings.timeZone).slice(0, 19).replace('T', ' ') : recorded.dateGmt,
+    date: instant ? localDateTime(instant, settings.timeZone) : recorded.dateGmt,
     date_gmt: recorded.dateGmt,
     reason_id: recorded.reasonId,
     title: recorded.title,
