@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { RedisClient } from '../data-access/redis';
+import { closeRedis, type RedisClient } from '../data-access/redis';
 import type { Logger } from '../logger';
 import { BoundedMemo } from '../bounded-memo';
 
@@ -62,8 +62,7 @@ export class FailedAttemptThrottle {
     const subscriber = this.subscriber;
     this.subscriber = null;
     this.listening = false;
-    if (subscriber?.isReady) await subscriber.close().catch(() => subscriber.destroy());
-    else if (subscriber?.isOpen) subscriber.destroy();
+    if (subscriber) await closeRedis(subscriber);
   }
 
   /** Subscribe first, then read the blocks already in Redis, so none announced in between is missed. */
