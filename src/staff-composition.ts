@@ -40,7 +40,6 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
   const reasonDeps = { reasons, subscriptions, orderWrites, settings, clock };
 
   return {
-    settings,
     authenticate: new AuthenticateStaff({ config, users, site, settings, log, clock, tablePrefix: config.db.tablePrefix }),
     lookupCustomer: new LookupCustomer({ index: contacts, orders, settings, extensions }),
     refreshCustomerContacts: new RefreshCustomerContacts({ index: contacts, settings, log, clock }),

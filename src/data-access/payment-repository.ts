@@ -141,11 +141,6 @@ export class PaymentRepository {
     return toAgreement(rows[0]);
   }
 
-  async findAgreement(provider: Provider, externalId: string): Promise<AgreementRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.agreements} WHERE provider = ? AND external_id = ?`, [provider, externalId]);
-    return rows.length ? toAgreement(rows[0]) : null;
-  }
-
   /** The newest active card-gateway payment method of a customer, to charge a retry on. */
   async activeAgreementOfCustomer(provider: Provider, customerHandle: string): Promise<AgreementRecord | null> {
     const [rows] = await this.pool.query<RowDataPacket[]>(

@@ -129,9 +129,4 @@ export class WebhookRepository {
     const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT id FROM ${this.table} WHERE status = 'FAILED' ORDER BY id`);
     return rows.map((row) => Number(row.id));
   }
-
-  async countByStatus(): Promise<Record<string, number>> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${this.table} GROUP BY status`);
-    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
-  }
 }

@@ -39,7 +39,7 @@ export interface ShopSubscription {
 export const ENDED_STATUSES = ['cancelled', 'trash', 'expired', 'switched', 'pending-cancel'];
 
 /** A WCS date meta value: GMT `Y-m-d H:i:s`, or `0` / empty for "no date". */
-export function subscriptionDate(value: string | undefined): Date | null {
+function subscriptionDate(value: string | undefined): Date | null {
   if (!value || value === '0') return null;
   return parseGmtDateTime(value);
 }

@@ -27,15 +27,8 @@ export const CARD_GATEWAY_PAYMENT_METHOD_EVENTS = [
   'customer_payment_method_deleted',
 ] as const;
 
-export const CARD_GATEWAY_EVENT_TYPES = [...CARD_GATEWAY_PAYMENT_METHOD_EVENTS, ...CARD_GATEWAY_INVOICE_EVENTS] as const;
-
 export type CardGatewayInvoiceEventType = (typeof CARD_GATEWAY_INVOICE_EVENTS)[number];
 export type CardGatewayPaymentMethodEventType = (typeof CARD_GATEWAY_PAYMENT_METHOD_EVENTS)[number];
-export type CardGatewayEventType = (typeof CARD_GATEWAY_EVENT_TYPES)[number];
-
-export function isCardGatewayEventType(value: string): value is CardGatewayEventType {
-  return (CARD_GATEWAY_EVENT_TYPES as readonly string[]).includes(value);
-}
 
 /** Fields every delivery carries, plus the optional resource references (all handles/ids are strings). */
 interface CardGatewayEventBase {

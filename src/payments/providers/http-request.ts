@@ -60,7 +60,7 @@ function transportFailure(error: unknown, what: string): ProviderFailure {
   return { ok: false, kind: 'network', message: `${what}: ${code ?? (error instanceof Error ? error.message : String(error))}` };
 }
 
-export async function providerRequest(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ProviderResponse> {
+async function providerRequest(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ProviderResponse> {
   try {
     return await once(method, url, headers, body, timeoutMs);
   } catch (error) {

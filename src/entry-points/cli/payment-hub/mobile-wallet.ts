@@ -2,7 +2,7 @@ import inquirer from 'inquirer';
 import type { Argv } from 'yargs';
 import type { PaymentHub } from '../../../composition';
 import { loadConfigOrExit, type Config } from '../../../config';
-import { MOBILE_WALLET_EVENT_TYPES } from '../../../payments/providers/events';
+import { isMobileWalletEventType, MOBILE_WALLET_EVENT_TYPES } from '../../../payments/providers/events';
 import { parseList } from './format';
 import { action, CliError, EXIT_FAILED, messageOf, printJson, printText, usageError, withHub } from './runtime';
 
@@ -124,7 +124,7 @@ export function checkUrl(value: string): true {
 
 export function checkEvents(events: string[]): true {
   if (events.length === 0) throw new Error('--events names no event');
-  const unknown = events.filter((event) => !(MOBILE_WALLET_EVENT_TYPES as readonly string[]).includes(event));
+  const unknown = events.filter((event) => !isMobileWalletEventType(event));
   if (unknown.length) throw new Error(`unsupported event ${unknown.join(', ')}; supported: ${MOBILE_WALLET_EVENT_TYPES.join(', ')}`);
   return true;
 }
