@@ -3,6 +3,7 @@ import type { Logger } from '../logger';
 import type { WordPressSiteRepository, WordPressUser, WordPressUserRepository } from '../data-access/wordpress-user-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { localDateTime } from '../shop/shop-time';
+import { BoundedMemo } from '../bounded-memo';
 import { effectiveCapabilities } from '../wordpress/capabilities';
 import { checkLoggedInCookie, cookieName, parseLoggedInCookie, readCookie } from '../wordpress/logged-in-cookie';
 import { checkApplicationPassword, normalizeApplicationPassword } from '../wordpress/passwords';
@@ -63,7 +64,7 @@ export class AuthenticateStaff {
   private readonly capabilitiesKey: string;
   private readonly touchedKeys = new Map<number, number>();
   /** Capabilities computed for each distinct (roles option, user's capabilities meta) pair: unserializing the roles on every request was a third of a millisecond. */
-  private capabilityCache = { roles: null as string | null, byUserCaps: new Map<string, Set<string>>() };
+  private capabilityCache = { roles: null as string | null, byUserCaps: new BoundedMemo<Set<string>>(1000) };
 
   constructor(private readonly deps: {
     config: Config;
@@ -82,8 +83,8 @@ export class AuthenticateStaff {
     // WooCommerce uses Basic only over SSL; application passwords are likewise only available over HTTPS.
     if (!request.https) return refuse('https_required');
     const fromQuery = request.queryKey && request.queryKey.consumerKey !== '' && request.queryKey.consumerSecret !== '' ? request.queryKey : null;
-    const fromHeader = request.basic && request.basic.user !== '' && request.basic.password !== ''
-      ? { consumerKey: request.basic.user, consumerSecret: request.basic.password } : null;
+    const basic = request.basic && request.basic.user !== '' && request.basic.password !== '' ? request.basic : null;
+    const fromHeader = basic ? { consumerKey: basic.user, consumerSecret: basic.password } : null;
     const pair = fromQuery ?? fromHeader;
     if (!pair) return refuse('no_credentials');
 
@@ -100,8 +101,8 @@ export class AuthenticateStaff {
     }
     // Not a WooCommerce key: WordPress then tries the Authorization header as an application password
     // (a query-string pair never is one).
-    if (!request.basic || request.basic.user === '' || request.basic.password === '') return refuse('unknown_api_key');
-    return this.withApplicationPassword(request.basic.user, request.basic.password, request.clientIp);
+    if (!basic) return refuse('unknown_api_key');
+    return this.withApplicationPassword(basic.user, basic.password, request.clientIp);
   }
 
   /** `wp_authenticate_application_password`: the user by login (or email), then each of their application passwords. */
@@ -119,7 +120,7 @@ export class AuthenticateStaff {
       const hash = phpGet(item, 'password');
       if (typeof hash !== 'string' || hash === '') continue;
       if (await checkApplicationPassword(supplied, hash)) {
-        this.recordApplicationPasswordUse(user.id, stored!, index, clientIp);
+        this.recordApplicationPasswordUse(user.id, stored!, items!.list, index, clientIp);
         return this.authenticated(user, 'application_password', meta);
       }
     }
@@ -159,8 +160,8 @@ export class AuthenticateStaff {
     return this.authenticated(user, 'cookie', meta);
   }
 
-  private async authenticated(user: WordPressUser, via: StaffCredential, preloaded?: Map<string, string>): Promise<StaffAuthentication> {
-    const meta = preloaded ?? (await this.deps.users.meta(user.id, [this.capabilitiesKey]));
+  /** `meta` holds the user's capabilities meta, read along with whatever the credential check needed. */
+  private async authenticated(user: WordPressUser, via: StaffCredential, meta: Map<string, string>): Promise<StaffAuthentication> {
     const site = await this.deps.site.current();
     const identity: StaffIdentity = {
       userId: user.id, login: user.login, displayName: user.displayName, email: user.email, via,
@@ -171,16 +172,8 @@ export class AuthenticateStaff {
 
   private capabilities(userCaps: string | null, roles: string | null): Set<string> {
     // Keyed by the exact stored strings, so any change in WP admin (a role's or the user's) gives a fresh computation.
-    if (this.capabilityCache.roles !== roles || this.capabilityCache.byUserCaps.size > 1000) {
-      this.capabilityCache = { roles, byUserCaps: new Map() };
-    }
-    const key = userCaps ?? '';
-    let caps = this.capabilityCache.byUserCaps.get(key);
-    if (!caps) {
-      caps = effectiveCapabilities(userCaps, roles);
-      this.capabilityCache.byUserCaps.set(key, caps);
-    }
-    return caps;
+    if (this.capabilityCache.roles !== roles) this.capabilityCache = { roles, byUserCaps: new BoundedMemo(1000) };
+    return this.capabilityCache.byUserCaps.get(userCaps ?? '', () => effectiveCapabilities(userCaps, roles));
   }
 
   private touchApiKey(keyId: number): void {
@@ -197,16 +190,15 @@ export class AuthenticateStaff {
    * `WP_Application_Passwords::record_application_password_usage`: `last_used` and `last_ip`, at most once a day.
    * Written only if the stored value is still the one read, so a password added meanwhile is never lost.
    */
-  private recordApplicationPasswordUse(userId: number, stored: string, index: number, clientIp: string): void {
-    const parsed = readApplicationPasswords(stored);
-    const item = parsed?.list[index];
-    if (!parsed || !item) return;
+  private recordApplicationPasswordUse(userId: number, stored: string, list: PhpArray[], index: number, clientIp: string): void {
+    const item = list[index];
+    if (!item) return;
     const now = Math.floor(this.deps.clock().getTime() / 1000);
     const lastUsed = phpGet(item, 'last_used');
     if (typeof lastUsed === 'number' && lastUsed + DAY_SECONDS > now) return;
     item.last_used = now;
     item.last_ip = clientIp;
-    const updated = phpSerialize(parsed.list as unknown as Parameters<typeof phpSerialize>[0]);
+    const updated = phpSerialize(list as unknown as Parameters<typeof phpSerialize>[0]);
     void this.deps.users.replaceMetaIfUnchanged(userId, '_application_passwords', stored, updated)
       .catch((error) => this.deps.log.warn('application_password_usage_not_recorded', { userId, error }));
   }
