@@ -40,7 +40,7 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
   const reasonDeps = { reasons, subscriptions, orderWrites, settings, clock };
 
   return {
-    authenticate: new AuthenticateStaff({ config, users, site, settings, log, clock, tablePrefix: config.db.tablePrefix }),
+    authenticate: new AuthenticateStaff({ config, users, site, settings, siteUrl, log, clock, tablePrefix: config.db.tablePrefix }),
     lookupCustomer: new LookupCustomer({ index: contacts, orders, settings, extensions }),
     refreshCustomerContacts: new RefreshCustomerContacts({ index: contacts, settings, log, clock }),
     listCancellationReasons: new ListCancellationReasons(reasonDeps),

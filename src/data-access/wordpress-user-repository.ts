@@ -113,7 +113,6 @@ export interface WordPressSiteOptions {
   nonceSalt?: string;
   /** `using_application_passwords`: WordPress only checks application passwords once one has existed. */
   applicationPasswordsInUse: boolean;
-  siteUrl: string;
 }
 
 /** Reads the options at most once per `maxAgeMs`, so a role change in WP admin applies within that time. */
@@ -135,7 +134,7 @@ export class WordPressSiteRepository {
   }
 
   private async read(): Promise<WordPressSiteOptions> {
-    const names = [this.rolesOption, 'logged_in_key', 'logged_in_salt', 'nonce_key', 'nonce_salt', 'using_application_passwords', 'siteurl'];
+    const names = [this.rolesOption, 'logged_in_key', 'logged_in_salt', 'nonce_key', 'nonce_salt', 'using_application_passwords'];
     const [rows] = await this.pool.query<RowDataPacket[]>(this.sql, [names]);
     const value = new Map(rows.map((row) => [String(row.option_name), String(row.option_value)]));
     const inUse = value.get('using_application_passwords');
@@ -147,7 +146,6 @@ export class WordPressSiteRepository {
       nonceSalt: value.get('nonce_salt') || undefined,
       // get_network_option's value as PHP would test it: '' and '0' are false.
       applicationPasswordsInUse: inUse !== undefined && inUse !== '' && inUse !== '0',
-      siteUrl: value.get('siteurl') ?? '',
     };
     return options;
   }

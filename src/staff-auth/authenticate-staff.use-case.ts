@@ -71,6 +71,8 @@ export class AuthenticateStaff {
     users: WordPressUserRepository;
     site: WordPressSiteRepository;
     settings: ShopSettingsRepository;
+    /** The site URL WordPress uses: SHOP_URL (WP_SITEURL's part), else the `siteurl` option. */
+    siteUrl: () => Promise<string>;
     log: Logger;
     clock: () => Date;
     tablePrefix: string;
@@ -129,10 +131,9 @@ export class AuthenticateStaff {
 
   /** `wp_validate_auth_cookie($cookie, 'logged_in')` followed by `rest_cookie_check_errors`' nonce check. */
   async withCookie(request: CookieRequest): Promise<StaffAuthentication> {
-    const settings = await this.deps.settings.current();
     const site = await this.deps.site.current();
-    // WP_SITEURL (SHOP_URL here) overrides the option, and COOKIEHASH is md5 of that value.
-    const siteUrl = this.deps.config.shopUrl ?? (settings.siteUrl || site.siteUrl);
+    // COOKIEHASH is md5 of the site URL.
+    const siteUrl = await this.deps.siteUrl();
     // On an https site the cookie is set `secure`: a browser never sends it over plain HTTP.
     if (siteUrl.startsWith('https:') && !request.https) return refuse('https_required');
     const raw = readCookie(request.cookieHeader, cookieName(siteUrl));

@@ -56,7 +56,7 @@ test('is_email-like checks for application password usernames', (t) => {
   for (const bad of ['admin', 'a@b', '@example.dk', 'a@@example.dk', 'a@example..dk', 'a b@example.dk', 'a@-x.dk']) t.false(looksLikeEmail(bad), bad);
 });
 
-const options = (partial: Partial<WordPressSiteOptions> = {}): WordPressSiteOptions => ({ userRoles: null, applicationPasswordsInUse: false, siteUrl: '', ...partial });
+const options = (partial: Partial<WordPressSiteOptions> = {}): WordPressSiteOptions => ({ userRoles: null, applicationPasswordsInUse: false, ...partial });
 
 test('wp_salt: constants win, options fill the gaps, sample phrases and duplicated constants are ignored', (t) => {
   const all = { loggedInKey: 'LK', loggedInSalt: 'LS', nonceKey: 'NK', nonceSalt: 'NS' };
