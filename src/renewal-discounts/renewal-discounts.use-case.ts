@@ -3,6 +3,7 @@ import type { OrderRepository } from '../data-access/order-repository';
 import type { DiscountFilter, RenewalDiscountRepository } from '../data-access/renewal-discount-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import type { SubscriptionRefusal } from '../subscriptions/subscription-outcomes';
 import { ENDED_STATUSES } from '../shop/subscription';
 import { statusLabel } from '../shop/status-labels';
 import { checkAmount, scaled, schemeOf } from './discount-schemes';
@@ -19,10 +20,8 @@ interface Deps {
   clock: () => Date;
 }
 
-export type DiscountRefusal =
-  | { kind: 'invalid_params'; params: string[]; message: string }
-  | { kind: 'subscription_not_found' }
-  | { kind: 'invalid_state'; status: string; message: string };
+/** A discount is refused for the same reasons, and answered alike, as a subscription change. */
+export type DiscountRefusal = SubscriptionRefusal;
 
 /** Every registered discount type whose scheme is known, with the scheme resolved. */
 export class ListDiscountTypes {

@@ -5,6 +5,7 @@ import type { StaffServices } from '../../../staff-composition';
 import type { StaffIdentity } from '../../../staff-auth/staff-identity';
 import { sendError, sendJson } from '../http-io';
 import { jsonBody, pathId, query, sendBodyError } from './staff-guard';
+import { sendSubscriptionRefusal } from './subscription-support.route';
 
 const DEFAULT_PER_PAGE = 100;
 const MAX_PER_PAGE = 100;
@@ -49,16 +50,8 @@ export function renewalDiscountHandlers(staff: StaffServices) {
       const body = await jsonBody(req);
       if (!body.ok) return sendBodyError(res, body);
       const outcome = await staff.createDiscount.execute({ body: body.body, createdBy: identity.userId });
-      switch (outcome.kind) {
-        case 'created':
-          return sendJson(res, 201, outcome.discount);
-        case 'invalid_params':
-          return sendError(res, 400, 'invalid_params', outcome.message, { params: outcome.params });
-        case 'subscription_not_found':
-          return sendError(res, 404, 'subscription_not_found', 'No subscription with that ID.');
-        case 'invalid_state':
-          return sendError(res, 409, 'invalid_state', outcome.message, { subscription_status: outcome.status });
-      }
+      if (outcome.kind !== 'created') return sendSubscriptionRefusal(res, outcome);
+      sendJson(res, 201, outcome.discount);
     },
   };
 }
