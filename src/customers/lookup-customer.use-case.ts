@@ -5,7 +5,7 @@ import { describeOrderStatus } from '../order-status/lookup-order-status.use-cas
 import type { ShopOrder } from '../shop/order';
 import type { SiteExtensions } from '../shop/site-extensions';
 import { subscriptionFrom, type ShopSubscription } from '../shop/subscription';
-import { emailKey, storedContactKeys, suppliedPhoneKey } from './contact-keys';
+import { emailKey, storedPhoneKey, suppliedPhoneKey } from './contact-keys';
 import { customerRecord, newestFirst, type CustomerRecord } from './customer-record';
 
 export type CustomerQuery = { email: string } | { phone: string };
@@ -38,10 +38,10 @@ export class LookupCustomer {
     const key = 'email' in query ? emailKey(query.email) : suppliedPhoneKey(query.phone, settings.baseCountry);
     if (!key) return { kind: 'no_match' };
     const contact: ContactKey = 'email' in query ? { email: key } : { phone: key };
-    const matches = (record: ShopOrder | ShopSubscription) => {
-      const keys = storedContactKeys({ email: record.billing.email, phone: record.billing.phone, billingCountry: record.billing.country, shippingCountry: record.shipping.country }, settings.baseCountry);
-      return 'email' in contact ? keys.email === contact.email : keys.phone === contact.phone;
-    };
+    // Only the key asked by is worked out for each hit: phone keys cost libphonenumber parses.
+    const matches = (record: ShopOrder | ShopSubscription) => ('email' in contact
+      ? emailKey(record.billing.email) === contact.email
+      : storedPhoneKey(record.billing.phone, record.billing.country, record.shipping.country, settings.baseCountry) === contact.phone);
 
     const found = await this.read(contact, settings, new Set());
     const orders = found.orders.filter(matches);
