@@ -32,13 +32,7 @@ export class ReceiveMobileWalletWebhook {
 
   async execute(delivery: WalletDelivery): Promise<WalletReceiveOutcome> {
     if (!(await this.verified(delivery))) return { kind: 'invalid_signature' };
-    let body: unknown;
-    try {
-      body = JSON.parse(delivery.body.toString('utf8'));
-    } catch {
-      return { kind: 'malformed' };
-    }
-    const event = parseMobileWalletEvent(body);
+    const event = parseMobileWalletEvent(delivery.body);
     if (!event) return { kind: 'malformed' };
     try {
       const outcome = await this.handler.handle(event);
@@ -53,12 +47,14 @@ export class ReceiveMobileWalletWebhook {
 
   /** Each registration signs with its own secret over the URL it was registered with (or the configured public URL). */
   private async verified(delivery: WalletDelivery): Promise<boolean> {
-    const candidates: { url: string; secret: string }[] = [];
-    if (this.configured.url && this.configured.secret) candidates.push({ url: this.configured.url, secret: this.configured.secret });
+    // The secrets that may sign for each URL, so the body is hashed and the headers read once per URL.
+    const secretsByUrl = new Map<string, string[]>();
+    const add = (url: string, secret: string) => secretsByUrl.set(url, [...(secretsByUrl.get(url) ?? []), secret]);
+    if (this.configured.url && this.configured.secret) add(this.configured.url, this.configured.secret);
     for (const registration of await this.registrations.all()) {
-      for (const url of new Set([registration.url, this.configured.url ?? registration.url])) candidates.push({ url, secret: registration.secret });
+      for (const url of new Set([registration.url, this.configured.url ?? registration.url])) add(url, registration.secret);
     }
-    return candidates.some(({ url, secret }) =>
-      verifyMobileWalletWebhook({ method: delivery.method, registeredUrl: url, headers: delivery.headers, body: delivery.body }, { secrets: [secret] }).ok);
+    return [...secretsByUrl].some(([url, secrets]) =>
+      verifyMobileWalletWebhook({ method: delivery.method, registeredUrl: url, headers: delivery.headers, body: delivery.body }, { secrets }).ok);
   }
 }
