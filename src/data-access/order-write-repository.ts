@@ -91,6 +91,12 @@ export class OrderWriteRepository {
     return rows.length ? String(rows[0].meta_value ?? '') : null;
   }
 
+  /** Adds one to a counting meta key (missing or not a number counts as 0), in every store in use. */
+  async incrementMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<void> {
+    const count = Number(await this.getMeta(db, id, key, settings)) || 0;
+    await this.setMeta(db, id, key, String(count + 1), settings);
+  }
+
   /** Sets a single-valued meta key (update in place, insert when missing) in every store in use. */
   async setMeta(db: Executor, id: number, key: string, value: string, settings: ShopSettings): Promise<void> {
     for (const store of this.stores(settings)) {

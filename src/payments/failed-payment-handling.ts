@@ -1,6 +1,7 @@
 import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { statusLabel } from '../shop/status-labels';
+import { statusChangeNote } from '../shop/status-labels';
+import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
 import type { PaymentRecord } from '../data-access/payment-repository';
 import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
@@ -32,7 +33,7 @@ export class FailedPaymentHandling {
     const reason = [failure.description, failure.code && `code ${failure.code}`, failure.state].filter(Boolean).join(', ');
     if (order.status !== 'failed') {
       await this.orders.setStatus(db, payment.orderId, 'failed', settings, now);
-      await this.orders.addNote(db, payment.orderId, `Order status changed from ${statusLabel(order.status)} to Failed.`, settings, now);
+      await this.orders.addNote(db, payment.orderId, statusChangeNote('order', order.status, 'failed'), settings, now);
     }
     await this.orders.addNote(db, payment.orderId, `Payment ${payment.externalId} failed${reason ? `: ${reason}` : ''}.`, settings, now);
 
@@ -51,10 +52,9 @@ export class FailedPaymentHandling {
     const next = subscription.status === 'pending-cancel' ? 'cancelled' : ['active', 'pending'].includes(subscription.status) ? 'on-hold' : null;
     if (!next) return;
     await this.orders.setStatus(db, subscriptionId, next, settings, now);
-    await this.orders.addNote(db, subscriptionId, `Status changed from ${statusLabel(subscription.status)} to ${statusLabel(next)}.`, settings, now);
+    await this.orders.addNote(db, subscriptionId, statusChangeNote('subscription', subscription.status, next), settings, now);
     if (next === 'on-hold') {
-      const suspensions = Number(await this.orders.getMeta(db, subscriptionId, '_suspension_count', settings)) || 0;
-      await this.orders.setMeta(db, subscriptionId, '_suspension_count', String(suspensions + 1), settings);
+      await this.orders.incrementMeta(db, subscriptionId, SUSPENSION_COUNT_META, settings);
     } else {
       // Cancelling ends the subscription now and clears what was still to come, as WCS does.
       const nowGmt = gmtDateTime(now);

@@ -1,6 +1,7 @@
 import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { statusLabel } from '../shop/status-labels';
+import { statusChangeNote } from '../shop/status-labels';
+import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
 
 /**
@@ -15,7 +16,7 @@ export async function completeRenewalPayment(orders: OrderWriteRepository, db: E
   if (!order) return;
   if (order.status !== 'processing' && order.status !== 'completed') {
     await orders.setStatus(db, orderId, 'processing', settings, now);
-    await orders.addNote(db, orderId, `Order status changed from ${statusLabel(order.status)} to Processing.`, settings, now);
+    await orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
   }
   await orders.setDatePaid(db, orderId, now, settings);
   await orders.addNote(db, orderId, `Payment ${input.reference} completed.`, settings, now);
@@ -25,10 +26,10 @@ export async function completeRenewalPayment(orders: OrderWriteRepository, db: E
   if (!subscriptionId) return;
   const subscription = await orders.lockStatus(db, subscriptionId, settings);
   if (!subscription || subscription.type !== 'shop_subscription') return;
-  await orders.setMeta(db, subscriptionId, '_suspension_count', '0', settings);
+  await orders.setMeta(db, subscriptionId, SUSPENSION_COUNT_META, '0', settings);
   await orders.addNote(db, subscriptionId, 'Payment status marked complete.', settings, now);
   if (subscription.status === 'on-hold' || subscription.status === 'pending') {
     await orders.setStatus(db, subscriptionId, 'active', settings, now);
-    await orders.addNote(db, subscriptionId, `Status changed from ${statusLabel(subscription.status)} to Active.`, settings, now);
+    await orders.addNote(db, subscriptionId, statusChangeNote('subscription', subscription.status, 'active'), settings, now);
   }
 }

@@ -16,3 +16,8 @@ const LABELS: Record<string, string> = {
 export function statusLabel(status: string): string {
   return LABELS[status] ?? status;
 }
+
+/** The note WooCommerce (`Order status changed …`) or WooCommerce Subscriptions (`Status changed …`) writes on a status change. */
+export function statusChangeNote(of: 'order' | 'subscription', from: string, to: string): string {
+  return `${of === 'order' ? 'Order status' : 'Status'} changed from ${statusLabel(from)} to ${statusLabel(to)}.`;
+}

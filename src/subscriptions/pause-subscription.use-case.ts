@@ -3,7 +3,7 @@ import { gmtDateTime } from '../shop/shop-time';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
-import { statusLabel } from '../shop/status-labels';
+import { statusChangeNote, statusLabel } from '../shop/status-labels';
 import { AUTO_REACTIVATION_META, NEXT_PAYMENT_META, SUSPENSION_COUNT_META } from '../shop/subscription';
 import { actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
 import { calendarDate, isFutureDate, pauseDates } from './subscription-schedule';
@@ -58,9 +58,8 @@ export class PauseSubscription {
       if (subscription.status !== 'on-hold') {
         await orderWrites.setStatus(db, id, 'on-hold', settings, now);
         // WCS counts every move to on-hold (`_suspension_count`).
-        const count = Number(await orderWrites.getMeta(db, id, SUSPENSION_COUNT_META, settings)) || 0;
-        await orderWrites.setMeta(db, id, SUSPENSION_COUNT_META, String(count + 1), settings);
-        note += ` Status changed from ${statusLabel(subscription.status)} to ${statusLabel('on-hold')}.`;
+        await orderWrites.incrementMeta(db, id, SUSPENSION_COUNT_META, settings);
+        note += ` ${statusChangeNote('subscription', subscription.status, 'on-hold')}`;
       }
       await orderWrites.setMeta(db, id, AUTO_REACTIVATION_META, gmtDateTime(dates.autoReactivation), settings);
       await orderWrites.setMeta(db, id, NEXT_PAYMENT_META, gmtDateTime(dates.nextPayment), settings);

@@ -2,7 +2,7 @@ import type { Executor, OrderWriteRepository } from '../data-access/order-write-
 import { gmtDateTime } from '../shop/shop-time';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { statusLabel } from '../shop/status-labels';
+import { statusChangeNote } from '../shop/status-labels';
 import { AUTO_REACTIVATION_META, NEXT_PAYMENT_META, type ShopSubscription } from '../shop/subscription';
 import { nextPaymentOnActivation } from './subscription-schedule';
 
@@ -30,7 +30,7 @@ export class SubscriptionActivation {
       await this.orderWrites.setMeta(db, id, NEXT_PAYMENT_META, nextPayment ? gmtDateTime(nextPayment) : '0', settings);
     }
     await this.actions.scheduleRenewal(db, id, nextPayment, settings);
-    const transition = `Status changed from ${statusLabel(subscription.status)} to ${statusLabel('active')}.`;
+    const transition = statusChangeNote('subscription', subscription.status, 'active');
     await this.orderWrites.addNote(db, id, `${note.reason} ${transition}`, settings, now, note.author);
     return { ...subscription, status: 'active', nextPayment, autoReactivation: null };
   }
