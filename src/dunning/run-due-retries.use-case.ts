@@ -84,7 +84,10 @@ export class RunDueRetries {
       return 'canceled';
     }
 
-    const result = await this.charge(retry, original, order, settings);
+    // Read once: the charge and the payment record of this attempt both use them.
+    const originalMeta = await payments.meta(original.id);
+    const amount = toMinorUnits(order.total);
+    const result = await this.charge(retry, original, originalMeta, amount, order, settings);
     if (result.kind === 'unreachable') {
       await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
       log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
@@ -95,9 +98,8 @@ export class RunDueRetries {
       const at = clock();
       const { payment } = await payments.lockOrCreate(db, {
         provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId,
-        amountMinor: toMinorUnits(order.total), currency: order.currency,
+        amountMinor: amount, currency: order.currency,
       }, gmtDateTimeMs(at));
-      const originalMeta = await payments.meta(original.id);
       await payments.setMeta(db, payment.id, {
         retry_of: String(original.id), retry_attempt: String(retry.attempt),
         customer_handle: originalMeta.customer_handle, agreement_id: originalMeta.agreement_id,
@@ -118,9 +120,7 @@ export class RunDueRetries {
     });
   }
 
-  private async charge(retry: RetryRecord, original: PaymentRecord, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
-    const meta = await this.deps.payments.meta(original.id);
-    const amount = toMinorUnits(order.total);
+  private async charge(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
     const number = displayedOrderNumber(order, settings.orderNumbers);
     if (original.provider === 'card_gateway') {
       const customer = meta.customer_handle || undefined;
