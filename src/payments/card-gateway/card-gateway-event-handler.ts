@@ -68,10 +68,7 @@ export class CardGatewayEventHandler {
     const now = this.clock();
 
     return unit(async (db) => {
-      const { payment, created } = await this.payments.lockOrCreate(db, {
-        provider: 'card_gateway', externalId: handle, orderId, amountMinor: invoice.amount, currency: invoice.currency,
-      }, gmtDateTimeMs(now));
-      if (created) await this.payments.setMeta(db, payment.id, { customer_handle: invoice.customer || undefined });
+      const { payment, created } = await this.recordPayment(db, handle, orderId, invoice, now);
       if (event.eventType === 'invoice_created') {
         return created ? processed('payment recorded') : skipped('payment already known');
       }
@@ -87,6 +84,15 @@ export class CardGatewayEventHandler {
       const moved = await this.recorder.move(db, payment, rule.to, settings, now);
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
+  }
+
+  /** The payment of an invoice, locked; a new one also keeps the provider's customer handle. */
+  private async recordPayment(db: Executor, handle: string, orderId: number | null, read: { amount: number; currency: string; customer?: string | null }, now: Date) {
+    const recorded = await this.payments.lockOrCreate(db, {
+      provider: 'card_gateway', externalId: handle, orderId, amountMinor: read.amount, currency: read.currency,
+    }, gmtDateTimeMs(now));
+    if (recorded.created) await this.payments.setMeta(db, recorded.payment.id, { customer_handle: read.customer || undefined });
+    return recorded;
   }
 
   /** A known payment's order; only a new payment needs the (costlier) search through order meta. */
@@ -105,10 +111,7 @@ export class CardGatewayEventHandler {
     const orderId = await this.linkedOrder(handle, settings);
     const now = this.clock();
     return unit(async (db) => {
-      const { payment, created } = await this.payments.lockOrCreate(db, {
-        provider: 'card_gateway', externalId: handle, orderId, amountMinor: charge.amount, currency: charge.currency,
-      }, gmtDateTimeMs(now));
-      if (created) await this.payments.setMeta(db, payment.id, { customer_handle: charge.customer || undefined });
+      const { payment, created } = await this.recordPayment(db, handle, orderId, charge, now);
       const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
         code: charge.error ?? null,
         description: charge.source?.acquirer_message ?? charge.error ?? null,
