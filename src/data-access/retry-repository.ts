@@ -65,12 +65,13 @@ export class RetryRepository {
   /** Takes the due attempts (PENDING → PROCESSING), each by one worker only. */
   async claimDue(now: Date, limit: number): Promise<RetryRecord[]> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT id FROM ${this.table} WHERE status = 'PENDING' AND scheduled_at <= ? ORDER BY scheduled_at LIMIT ?`, [gmtDateTime(now), limit]);
+      `SELECT * FROM ${this.table} WHERE status = 'PENDING' AND scheduled_at <= ? ORDER BY scheduled_at LIMIT ?`, [gmtDateTime(now), limit]);
     const claimed: RetryRecord[] = [];
     for (const row of rows) {
       const [result] = await this.pool.query<ResultSetHeader>(
         `UPDATE ${this.table} SET status = 'PROCESSING', updated_at = ? WHERE id = ? AND status = 'PENDING'`, [gmtDateTime(now), row.id]);
-      if (result.affectedRows) claimed.push((await this.find(Number(row.id)))!);
+      // The row read above is the claimed attempt: what identifies it (order, payment, attempt, key) never changes.
+      if (result.affectedRows) claimed.push({ ...toRetry(row), status: 'PROCESSING' });
     }
     return claimed;
   }
