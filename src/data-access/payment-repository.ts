@@ -130,13 +130,13 @@ export class PaymentRepository {
 
   /** The agreement, locked; created pending when unknown. */
   async lockOrCreateAgreement(db: Executor, fields: { provider: Provider; externalId: string; customerHandle?: string | null; subscriptionId?: number | null }, now: string): Promise<AgreementRecord> {
+    // A known agreement only gains the customer and subscription it did not have yet.
     await db.query(
-      `INSERT IGNORE INTO ${this.t.agreements} (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
-       VALUES (?, ?, 'PENDING', ?, ?, ?, ?)`,
+      `INSERT INTO ${this.t.agreements} (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
+       VALUES (?, ?, 'PENDING', ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE customer_handle = COALESCE(customer_handle, VALUES(customer_handle)), subscription_id = COALESCE(subscription_id, VALUES(subscription_id))`,
       [fields.provider, fields.externalId, fields.customerHandle ?? null, fields.subscriptionId ?? null, now, now],
     );
-    await db.query(`UPDATE ${this.t.agreements} SET customer_handle = COALESCE(customer_handle, ?), subscription_id = COALESCE(subscription_id, ?) WHERE provider = ? AND external_id = ?`,
-      [fields.customerHandle ?? null, fields.subscriptionId ?? null, fields.provider, fields.externalId]);
     const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.t.agreements} WHERE provider = ? AND external_id = ? FOR UPDATE`, [fields.provider, fields.externalId]);
     return toAgreement(rows[0]);
   }
