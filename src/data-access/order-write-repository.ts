@@ -117,12 +117,11 @@ export class OrderWriteRepository {
 
   /** The paid date as each store keeps it: HPOS's column, or the legacy timestamp and its local-time copy. */
   async setDatePaid(db: Executor, id: number, paid: Date, settings: ShopSettings): Promise<void> {
-    for (const store of this.stores(settings)) {
-      if (store === 'hpos') {
-        await db.query(`UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
-      }
+    const stores = this.stores(settings);
+    if (stores.includes('hpos')) {
+      await db.query(`UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
     }
-    if (!settings.hpos || settings.sync) {
+    if (stores.includes('legacy')) {
       await this.setMeta(db, id, '_date_paid', String(Math.floor(paid.getTime() / 1000)), { ...settings, hpos: false, sync: false });
       await this.setMeta(db, id, '_paid_date', localDateTime(paid, settings.timeZone), { ...settings, hpos: false, sync: false });
     }

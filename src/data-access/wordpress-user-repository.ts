@@ -27,6 +27,11 @@ export interface StoredApiKey {
  * WordPress users as WordPress reads them (`get_user_by`), their meta, and WooCommerce's REST API keys.
  * Login and email comparisons follow the tables' own collation, as WordPress's queries do.
  */
+/** A `users` row read with ID, user_login, user_email, display_name and user_pass. */
+function userFrom(row: RowDataPacket): WordPressUser {
+  return { id: Number(row.ID), login: String(row.user_login), email: String(row.user_email), displayName: String(row.display_name), passwordHash: String(row.user_pass) };
+}
+
 export class WordPressUserRepository {
   private readonly pool: Pool;
   private readonly t: { users: string; usermeta: string; apiKeys: string };
@@ -51,9 +56,7 @@ export class WordPressUserRepository {
   private async findBy(column: 'ID' | 'user_login' | 'user_email', value: string | number): Promise<WordPressUser | null> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT ID, user_login, user_email, display_name, user_pass FROM ${this.t.users} WHERE ${column} = ? ORDER BY ID LIMIT 1`, [value]);
-    if (!rows.length) return null;
-    const row = rows[0];
-    return { id: Number(row.ID), login: String(row.user_login), email: String(row.user_email), displayName: String(row.display_name), passwordHash: String(row.user_pass) };
+    return rows.length ? userFrom(rows[0]) : null;
   }
 
   /** The first value of each of `keys` (the row `get_user_meta($id, $key, true)` returns); missing keys are absent. */
@@ -88,9 +91,7 @@ export class WordPressUserRepository {
        WHERE k.consumer_key = ? LIMIT 1`, [metaKey, storedKey]);
     if (!rows.length) return null;
     const row = rows[0];
-    const user = row.ID === null ? null : {
-      id: Number(row.ID), login: String(row.user_login), email: String(row.user_email), displayName: String(row.display_name), passwordHash: String(row.user_pass),
-    };
+    const user = row.ID === null ? null : userFrom(row);
     return {
       keyId: Number(row.key_id), userId: Number(row.user_id), permissions: String(row.permissions), consumerSecret: String(row.consumer_secret),
       user, userMeta: row.user_meta === null || row.user_meta === undefined ? null : String(row.user_meta),
