@@ -92,8 +92,7 @@ export class RefreshCustomerContacts {
         if (sources.length < CHUNK || overBudget()) break;
       }
     } else {
-      const ids = await this.deps.index.legacyModifiedSince(Math.max(0, state.maxId - RECENT_WINDOW_IDS), gmtDateTime(since));
-      const sources = await this.deps.index.sourcesByIds('legacy', ids);
+      const sources = await this.deps.index.legacyChangedSince(Math.max(0, state.maxId - RECENT_WINDOW_IDS), gmtDateTime(since));
       written += await apply(sources);
       for (const source of sources) if (source.modifiedGmt && (!newest || source.modifiedGmt > newest)) newest = source.modifiedGmt;
     }

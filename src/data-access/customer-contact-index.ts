@@ -101,19 +101,7 @@ export class CustomerContactIndex {
     if (store === 'hpos') {
       return this.hposSources(`o.id > ? AND o.type IN (?) ORDER BY o.id LIMIT ?`, [afterId, CONTACT_ORDER_TYPES, limit]);
     }
-    const [posts] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID AS id, post_type AS type, post_status AS status, post_date_gmt AS created, post_modified_gmt AS modified
-       FROM ${this.t.posts} WHERE ID > ? AND post_type IN (?) ORDER BY ID LIMIT ?`, [afterId, CONTACT_ORDER_TYPES, limit]);
-    return this.withLegacyMeta(posts);
-  }
-
-  async sourcesByIds(store: OrderStore, ids: number[]): Promise<ContactSource[]> {
-    if (!ids.length) return [];
-    if (store === 'hpos') return this.hposSources(`o.id IN (?) AND o.type IN (?) ORDER BY o.id`, [ids, CONTACT_ORDER_TYPES]);
-    const [posts] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID AS id, post_type AS type, post_status AS status, post_date_gmt AS created, post_modified_gmt AS modified
-       FROM ${this.t.posts} WHERE ID IN (?) AND post_type IN (?) ORDER BY ID`, [ids, CONTACT_ORDER_TYPES]);
-    return this.withLegacyMeta(posts);
+    return this.legacySources(`ID > ? AND post_type IN (?) ORDER BY ID LIMIT ?`, [afterId, CONTACT_ORDER_TYPES, limit]);
   }
 
   /**
@@ -127,13 +115,11 @@ export class CustomerContactIndex {
   }
 
   /**
-   * IDs of legacy orders above `minId` modified at or after `since`. The posts table has no index on the
-   * modified date, so this only ever reads a primary-key range of recent posts.
+   * Legacy orders above `minId` modified at or after `since`, in ID order. The posts table has no index on
+   * the modified date, so this only ever reads a primary-key range of recent posts.
    */
-  async legacyModifiedSince(minId: number, since: string): Promise<number[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID AS id FROM ${this.t.posts} WHERE ID > ? AND post_type IN (?) AND post_modified_gmt >= ?`, [minId, CONTACT_ORDER_TYPES, since]);
-    return rows.map((row) => Number(row.id));
+  async legacyChangedSince(minId: number, since: string): Promise<ContactSource[]> {
+    return this.legacySources(`ID > ? AND post_type IN (?) AND post_modified_gmt >= ? ORDER BY ID`, [minId, CONTACT_ORDER_TYPES, since]);
   }
 
   private async hposSources(where: string, params: unknown[]): Promise<ContactSource[]> {
@@ -158,7 +144,10 @@ export class CustomerContactIndex {
     }));
   }
 
-  private async withLegacyMeta(posts: RowDataPacket[]): Promise<ContactSource[]> {
+  private async legacySources(where: string, params: unknown[]): Promise<ContactSource[]> {
+    const [posts] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ID AS id, post_type AS type, post_status AS status, post_date_gmt AS created, post_modified_gmt AS modified
+       FROM ${this.t.posts} WHERE ${where}`, params);
     if (!posts.length) return [];
     const [metaRows] = await this.pool.query<RowDataPacket[]>(
       `SELECT post_id, meta_key, meta_value FROM ${this.t.postmeta} WHERE post_id IN (?) AND meta_key IN (?) ORDER BY meta_id`,
