@@ -150,7 +150,9 @@ function offsetSql(zone: string, from: Date, to: Date): (gmt: string) => string 
   const HOUR = 3_600_000;
   const ranges: { until: Date | null; offset: number }[] = [];
   let current = offsetMinutes(from, zone);
-  for (let t = from.getTime(); t < to.getTime(); t += HOUR) {
+  // Whole hours, so the search below lands on the whole minute of a change (changes fall on quarter hours);
+  // from `from`'s own seconds it stopped up to a minute late and dated orders in that minute with the old offset.
+  for (let t = Math.floor(from.getTime() / HOUR) * HOUR; t < to.getTime(); t += HOUR) {
     const next = offsetMinutes(new Date(t + HOUR), zone);
     if (next === current) continue;
     // Narrow the change down to the minute.
