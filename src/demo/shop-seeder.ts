@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import bcrypt from 'bcryptjs';
+import { hashPasswordLikeWordPress } from '../wordpress/passwords';
+import { generateApiKey } from '../wordpress/woocommerce-api-key';
 import mysql from 'mysql2/promise';
 import { storedStatus } from '../shop/order';
 import { gmtDateTime, localDateTime as localDateTimeInZone } from '../shop/shop-time';
@@ -286,7 +287,7 @@ export class ShopSeeder {
     const [result] = await this.db.query<mysql.ResultSetHeader>(
       `INSERT INTO ${this.p}users (user_login, user_pass, user_nicename, user_email, user_url, user_registered, user_activation_key, user_status, display_name)
        VALUES (?, ?, ?, ?, '', ?, '', 0, ?)`,
-      [user.login, wordpressPasswordHash(user.pass ?? randomToken(24)), slugOf(user.login).slice(0, 50), user.email, gmtDateTime(registered), user.displayName ?? user.login],
+      [user.login, await hashPasswordLikeWordPress(user.pass ?? randomToken(24)), slugOf(user.login).slice(0, 50), user.email, gmtDateTime(registered), user.displayName ?? user.login],
     );
     const id = result.insertId;
     const meta: [string, string][] = [
@@ -305,12 +306,11 @@ export class ShopSeeder {
   /** A WooCommerce REST API key row (`consumer_key` stored as HMAC-SHA256 with key `wc-api`, the secret in plain). */
   async createApiKey(userId: number, permissions: 'read' | 'write' | 'read_write' = 'read_write', description = 'Helpdesk'):
     Promise<{ keyId: number; consumerKey: string; consumerSecret: string }> {
-    const consumerKey = `ck_${crypto.randomBytes(20).toString('hex')}`;
-    const consumerSecret = `cs_${crypto.randomBytes(20).toString('hex')}`;
+    const { consumerKey, consumerSecret, storedKey, truncatedKey } = generateApiKey();
     const [result] = await this.db.query<mysql.ResultSetHeader>(
       `INSERT INTO ${this.p}woocommerce_api_keys (user_id, description, permissions, consumer_key, consumer_secret, nonces, truncated_key, last_access)
        VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)`,
-      [userId, description, permissions, crypto.createHmac('sha256', 'wc-api').update(consumerKey).digest('hex'), consumerSecret, consumerKey.slice(-7)],
+      [userId, description, permissions, storedKey, consumerSecret, truncatedKey],
     );
     return { keyId: result.insertId, consumerKey, consumerSecret };
   }
@@ -605,10 +605,4 @@ export class ShopSeeder {
 
 function emptyAddress(): Address {
   return { first_name: '', last_name: '', company: '', address_1: '', address_2: '', city: '', state: '', postcode: '', country: '' };
-}
-
-/** WordPress 6.8's `wp_hash_password()`: bcrypt over base64(HMAC-SHA384(password, 'wp-sha384')), prefixed `$wp`. */
-export function wordpressPasswordHash(password: string): string {
-  const prehash = crypto.createHmac('sha384', 'wp-sha384').update(password.trim()).digest('base64');
-  return `$wp${bcrypt.hashSync(prehash, 10).replace(/^\$2b\$/, '$2y$')}`;
 }
