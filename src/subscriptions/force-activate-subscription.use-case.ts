@@ -3,7 +3,7 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusLabel } from '../shop/status-labels';
 import type { SubscriptionActivation } from './subscription-activation';
-import { actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
+import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
 
 export type ForceActivateOutcome = { kind: 'activated'; subscription: SubscriptionStateView } | SubscriptionRefusal;
 
@@ -34,7 +34,7 @@ export class ForceActivateSubscription {
       }
       const activated = await this.deps.activation.activate(db, subscription, settings, now, {
         reason: `Force-activated by ${actorLabel(input.actor)}.`,
-        author: { name: input.actor.displayName || input.actor.login, email: input.actor.email },
+        author: actorAuthor(input.actor),
       });
       return { kind: 'activated', subscription: subscriptionStateView(activated, settings) };
     });

@@ -5,7 +5,7 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusChangeNote, statusLabel } from '../shop/status-labels';
 import { AUTO_REACTIVATION_META, NEXT_PAYMENT_META, SUSPENSION_COUNT_META } from '../shop/subscription';
-import { actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
+import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
 import { calendarDate, isFutureDate, pauseDates } from './subscription-schedule';
 
 export type PauseOutcome = { kind: 'paused'; subscription: SubscriptionStateView } | SubscriptionRefusal;
@@ -53,7 +53,7 @@ export class PauseSubscription {
       }
 
       const id = subscription.id;
-      const author = { name: input.actor.displayName || input.actor.login, email: input.actor.email };
+      const author = actorAuthor(input.actor);
       let note = `Paused until ${endDate} by ${actorLabel(input.actor)}; next payment moved to ${gmtDateTime(dates.nextPayment)} GMT.`;
       if (subscription.status !== 'on-hold') {
         await orderWrites.setStatus(db, id, 'on-hold', settings, now);

@@ -39,3 +39,8 @@ export interface StaffActor {
 export function actorLabel(actor: StaffActor): string {
   return actor.displayName && actor.displayName !== actor.login ? `${actor.displayName} (${actor.login})` : actor.login;
 }
+
+/** The staff member as the author of an order note. */
+export function actorAuthor(actor: StaffActor): { name: string; email: string } {
+  return { name: actor.displayName || actor.login, email: actor.email };
+}

@@ -44,10 +44,8 @@ export function subscriptionSupportHandlers(staff: StaffServices) {
     async recordedOne(req: Request, res: Response): Promise<void> {
       const id = subscriptionIdOf(req);
       if (id === null) return sendSubscriptionRefusal(res, { kind: 'subscription_not_found' });
-      const entryId = pathId(req.params?.entryId);
-      const outcome = entryId === null
-        ? await staff.listRecordedCancellationReasons.execute(id).then((found) => (found.kind === 'reasons' ? { kind: 'cancellation_reason_not_found' as const } : found))
-        : await staff.getRecordedCancellationReason.execute(id, entryId);
+      // An entry ID that is not one (no entry has ID 0) still tells a missing subscription from a missing entry.
+      const outcome = await staff.getRecordedCancellationReason.execute(id, pathId(req.params?.entryId) ?? 0);
       if (outcome.kind !== 'reason') return sendSubscriptionRefusal(res, outcome);
       sendJson(res, 200, outcome.entry);
     },
