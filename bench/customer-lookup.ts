@@ -9,6 +9,7 @@ import { ShopSettingsRepository } from '../src/data-access/shop-settings-reposit
 import { bulkOrderIdentity } from '../src/demo/bulk-orders';
 import { ShopSeeder } from '../src/demo/shop-seeder';
 import { logger } from '../src/logger';
+import { measure, resultRow, type Row } from './common';
 
 /**
  * The customer lookup (GET /shop/v3/helpdesk/v1/list) by phone and by email, against a running API on a
@@ -16,7 +17,6 @@ import { logger } from '../src/logger';
  * contact index built to completion (as `npm run migrate` does), and a shop manager with a WooCommerce
  * REST API key to call with. Each request looks up a different random customer.
  */
-export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
 
 export interface CustomerLookupBenchOptions {
   dbName: string;
@@ -82,15 +82,6 @@ async function samples(opts: CustomerLookupBenchOptions): Promise<{ email: strin
   }
 }
 
-async function measure(url: string, duration: number, authorization: string, path: () => string): Promise<autocannon.Result> {
-  const requests = [{
-    method: 'GET', headers: { 'x-forwarded-proto': 'https', authorization },
-    setupRequest: (req: autocannon.RequestSpec) => ({ ...req, path: path() }),
-  }];
-  await autocannon({ url, connections: 10, duration: 3, requests });
-  return autocannon({ url, connections: 10, duration, requests });
-}
-
 export async function benchCustomerLookup(opts: CustomerLookupBenchOptions): Promise<Row[]> {
   const key = await prepare(opts);
   const people = await samples(opts);
@@ -102,12 +93,11 @@ export async function benchCustomerLookup(opts: CustomerLookupBenchOptions): Pro
   ];
   const rows: Row[] = [];
   for (const [scenario, path] of scenarios) {
-    const result = await measure(opts.url, opts.duration, authorization, path);
-    rows.push({
-      orders: opts.size, target: 'shop-sidecar API', scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.mean,
-      non2xxOrErrors: `${result.requests.total - result['2xx']} unexpected, ${result.errors} errors`,
-    });
-    process.stdout.write(`bench: ${opts.size} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
+    const result = await measure(opts.url, opts.duration, [{
+      method: 'GET', headers: { 'x-forwarded-proto': 'https', authorization },
+      setupRequest: (req: autocannon.RequestSpec) => ({ ...req, path: path() }),
+    }]);
+    rows.push(resultRow(opts.size, 'shop-sidecar API', scenario, result, result['2xx']));
   }
   return rows;
 }

@@ -1,6 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import { loadConfig } from '../src/config';
@@ -8,6 +6,7 @@ import { createShopDataSource } from '../src/data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
 import { FakeCardGateway } from '../test/support/fake-card-gateway';
+import { startProcess } from './common';
 
 export interface PaymentBenchRow {
   measure: string;
@@ -15,20 +14,9 @@ export interface PaymentBenchRow {
   detail: string;
 }
 
-const root = path.resolve(__dirname, '../..');
 const dbName = 'shop_sidecar_bench_payments';
 const prefix = 'wp_';
 const SECRET = 'bench-webhook-secret';
-
-function startProcess(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  // BENCH_PROFILE=<dir> writes a CPU profile of each service process there.
-  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: ['--disable-warning=DEP0111', ...profile], stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
-    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 function delivery(eventId: string, invoice: string): string {
   const id = crypto.randomBytes(16).toString('hex');
@@ -58,7 +46,7 @@ export async function benchPayments(duration: number): Promise<PaymentBenchRow[]
   await fake.start();
   const port = 19000 + Math.floor(Math.random() * 1000);
   const serviceEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: SECRET, TLS_CERT_FILE: '', TLS_KEY_FILE: '' };
-  const api = await startProcess('dist/src/entry-points/http/main.js', serviceEnv);
+  const api = await startProcess('dist/src/entry-points/http/main.js', serviceEnv, 'ignore');
   const rows: PaymentBenchRow[] = [];
   try {
     let sent = 0;
@@ -86,7 +74,7 @@ export async function benchPayments(duration: number): Promise<PaymentBenchRow[]
     });
 
     const started = Date.now();
-    const worker = await startProcess('dist/src/entry-points/worker/main.js', serviceEnv);
+    const worker = await startProcess('dist/src/entry-points/worker/main.js', serviceEnv, 'ignore');
     try {
       let pending = Number(stored.n);
       while (pending > 0 && Date.now() - started < 300_000) {

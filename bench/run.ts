@@ -1,4 +1,3 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } 
 import { generateBulkOrders } from '../src/demo/bulk-orders';
 import { benchPayments, type PaymentBenchRow } from './payments';
 import { benchCustomerLookup } from './customer-lookup';
+import { measure, resultRow, startProcess, type Row } from './common';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
@@ -25,8 +25,6 @@ const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
 const admin = { host: '127.0.0.1', user: 'root' };
-
-interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
 
 interface Sample { id: number; email: string }
 /**
@@ -82,22 +80,13 @@ async function prepareShop(size: number): Promise<{ dbName: string; samples: Sam
   return { dbName, samples };
 }
 
-function startProcess(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: ['--disable-warning=DEP0111'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
-
-async function measure(url: string, bodies: () => string): Promise<autocannon.Result> {
-  const requests = [{
+/** The order status route with the bench's key, one body per request. */
+function orderStatusRequests(bodies: () => string): autocannon.RequestSpec[] {
+  return [{
     method: 'POST', path: '/helpdesk/v1/order-status',
     headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https', authorization: `Basic ${Buffer.from(`${KEY}:${SECRET}`).toString('base64')}` },
     setupRequest: (req: autocannon.RequestSpec) => ({ ...req, body: bodies() }),
   }];
-  await autocannon({ url, connections: 10, duration: 3, requests });
-  return autocannon({ url, connections: 10, duration, requests });
 }
 
 /** Starts one of the programs on a free port, runs `work` against it, stops it. */
@@ -131,13 +120,8 @@ function orderStatusScenarios(label: string, size: number, samples: Samples) {
     ];
     const rows: Row[] = [];
     for (const [scenario, bodies] of scenarios) {
-      const result = await measure(url, bodies);
-      const expected = scenario.startsWith('match') ? result['2xx'] : result['4xx'];
-      rows.push({
-        orders: size, target: label, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
-        mean: result.latency.mean, non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
-      });
-      process.stdout.write(`bench: ${size} ${label} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
+      const result = await measure(url, duration, orderStatusRequests(bodies));
+      rows.push(resultRow(size, label, scenario, result, scenario.startsWith('match') ? result['2xx'] : result['4xx']));
     }
     return rows;
   };

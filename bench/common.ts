@@ -1,0 +1,36 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+/** One measured scenario: a line of the printed tables. */
+export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
+
+const root = path.resolve(__dirname, '../..');
+
+/**
+ * Starts a built program (it says 'ready' over IPC when it listens). `stderr` shows the program's errors;
+ * BENCH_PROFILE=<dir> writes a CPU profile of it there.
+ */
+export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<ChildProcess> {
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: ['--disable-warning=DEP0111', ...profile], stdio: ['ignore', 'ignore', stderr, 'ipc'] });
+    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+/** autocannon with 10 connections: a 3 s warm-up, then `duration` seconds measured. */
+export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[]): Promise<autocannon.Result> {
+  await autocannon({ url, connections: 10, duration: 3, requests });
+  return autocannon({ url, connections: 10, duration, requests });
+}
+
+/** The table row of a run, printed as it completes; `expected` is how many answers had the expected status. */
+export function resultRow(orders: number, target: string, scenario: string, result: autocannon.Result, expected: number): Row {
+  process.stdout.write(`bench: ${orders} ${target} ${scenario}: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
+  return {
+    orders, target, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
+    mean: result.latency.mean, non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
+  };
+}
