@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { checkPrefix, WOOCOMMERCE_VERSION, type Db } from './woocommerce-schema';
+import { checkPrefix, getOption, WOOCOMMERCE_VERSION, type Db } from './woocommerce-schema';
 import { gmtDateTime, offsetMinutesAt } from '../shop/shop-time';
 
 /**
@@ -92,13 +92,13 @@ export async function generateBulkOrders(db: Db, prefix: string, count: number, 
     );
     const now = opts.now ?? new Date();
     const start = new Date(now.getTime() - 730 * 86_400_000);
-    const zone = opts.timezone ?? ((await optionValue(conn, p, 'timezone_string', '')) || 'Europe/Copenhagen');
+    const zone = opts.timezone ?? ((await getOption(conn, p, 'timezone_string')) || 'Europe/Copenhagen');
     const context: GenerationContext = {
       p,
       firstId: Number(maxima.post) + 1,
       firstItemId: Number(maxima.item) + 1,
       count,
-      home: (await optionValue(conn, p, 'home', 'https://shop.example.dk')).replace(/\/+$/, ''),
+      home: ((await getOption(conn, p, 'home')) ?? 'https://shop.example.dk').replace(/\/+$/, ''),
       start,
       spanSeconds: 730 * 86_400 - 3600,
       local: offsetSql(zone, start, new Date(now.getTime() + 10 * 86_400_000)),
@@ -135,10 +135,6 @@ interface GenerationContext {
   escape(value: string): string;
 }
 
-async function optionValue(conn: mysql.Connection, p: string, name: string, fallback: string): Promise<string> {
-  const [rows] = await conn.query<mysql.RowDataPacket[]>(`SELECT option_value FROM ${p}options WHERE option_name = ?`, [name]);
-  return rows.length ? String(rows[0].option_value) : fallback;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Time zone: the zone's UTC offsets over the generated period as one SQL CASE, found with Intl.

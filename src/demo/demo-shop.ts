@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { checkPrefix, type Db } from './woocommerce-schema';
+import { checkPrefix, getOption, type Db } from './woocommerce-schema';
 import { ShopSeeder, type Address, type OrderSpec, type ShippingLineSpec } from './shop-seeder';
 
 /**
@@ -147,8 +147,7 @@ function makeCustomer(random: () => number, n: number, country: string): Custome
 
 /** The sequential numbering plugin the shop has active, from `active_plugins`. */
 async function sequentialPlugin(db: Db, p: string): Promise<'none' | 'free' | 'pro'> {
-  const [rows] = await db.query<mysql.RowDataPacket[]>(`SELECT option_value FROM ${p}options WHERE option_name = 'active_plugins'`);
-  const plugins = rows.length ? String(rows[0].option_value) : '';
+  const plugins = (await getOption(db, p, 'active_plugins')) ?? '';
   if (plugins.includes('woocommerce-sequential-order-numbers-pro/')) return 'pro';
   if (plugins.includes('woocommerce-sequential-order-numbers/')) return 'free';
   return 'none';
@@ -324,8 +323,7 @@ export async function seedDemoShop(db: Db, prefix: string, mode: { hpos: boolean
 }
 
 async function siteTimeZone(db: Db, p: string): Promise<string> {
-  const [rows] = await db.query<mysql.RowDataPacket[]>(`SELECT option_value FROM ${p}options WHERE option_name = 'timezone_string'`);
-  const zone = rows.length ? String(rows[0].option_value) : '';
+  const zone = (await getOption(db, p, 'timezone_string')) ?? '';
   try {
     if (zone) new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return zone || 'UTC';

@@ -4,7 +4,7 @@ import { generateApiKey } from '../wordpress/woocommerce-api-key';
 import mysql from 'mysql2/promise';
 import { storedStatus } from '../shop/order';
 import { gmtDateTime, localDateTime as localDateTimeInZone } from '../shop/shop-time';
-import { checkPrefix, phpSerialize, userLevelOf, WOOCOMMERCE_VERSION, type Db, type PhpValue } from './woocommerce-schema';
+import { checkPrefix, getOption, phpSerialize, userLevelOf, WOOCOMMERCE_VERSION, type Db, type PhpValue } from './woocommerce-schema';
 
 /**
  * Writes orders, refunds, subscriptions and users the way WooCommerce 9.x / WCS / WordPress 6.x store them,
@@ -596,8 +596,8 @@ export class ShopSeeder {
 
   private async home(): Promise<string> {
     if (this.homeUrl === undefined) {
-      const [rows] = await this.db.query<mysql.RowDataPacket[]>(`SELECT option_value FROM ${this.p}options WHERE option_name = 'home'`);
-      this.homeUrl = rows.length ? String(rows[0].option_value).replace(/\/+$/, '') : 'https://shop.example.dk';
+      const home = await getOption(this.db, this.p, 'home');
+      this.homeUrl = home === null ? 'https://shop.example.dk' : home.replace(/\/+$/, '');
     }
     return this.homeUrl;
   }

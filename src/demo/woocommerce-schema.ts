@@ -315,6 +315,12 @@ export async function createWooCommerceTables(db: Db, prefix: string): Promise<v
 }
 
 /** `update_option()`: inserts or replaces one option. */
+/** A WordPress option's value, or null when the option is missing. */
+export async function getOption(db: Db, prefix: string, name: string): Promise<string | null> {
+  const [rows] = await db.query<mysql.RowDataPacket[]>(`SELECT option_value FROM ${checkPrefix(prefix)}options WHERE option_name = ?`, [name]);
+  return rows.length ? String(rows[0].option_value) : null;
+}
+
 export async function setOption(db: Db, prefix: string, name: string, value: string, autoload = 'yes'): Promise<void> {
   const p = checkPrefix(prefix);
   await db.query(
