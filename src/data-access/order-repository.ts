@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { Executor } from './order-write-repository';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';
@@ -146,7 +147,7 @@ export class OrderRepository {
    * the bin and IDs of another type are left out. In the order of `ids`. Inside a transaction, pass its
    * connection as `db` (never wait for a second connection while holding one).
    */
-  async findManyByIds(ids: number[], settings: ShopSettings, type: 'shop_order' | 'shop_subscription' = 'shop_order', db: Pool | PoolConnection = this.pool): Promise<ShopOrder[]> {
+  async findManyByIds(ids: number[], settings: ShopSettings, type: 'shop_order' | 'shop_subscription' = 'shop_order', db: Executor = this.pool): Promise<ShopOrder[]> {
     if (!ids.length) return [];
     const mode = settings.hpos ? 'hpos' : 'legacy';
     const sql = this.sql[mode];
