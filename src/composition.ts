@@ -18,6 +18,7 @@ import { FailedPaymentHandling } from './payments/failed-payment-handling';
 import { MobileWalletEventHandler } from './payments/mobile-wallet/mobile-wallet-event-handler';
 import { ReceiveMobileWalletWebhook } from './payments/mobile-wallet/receive-webhook.use-case';
 import { OrderLinks } from './payments/order-links';
+import { RenewalPaymentCompletion } from './payments/payment-completion';
 import { PaymentEvents, SCHEDULE_RETRY } from './payments/payment-events';
 import { PaymentRecorder } from './payments/payment-recorder';
 import { CardGatewayClient } from './payments/providers/card-gateway/client';
@@ -30,7 +31,7 @@ const PROVIDER_TIMEOUT_MS = 8000;
  * worker and the CLI each build it once and use the parts they need.
  */
 export function buildPaymentHub(config: Config, dataSource: DataSource, log: Logger, queueRole: 'producer' | 'worker', clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
-  const { settings, orders, orderWrites } = shop;
+  const { settings, orders, orderWrites, subscriptions, activation } = shop;
   const payments = new PaymentRepository(dataSource);
   const retries = new RetryRepository(dataSource);
   const webhooks = new WebhookRepository(dataSource);
@@ -49,6 +50,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, settings, planSeconds: config.dunningPlanSeconds, log }));
   const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events));
   const links = new OrderLinks(orders, orderWrites);
+  const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
 
   return {
@@ -58,7 +60,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, clock), log),
-    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, settings, cardGateway, mobileWallet, log, clock }),
+    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, renewalCompletion, settings, cardGateway, mobileWallet, log, clock }),
   };
 }
 

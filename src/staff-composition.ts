@@ -4,8 +4,6 @@ import type { Logger } from './logger';
 import { CancellationReasonRepository } from './data-access/cancellation-reason-repository';
 import { CustomerContactIndex } from './data-access/customer-contact-index';
 import { RenewalDiscountRepository } from './data-access/renewal-discount-repository';
-import { ScheduledActionRepository } from './data-access/scheduled-action-repository';
-import { SubscriptionRepository } from './data-access/subscription-repository';
 import { WordPressSiteRepository, WordPressUserRepository } from './data-access/wordpress-user-repository';
 import { LookupCustomer } from './customers/lookup-customer.use-case';
 import { RefreshCustomerContacts } from './customers/refresh-customer-contacts.use-case';
@@ -18,22 +16,18 @@ import {
 import { ForceActivateSubscription } from './subscriptions/force-activate-subscription.use-case';
 import { PauseSubscription } from './subscriptions/pause-subscription.use-case';
 import { ReactivatePausedSubscriptions } from './subscriptions/reactivate-paused-subscriptions.use-case';
-import { SubscriptionActivation } from './subscriptions/subscription-activation';
 
 /**
  * Wires the staff routes' repositories and use cases for one shop: customer lookup, subscription support,
  * renewal discounts and staff authentication, plus the two worker jobs (contact index refresh, end of pauses).
  */
 export function buildStaffServices(config: Config, dataSource: DataSource, log: Logger, clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
-  const { settings, orders, orderWrites, extensions } = shop;
-  const subscriptions = new SubscriptionRepository(orders, orderWrites);
-  const actions = new ScheduledActionRepository(dataSource);
+  const { settings, orders, orderWrites, subscriptions, actions, activation, extensions } = shop;
   const reasons = new CancellationReasonRepository(dataSource);
   const discounts = new RenewalDiscountRepository(dataSource);
   const contacts = new CustomerContactIndex(dataSource);
   const site = new WordPressSiteRepository(dataSource);
   const users = new WordPressUserRepository(dataSource);
-  const activation = new SubscriptionActivation(orderWrites, actions);
   // SHOP_URL plays WP_SITEURL's part: it wins over the option.
   const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;
   const discountDeps = { discounts, subscriptions, orders, settings, siteUrl, log, clock };

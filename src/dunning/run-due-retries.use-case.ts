@@ -6,7 +6,7 @@ import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-s
 import type { Logger } from '../logger';
 import { formatAmount } from '../order-status/lookup-order-status.use-case';
 import type { PaymentFailure } from '../payments/failed-payment-handling';
-import { completeRenewalPayment } from '../payments/payment-completion';
+import type { RenewalPaymentCompletion } from '../payments/payment-completion';
 import type { PaymentRecorder } from '../payments/payment-recorder';
 import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
@@ -48,6 +48,7 @@ export class RunDueRetries {
     orders: OrderRepository;
     orderWrites: OrderWriteRepository;
     recorder: PaymentRecorder;
+    renewalCompletion: RenewalPaymentCompletion;
     settings: ShopSettingsRepository;
     cardGateway: CardGatewayClient;
     mobileWallet: MobileWalletClient;
@@ -114,7 +115,7 @@ export class RunDueRetries {
         return 'succeeded';
       }
       await this.deps.recorder.move(db, payment, result.status, settings, at);
-      await completeRenewalPayment(orderWrites, db, { orderId: order.id, reference: result.externalId, settings, now: at });
+      await this.deps.renewalCompletion.complete(db, { orderId: order.id, reference: result.externalId, settings, now: at });
       await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
       return 'succeeded';
     });

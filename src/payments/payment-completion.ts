@@ -1,35 +1,51 @@
 import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';
+import type { SubscriptionActivation } from '../subscriptions/subscription-activation';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
 
-/**
- * A renewal paid after all (a dunning retry that went through): what WooCommerce's
- * `payment_complete()` and WooCommerce Subscriptions' `payment_complete_for_order()` do: the order
- * is paid and processing, the failed-renewal mark goes, and the subscription is active again with
- * its suspension count reset.
- */
-export async function completeRenewalPayment(orders: OrderWriteRepository, db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<void> {
-  const { orderId, settings, now } = input;
-  const order = await orders.lockStatus(db, orderId, settings);
-  if (!order) return;
-  if (order.status !== 'processing' && order.status !== 'completed') {
-    await orders.setStatus(db, orderId, 'processing', settings, now);
-    await orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
-  }
-  await orders.setDatePaid(db, orderId, now, settings);
-  await orders.addNote(db, orderId, `Payment ${input.reference} completed.`, settings, now);
-  await orders.deleteMeta(db, orderId, RENEWAL_FAILED_META, settings);
+const PAYMENT_COMPLETE_NOTE = 'Payment status marked complete.';
 
-  const subscriptionId = Number(await orders.getMeta(db, orderId, '_subscription_renewal', settings));
-  if (!subscriptionId) return;
-  const subscription = await orders.lockStatus(db, subscriptionId, settings);
-  if (!subscription || subscription.type !== 'shop_subscription') return;
-  await orders.setMeta(db, subscriptionId, SUSPENSION_COUNT_META, '0', settings);
-  await orders.addNote(db, subscriptionId, 'Payment status marked complete.', settings, now);
-  if (subscription.status === 'on-hold' || subscription.status === 'pending') {
-    await orders.setStatus(db, subscriptionId, 'active', settings, now);
-    await orders.addNote(db, subscriptionId, statusChangeNote('subscription', subscription.status, 'active'), settings, now);
+/**
+ * A renewal paid after all (a dunning retry that went through): what WooCommerce's `payment_complete()`
+ * and WooCommerce Subscriptions' `payment_complete_for_order()` do. The order is paid and processing and
+ * the failed-renewal mark goes. The subscription's suspension count is reset, and an on-hold or pending
+ * subscription becomes active the way `update_status('active')` does it, so a next payment that has
+ * passed moves on by billing periods and its renewal is scheduled again; without that the subscription
+ * would never renew after a late payment.
+ */
+export class RenewalPaymentCompletion {
+  constructor(
+    private readonly orders: OrderWriteRepository,
+    private readonly subscriptions: SubscriptionRepository,
+    private readonly activation: SubscriptionActivation,
+  ) {}
+
+  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<void> {
+    const { orderId, settings, now } = input;
+    const order = await this.orders.lockStatus(db, orderId, settings);
+    if (!order) return;
+    if (order.status !== 'processing' && order.status !== 'completed') {
+      await this.orders.setStatus(db, orderId, 'processing', settings, now);
+      await this.orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
+    }
+    await this.orders.setDatePaid(db, orderId, now, settings);
+    await this.orders.addNote(db, orderId, `Payment ${input.reference} completed.`, settings, now);
+    await this.orders.deleteMeta(db, orderId, RENEWAL_FAILED_META, settings);
+
+    const subscriptionId = Number(await this.orders.getMeta(db, orderId, '_subscription_renewal', settings));
+    if (!subscriptionId) return;
+    const subscription = await this.subscriptions.lockForChange(db, subscriptionId, settings);
+    if (!subscription) return;
+    await this.orders.setMeta(db, subscriptionId, SUSPENSION_COUNT_META, '0', settings);
+    // WooCommerce Subscriptions refuses to activate a subscription whose end has passed.
+    const ended = subscription.end !== null && subscription.end.getTime() <= now.getTime();
+    if ((subscription.status === 'on-hold' || subscription.status === 'pending') && !ended) {
+      await this.activation.activate(db, subscription, settings, now, { reason: PAYMENT_COMPLETE_NOTE });
+    } else {
+      await this.orders.addNote(db, subscriptionId, PAYMENT_COMPLETE_NOTE, settings, now);
+    }
   }
 }

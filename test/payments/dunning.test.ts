@@ -4,6 +4,7 @@ import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gatew
 import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
 import { openHub } from '../support/payment-hub-fixture';
 import { createTestShop, type TestShop } from '../support/test-shop';
+import { metaInStores, renewalActions } from '../support/wordpress-fixtures';
 
 const HOUR = 3600_000;
 let shop: TestShop;
@@ -27,7 +28,11 @@ async function hubWith(env: Record<string, string> = {}) {
 
 /** A renewal order whose card payment just failed (soft), through the same webhook processing as production. */
 async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 'hard_declined' = 'soft_declined') {
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month' });
+  // Due now: WooCommerce Subscriptions took the renewal at its next payment date, and that date stays
+  // until the renewal is paid.
+  const subscriptionId = await shop.seeder.createSubscription({
+    status: 'active', total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now,
+  });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
   card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-dun', error: 'insufficient_funds', error_state: errorState });
@@ -85,6 +90,15 @@ test.serial('When a renewal keeps failing, Then attempts follow the plan, each w
     t.deepEqual(await q(`SELECT * FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = '_failed_renewal_order'`, [orderId]), []);
     const [datePaid] = await q(`SELECT meta_value FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = '_date_paid'`, [orderId]);
     t.is(Number(datePaid.meta_value), Math.floor(now.getTime() / 1000));
+
+    // Active again the way WooCommerce Subscriptions activates: the passed next payment moves on a
+    // billing period and its renewal is scheduled, so the subscription renews next month.
+    t.is((await metaInStores(shop, subscriptionId, '_schedule_next_payment')).legacy, '2026-12-23 08:00:00');
+    const pending = (await renewalActions(shop, subscriptionId)).filter((action) => action.status === 'pending');
+    t.deepEqual(pending.map((action) => action.scheduled_date_gmt), ['2026-12-23 08:00:00']);
+    t.is((await metaInStores(shop, subscriptionId, '_suspension_count')).legacy, '0');
+    const [note] = await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID DESC LIMIT 1`, [subscriptionId]);
+    t.is(note.comment_content, 'Payment status marked complete. Status changed from On hold to Active.');
   } finally {
     await hub.close();
   }
