@@ -7,7 +7,7 @@ import {
   verifyMobileWalletWebhook,
   type MobileWalletWebhookRequest,
 } from '../../src/payments/providers/mobile-wallet/signature.js';
-import { mobileWalletEventKey, parseMobileWalletEvent } from '../../src/payments/providers/events.js';
+import { parseMobileWalletEvent } from '../../src/payments/providers/events.js';
 import { mobileWalletDelivery } from '../support/fake-mobile-wallet.js';
 
 // Published by the provider (vippsas/webhooks-api request-authentication.md).
@@ -64,7 +64,7 @@ test('published vector: signMobileWalletRequest builds the documented Authorizat
 });
 
 test('published vector: verifies', (t) => {
-  t.like(verifyMobileWalletWebhook(vectorRequest(), { secrets: [VECTOR.secret] }), { ok: true, secretIndex: 0 });
+  t.like(verifyMobileWalletWebhook(vectorRequest(), { secrets: [VECTOR.secret] }), { ok: true });
 });
 
 test('uses the registered host and path, not the host header seen behind a proxy', (t) => {
@@ -81,9 +81,8 @@ test('a base64-decoded secret does not verify', (t) => {
   t.deepEqual(verifyMobileWalletWebhook(signedWithDecodedKey, { secrets: [VECTOR.secret] }), { ok: false, reason: 'signature' });
 });
 
-test('tries every secret and reports which matched', (t) => {
-  const result = verifyMobileWalletWebhook(vectorRequest(), { secrets: ['', 'an-old-secret', VECTOR.secret] });
-  t.like(result, { ok: true, secretIndex: 2 });
+test('tries every secret', (t) => {
+  t.deepEqual(verifyMobileWalletWebhook(vectorRequest(), { secrets: ['', 'an-old-secret', VECTOR.secret] }), { ok: true });
   t.deepEqual(verifyMobileWalletWebhook(vectorRequest(), { secrets: ['an-old-secret'] }), { ok: false, reason: 'signature' });
   t.deepEqual(verifyMobileWalletWebhook(vectorRequest(), { secrets: [] }), { ok: false, reason: 'no_secrets' });
   t.deepEqual(verifyMobileWalletWebhook(vectorRequest(), { secrets: [''] }), { ok: false, reason: 'no_secrets' });
@@ -138,13 +137,6 @@ test('malformed Authorization headers', (t) => {
   }
 });
 
-test('freshness is reported, and enforced only when asked', (t) => {
-  const now = new Date('2023-03-30T08:48:32Z'); // 10 minutes after x-ms-date
-  t.like(verifyMobileWalletWebhook(vectorRequest(), { secrets: [VECTOR.secret], now }), { ok: true, dateSkewSeconds: 600 });
-  t.deepEqual(verifyMobileWalletWebhook(vectorRequest(), { secrets: [VECTOR.secret], now, maxClockSkewSeconds: 300 }), { ok: false, reason: 'stale' });
-  t.true(verifyMobileWalletWebhook(vectorRequest(), { secrets: [VECTOR.secret], now, maxClockSkewSeconds: 900 }).ok);
-});
-
 test('a fake delivery verifies against a URL with port and query, and parses', (t) => {
   const url = 'https://shop.example:8443/payment-hub/v1/webhook/mobile_wallet?env=test';
   const event = { eventType: 'recurring.charge-failed.v1', agreementId: 'agr_1', chargeId: 'chr-1', amount: 9900, failureReason: 'user_action_required' };
@@ -170,11 +162,4 @@ test('parseMobileWalletEvent', (t) => {
   t.is(parseMobileWalletEvent({ eventType: 'recurring.agreement-activated.v1' }), null);
   t.is(parseMobileWalletEvent({ agreementId: 'agr_1' }), null);
   t.is(parseMobileWalletEvent(Buffer.from('{')), null);
-});
-
-test('mobileWalletEventKey prefers the transaction id, then the event time', (t) => {
-  const captured = parseMobileWalletEvent({ eventType: 'recurring.charge-captured.v1', agreementId: 'a', chargeId: 'c', transactionId: 't', occurred: 'o' })!;
-  t.is(mobileWalletEventKey(captured), 'recurring.charge-captured.v1:c:t');
-  const activated = parseMobileWalletEvent({ eventType: 'recurring.agreement-activated.v1', agreementId: 'a', occurred: 'o' })!;
-  t.is(mobileWalletEventKey(activated), 'recurring.agreement-activated.v1:a:o');
 });

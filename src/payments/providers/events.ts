@@ -234,16 +234,6 @@ export function parseMobileWalletEvent(body: unknown): MobileWalletEvent | null 
   return { ...base, supported: false, eventType };
 }
 
-/**
- * Dedupe key for a mobile-wallet event: the provider documents no event id, so use the event type, the resource,
- * and the operation (transactionId) or, lacking it, the event time.
- */
-export function mobileWalletEventKey(event: MobileWalletEvent): string {
-  const resource = 'chargeId' in event ? event.chargeId : (event.agreementId ?? '');
-  const operation = ('transactionId' in event ? event.transactionId : undefined) ?? event.occurred ?? '';
-  return `${event.eventType}:${resource}:${operation}`;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 
 function asObject(body: unknown): Record<string, unknown> | null {

@@ -70,25 +70,11 @@ export interface MobileWalletWebhookRequest {
 export interface MobileWalletVerifyOptions {
   /** Tried in order; one secret per registration, several during a re-registration. */
   secrets: readonly string[];
-  /**
-   * When set, an authentic request whose x-ms-date is further than this from `now` fails with `stale`.
-   * Off by default: it is not documented whether retries (up to 7 days later) carry a fresh date.
-   */
-  maxClockSkewSeconds?: number;
-  now?: Date;
 }
 
-export type MobileWalletVerifyFailure = 'missing_headers' | 'no_secrets' | 'malformed_authorization' | 'content_hash' | 'signature' | 'stale';
+export type MobileWalletVerifyFailure = 'missing_headers' | 'no_secrets' | 'malformed_authorization' | 'content_hash' | 'signature';
 
-export type MobileWalletVerification =
-  | {
-      ok: true;
-      /** Index in `secrets` of the secret that matched, so callers can tell which registration sent it. */
-      secretIndex: number;
-      /** now - x-ms-date in seconds (null when the date does not parse), for logging clock skew / replays. */
-      dateSkewSeconds: number | null;
-    }
-  | { ok: false; reason: MobileWalletVerifyFailure };
+export type MobileWalletVerification = { ok: true } | { ok: false; reason: MobileWalletVerifyFailure };
 
 export function verifyMobileWalletWebhook(request: MobileWalletWebhookRequest, options: MobileWalletVerifyOptions): MobileWalletVerification {
   const date = header(request.headers, 'x-ms-date');
@@ -108,20 +94,12 @@ export function verifyMobileWalletWebhook(request: MobileWalletWebhookRequest, o
 
   const { host, pathAndQuery } = signedUrlParts(request.registeredUrl);
   const stringToSign = mobileWalletStringToSign({ method: request.method, pathAndQuery, date, host, contentHash });
-  let secretIndex = -1;
-  secrets.forEach((secret, index) => {
+  let matched = false;
+  for (const secret of secrets) {
     // Every secret is tried so timing does not reveal which one matched.
-    if (timingSafeStringEqual(mobileWalletSignature(stringToSign, secret), givenSignature) && secretIndex < 0) secretIndex = index;
-  });
-  if (secretIndex < 0) return { ok: false, reason: 'signature' };
-
-  const sentAt = Date.parse(date);
-  const dateSkewSeconds = Number.isNaN(sentAt) ? null : Math.round(((options.now ?? new Date()).getTime() - sentAt) / 1000);
-  if (options.maxClockSkewSeconds !== undefined && (dateSkewSeconds === null || Math.abs(dateSkewSeconds) > options.maxClockSkewSeconds)) {
-    return { ok: false, reason: 'stale' };
+    if (timingSafeStringEqual(mobileWalletSignature(stringToSign, secret), givenSignature)) matched = true;
   }
-  // Map back to the caller's index (empty secrets were filtered out above).
-  return { ok: true, secretIndex: options.secrets.indexOf(secrets[secretIndex]!), dateSkewSeconds };
+  return matched ? { ok: true } : { ok: false, reason: 'signature' };
 }
 
 /** The Signature value of "HMAC-SHA256 SignedHeaders=x-ms-date;host;x-ms-content-sha256&Signature=...", or null. */
