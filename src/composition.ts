@@ -47,7 +47,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   });
 
   const events = new PaymentEvents();
-  events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, settings, planSeconds: config.dunningPlanSeconds, log }));
+  events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
   const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events));
   const links = new OrderLinks(orders, orderWrites);
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);

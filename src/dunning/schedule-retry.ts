@@ -1,6 +1,5 @@
 import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
-import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
 
@@ -8,9 +7,9 @@ import type { ScheduleRetryEvent } from '../payments/payment-events';
  * Listener of `payments-hub/payments/schedule-retry`: plans the next attempt of the dunning plan,
  * unless the card was hard declined (another try on it cannot succeed) or the plan is used up.
  */
-export function scheduleRetryListener(deps: { retries: RetryRepository; orders: OrderWriteRepository; settings: ShopSettingsRepository; planSeconds: number[]; log: Logger }) {
+export function scheduleRetryListener(deps: { retries: RetryRepository; orders: OrderWriteRepository; planSeconds: number[]; log: Logger }) {
   return async (event: ScheduleRetryEvent, db: Executor): Promise<void> => {
-    const settings = await deps.settings.current();
+    const { settings } = event;
     if (event.failureState === 'hard_declined') {
       await deps.orders.addNote(db, event.orderId, 'No payment retry scheduled: the payment method was hard declined.', settings, event.now);
       deps.log.info('retry_not_scheduled', { orderId: event.orderId, reason: 'hard_declined' });

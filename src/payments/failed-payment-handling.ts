@@ -41,7 +41,7 @@ export class FailedPaymentHandling {
     if (!subscriptionId) return 'order failed';
     await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
     await this.failRenewal(db, subscriptionId, settings, now);
-    await this.events.emit(SCHEDULE_RETRY, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, now }, db);
+    await this.events.emit(SCHEDULE_RETRY, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, settings, now }, db);
     return 'renewal order failed';
   }
 

@@ -1,4 +1,5 @@
 import type { Executor } from '../data-access/order-write-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
 
 /** Fired when a renewal payment ends FAILED (SPEC 6.3); schedules the next dunning attempt. */
 export const SCHEDULE_RETRY = 'payments-hub/payments/schedule-retry';
@@ -9,6 +10,8 @@ export interface ScheduleRetryEvent {
   paymentId: number;
   /** The provider's failure state, e.g. `soft_declined` or `hard_declined`. */
   failureState: string | null;
+  /** The shop's settings the failure was handled under, so listeners write to the same stores. */
+  settings: ShopSettings;
   now: Date;
 }
 
