@@ -48,9 +48,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
 
   const events = new PaymentEvents();
   events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
-  const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events));
-  const links = new OrderLinks(orders, orderWrites);
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
+  const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events), renewalCompletion);
+  const links = new OrderLinks(orders, orderWrites);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
 
   return {
@@ -60,7 +60,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, clock), log),
-    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, renewalCompletion, settings, cardGateway, mobileWallet, log, clock }),
+    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, settings, cardGateway, mobileWallet, log, clock }),
   };
 }
 

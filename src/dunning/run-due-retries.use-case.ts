@@ -6,7 +6,6 @@ import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-s
 import type { Logger } from '../logger';
 import { formatAmount } from '../order-status/lookup-order-status.use-case';
 import type { PaymentFailure } from '../payments/failed-payment-handling';
-import type { RenewalPaymentCompletion } from '../payments/payment-completion';
 import type { PaymentRecorder } from '../payments/payment-recorder';
 import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
@@ -48,7 +47,6 @@ export class RunDueRetries {
     orders: OrderRepository;
     orderWrites: OrderWriteRepository;
     recorder: PaymentRecorder;
-    renewalCompletion: RenewalPaymentCompletion;
     settings: ShopSettingsRepository;
     cardGateway: CardGatewayClient;
     mobileWallet: MobileWalletClient;
@@ -114,8 +112,8 @@ export class RunDueRetries {
         await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} created; the provider confirms it by webhook`, at);
         return 'succeeded';
       }
+      // The recorder completes the renewal: the payment is this attempt's (retry_of above).
       await this.deps.recorder.move(db, payment, result.status, settings, at);
-      await this.deps.renewalCompletion.complete(db, { orderId: order.id, reference: result.externalId, settings, now: at });
       await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
       return 'succeeded';
     });

@@ -8,13 +8,17 @@ import { RENEWAL_FAILED_META } from './failed-payment-handling';
 
 const PAYMENT_COMPLETE_NOTE = 'Payment status marked complete.';
 
+/** The statuses WooCommerce's `payment_complete()` moves to processing (`woocommerce_valid_order_statuses_for_payment_complete`). */
+const AWAITING_PAYMENT = ['on-hold', 'pending', 'failed', 'cancelled'];
+
 /**
- * A renewal paid after all (a dunning retry that went through): what WooCommerce's `payment_complete()`
- * and WooCommerce Subscriptions' `payment_complete_for_order()` do. The order is paid and processing and
- * the failed-renewal mark goes. The subscription's suspension count is reset, and an on-hold or pending
- * subscription becomes active the way `update_status('active')` does it, so a next payment that has
- * passed moves on by billing periods and its renewal is scheduled again; without that the subscription
- * would never renew after a late payment.
+ * A renewal paid after all (a dunning attempt that went through): what WooCommerce's `payment_complete()`
+ * and WooCommerce Subscriptions' `payment_complete_for_order()` do. An order still awaiting payment
+ * becomes processing and paid, and loses its failed-renewal mark. Its subscription's suspension count
+ * is reset, and an on-hold or pending subscription becomes active the way `update_status('active')`
+ * does it, so a next payment that has passed moves on by billing periods and its renewal is scheduled
+ * again; without that the subscription would never renew after a late payment. An order already paid
+ * (or refunded) another way is left as it is, with a note, as `payment_complete()` leaves it.
  */
 export class RenewalPaymentCompletion {
   constructor(
@@ -23,29 +27,33 @@ export class RenewalPaymentCompletion {
     private readonly activation: SubscriptionActivation,
   ) {}
 
-  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<void> {
+  /** Returns what was done, for the payment's processing note. */
+  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<string> {
     const { orderId, settings, now } = input;
     const order = await this.orders.lockStatus(db, orderId, settings);
-    if (!order) return;
-    if (order.status !== 'processing' && order.status !== 'completed') {
-      await this.orders.setStatus(db, orderId, 'processing', settings, now);
-      await this.orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
+    if (!order) return `order ${orderId} not found`;
+    if (!AWAITING_PAYMENT.includes(order.status)) {
+      await this.orders.addNote(db, orderId, `Payment ${input.reference} completed; the order was already ${order.status} and was left as it is.`, settings, now);
+      return `order already ${order.status}`;
     }
+    await this.orders.setStatus(db, orderId, 'processing', settings, now);
+    await this.orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
     await this.orders.setDatePaid(db, orderId, now, settings);
     await this.orders.addNote(db, orderId, `Payment ${input.reference} completed.`, settings, now);
     await this.orders.deleteMeta(db, orderId, RENEWAL_FAILED_META, settings);
 
     const subscriptionId = Number(await this.orders.getMeta(db, orderId, '_subscription_renewal', settings));
-    if (!subscriptionId) return;
+    if (!subscriptionId) return 'order paid';
     const subscription = await this.subscriptions.lockForChange(db, subscriptionId, settings);
-    if (!subscription) return;
+    if (!subscription) return 'order paid';
     await this.orders.setMeta(db, subscriptionId, SUSPENSION_COUNT_META, '0', settings);
     // WooCommerce Subscriptions refuses to activate a subscription whose end has passed.
     const ended = subscription.end !== null && subscription.end.getTime() <= now.getTime();
     if ((subscription.status === 'on-hold' || subscription.status === 'pending') && !ended) {
       await this.activation.activate(db, subscription, settings, now, { reason: PAYMENT_COMPLETE_NOTE });
-    } else {
-      await this.orders.addNote(db, subscriptionId, PAYMENT_COMPLETE_NOTE, settings, now);
+      return 'renewal paid; subscription active';
     }
+    await this.orders.addNote(db, subscriptionId, PAYMENT_COMPLETE_NOTE, settings, now);
+    return `renewal paid; subscription left ${subscription.status}`;
   }
 }

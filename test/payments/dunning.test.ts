@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { PaymentHub } from '../../src/composition';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
 import { openHub } from '../support/payment-hub-fixture';
 import { createTestShop, type TestShop } from '../support/test-shop';
@@ -26,6 +26,17 @@ async function hubWith(env: Record<string, string> = {}) {
   }), clock);
 }
 
+/** One card-gateway event, stored and processed as the worker does it. */
+async function processCardGatewayEvent(hub: PaymentHub, event: CardGatewayDeliveryEvent) {
+  const delivery = cardGatewayDelivery(event, card.webhookSecret);
+  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), event.event_type, delivery.body);
+  if (stored.kind !== 'stored') throw new Error('not stored');
+  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
+  if (outcome.kind !== 'done' || outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
+}
+
+const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
+
 /** A renewal order whose card payment just failed (soft), through the same webhook processing as production. */
 async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 'hard_declined' = 'soft_declined') {
   // Due now: WooCommerce Subscriptions took the renewal at its next payment date, and that date stays
@@ -36,11 +47,7 @@ async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
   card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-dun', error: 'insufficient_funds', error_state: errorState });
-  const delivery = cardGatewayDelivery({ event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
-  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), 'invoice_failed', delivery.body);
-  if (stored.kind !== 'stored') throw new Error('not stored');
-  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
-  if (outcome.kind !== 'done' || outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
+  await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle });
   return { orderId, subscriptionId, handle };
 }
 
@@ -155,6 +162,33 @@ test.serial('When the plan is used up, Then no further attempt is planned', asyn
   }
 });
 
+test.serial('When a retried card charge is confirmed later by webhook, Then that webhook completes the renewal, once', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedCardRenewal(hub);
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'pending' });
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
+    t.is(await statusOf(orderId), 'wc-failed', 'not paid yet');
+    t.is(await statusOf(subscriptionId), 'wc-on-hold');
+
+    const handle = `order-${orderId}-retry1`;
+    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-dun' });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle });
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    t.true((await metaInStores(shop, subscriptionId, '_schedule_next_payment')).legacy! > '2026-12-01', 'the next payment moved on');
+
+    // The same confirmation again (a repeat from the provider under a new event id) changes nothing.
+    const notes = await notesOf(orderId);
+    await t.throwsAsync(processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { message: /not processed.*SKIPPED/ });
+    t.deepEqual(await notesOf(orderId), notes);
+    t.is(notes.filter((note) => note === `Payment ${handle} completed.`).length, 1);
+  } finally {
+    await hub.close();
+  }
+});
+
 test.serial('When the order was paid another way before the attempt, Then the attempt is canceled and nothing is charged', async (t) => {
   const hub = await hubWith();
   try {
@@ -170,7 +204,7 @@ test.serial('When the order was paid another way before the attempt, Then the at
   }
 });
 
-test.serial('When a wallet renewal failed, Then the retry creates a new recurring charge on its agreement with an Idempotency-Key', async (t) => {
+test.serial('When a wallet renewal failed, Then the retry creates a new recurring charge on its agreement with an Idempotency-Key, and its capture completes the renewal once', async (t) => {
   const hub = await hubWith();
   try {
     const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-d' } });
@@ -190,6 +224,19 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     const payments = await q(`SELECT * FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
     t.is(payments.length, 2);
     t.is(payments[1].status, null, 'the wallet confirms the new charge by webhook');
+    t.is(await statusOf(orderId), 'wc-failed');
+
+    // The wallet takes the money on the due date and says so; that completes the renewal.
+    const chargeId = String(payments[1].external_id);
+    wallet.setCharge('agr-d', chargeId, { status: 'CHARGED', transactionId: 'tx-d', summary: { captured: 9900, refunded: 0, cancelled: 0 } });
+    for (let delivery = 0; delivery < 2; delivery += 1) {
+      const captured = mobileWalletDelivery({ eventType: 'recurring.charge-captured.v1', agreementId: 'agr-d', chargeId, transactionId: 'tx-d' }, { secret: 'wallet-secret', url });
+      t.like(await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: captured.headers, body: captured.body }), { kind: 'handled' });
+    }
+    t.is((await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE id = ?`, [payments[1].id]))[0].status, 'CAPTURED');
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    t.is((await notesOf(orderId)).filter((note) => note === `Payment ${chargeId} completed.`).length, 1, 'completed once, though told twice');
   } finally {
     await hub.close();
   }
