@@ -49,7 +49,8 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const events = new PaymentEvents();
   events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
-  const recorder = new PaymentRecorder(payments, new FailedPaymentHandling(orderWrites, events), renewalCompletion);
+  const failedPayments = new FailedPaymentHandling(orderWrites, events);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion);
   const links = new OrderLinks(orders, orderWrites);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
 
@@ -60,7 +61,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, clock), log),
-    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, settings, cardGateway, mobileWallet, log, clock }),
+    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock }),
   };
 }
 

@@ -115,12 +115,6 @@ export class PaymentRepository {
     }
   }
 
-  /** The payment a dunning attempt's payment retries (its `retry_of` meta), read inside `db`'s transaction. */
-  async retryOf(db: Executor, paymentId: number): Promise<number | null> {
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT meta_value FROM ${this.t.meta} WHERE payment_id = ? AND meta_key = 'retry_of'`, [paymentId]);
-    return rows.length && rows[0].meta_value ? Number(rows[0].meta_value) : null;
-  }
-
   async meta(paymentId: number): Promise<Record<string, string>> {
     const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT meta_key, meta_value FROM ${this.t.meta} WHERE payment_id = ?`, [paymentId]);
     return Object.fromEntries(rows.map((row) => [row.meta_key, row.meta_value ?? '']));

@@ -5,7 +5,8 @@ import type { RetryRecord, RetryRepository } from '../data-access/retry-reposito
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import { formatAmount } from '../order-status/lookup-order-status.use-case';
-import type { PaymentFailure } from '../payments/failed-payment-handling';
+import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import type { FailedPaymentHandling, PaymentFailure } from '../payments/failed-payment-handling';
 import type { PaymentRecorder } from '../payments/payment-recorder';
 import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
@@ -38,7 +39,9 @@ export function toMinorUnits(total: string): number {
  * The worker's dunning step: for each attempt that is due, a new recurring charge through the
  * payment's provider, with the attempt's idempotency key so a repeat after a crash or timeout
  * cannot charge twice. A decline (the provider answers 200 with state failed) runs the failed
- * payment handling at once, which plans the next attempt; a success completes the renewal.
+ * payment handling at once, which plans the next attempt; a success completes the renewal. As in
+ * WooCommerce Subscriptions, an attempt is charged only while the order still awaits payment and its
+ * subscription is still on hold.
  */
 export class RunDueRetries {
   constructor(private readonly deps: {
@@ -47,6 +50,8 @@ export class RunDueRetries {
     orders: OrderRepository;
     orderWrites: OrderWriteRepository;
     recorder: PaymentRecorder;
+    failedPayments: FailedPaymentHandling;
+    subscriptions: SubscriptionRepository;
     settings: ShopSettingsRepository;
     cardGateway: CardGatewayClient;
     mobileWallet: MobileWalletClient;
@@ -77,9 +82,16 @@ export class RunDueRetries {
     const original = await payments.findById(retry.paymentId);
     const order = await orders.findById(retry.orderId, settings);
     const now = clock();
-    // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile.
+    // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile,
+    // or its subscription is no longer on hold (cancelled, or reactivated another way).
     if (!original || !order || !['failed', 'pending'].includes(order.status)) {
       await retries.finish(retries.pool, retry.id, 'CANCELED', order ? `order is ${order.status}` : 'order or payment is gone', now);
+      return 'canceled';
+    }
+    const { subscriptionId } = retry;
+    const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
+    if (subscription?.status !== 'on-hold') {
+      await retries.finish(retries.pool, retry.id, 'CANCELED', subscription ? `subscription is ${subscription.status}` : 'subscription is gone', now);
       return 'canceled';
     }
 
@@ -105,7 +117,12 @@ export class RunDueRetries {
       });
       if (result.kind === 'declined') {
         await retries.finish(db, retry.id, 'FAILED', `declined: ${result.failure.code ?? ''} ${result.failure.state ?? ''}`.trim(), at);
-        await this.deps.recorder.move(db, payment, 'FAILED', settings, at, result.failure);
+        const moved = await this.deps.recorder.move(db, payment, 'FAILED', settings, at, result.failure);
+        if (!moved.moved) {
+          // The provider's webhook told of this decline first, while this attempt was still planned, so
+          // nothing was planned then; the attempt has ended now, so the next one can be.
+          await this.deps.failedPayments.planNextAttempt(db, { orderId: order.id, subscriptionId, paymentId: payment.id, failureState: result.failure.state, settings, now: at });
+        }
         return 'failed';
       }
       if (result.kind === 'pending') {
@@ -142,11 +159,20 @@ export class RunDueRetries {
     const agreementId = meta.agreement_id;
     if (!agreementId) return { kind: 'declined', externalId: retry.idempotencyKey, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
     const due = new Date(this.deps.clock().getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
+    // The charge ID is the attempt's key, so a charge this attempt made can always be found again.
+    const chargeId = retry.idempotencyKey;
     const result = await this.deps.mobileWallet.createCharge(agreementId, {
-      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, type: 'RECURRING',
+      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, type: 'RECURRING', orderId: chargeId,
     }, retry.idempotencyKey);
-    if (!result.ok) return refusedOrUnreachable(retry.idempotencyKey, result);
-    return { kind: 'pending', externalId: result.value.chargeId };
+    if (result.ok) return { kind: 'pending', externalId: result.value.chargeId };
+    if (result.kind === 'http' && result.status === 409) {
+      // The key was used before with another body (an earlier run of this attempt, on another due date,
+      // whose answer was lost): that charge exists, so it is this attempt's charge.
+      const existing = await this.deps.mobileWallet.getCharge(agreementId, chargeId);
+      if (existing.ok) return { kind: 'pending', externalId: existing.value.id };
+      return { kind: 'unreachable', message: `charge ${chargeId} conflicts but cannot be read: ${existing.kind} ${existing.status ?? ''}`.trim() };
+    }
+    return refusedOrUnreachable(chargeId, result);
   }
 }
 

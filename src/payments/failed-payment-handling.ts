@@ -4,7 +4,7 @@ import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
 import type { PaymentRecord } from '../data-access/payment-repository';
-import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
+import { SCHEDULE_RETRY, type PaymentEvents, type ScheduleRetryEvent } from './payment-events';
 
 export interface PaymentFailure {
   code: string | null;
@@ -20,7 +20,9 @@ export const RENEWAL_FAILED_META = '_failed_renewal_order';
  * SPEC 3.6: a payment that ends FAILED sets its order to failed, as WooCommerce would, with a
  * note. For a renewal order it also does what WooCommerce Subscriptions does on a failed renewal
  * (`WC_Subscription::payment_failed()`: the order is marked, the subscription noted and put on
- * hold, or cancelled when it was pending cancellation), then fires the schedule-retry event.
+ * hold, or cancelled when it was pending cancellation), then fires the schedule-retry event while
+ * the subscription is on hold: as WooCommerce Subscriptions' retry rules apply only to an on-hold
+ * subscription, a cancelled one is never charged again.
  */
 export class FailedPaymentHandling {
   constructor(private readonly orders: OrderWriteRepository, private readonly events: PaymentEvents) {}
@@ -40,17 +42,27 @@ export class FailedPaymentHandling {
     const subscriptionId = Number(await this.orders.getMeta(db, payment.orderId, '_subscription_renewal', settings));
     if (!subscriptionId) return 'order failed';
     await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
-    await this.failRenewal(db, subscriptionId, settings, now);
-    await this.events.emit(SCHEDULE_RETRY, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, settings, now }, db);
+    const subscriptionStatus = await this.failRenewal(db, subscriptionId, settings, now);
+    if (subscriptionStatus !== 'on-hold') {
+      await this.orders.addNote(db, payment.orderId, `No payment retry scheduled: the subscription is ${subscriptionStatus ?? 'gone'}.`, settings, now);
+      return `renewal order failed; no retry, the subscription is ${subscriptionStatus ?? 'gone'}`;
+    }
+    await this.planNextAttempt(db, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, settings, now });
     return 'renewal order failed';
   }
 
-  private async failRenewal(db: Executor, subscriptionId: number, settings: ShopSettings, now: Date): Promise<void> {
+  /** Fires the schedule-retry event, which plans the next attempt of the dunning plan. */
+  async planNextAttempt(db: Executor, event: ScheduleRetryEvent): Promise<void> {
+    await this.events.emit(SCHEDULE_RETRY, event, db);
+  }
+
+  /** The subscription's status after the failure, or null when it is gone. */
+  private async failRenewal(db: Executor, subscriptionId: number, settings: ShopSettings, now: Date): Promise<string | null> {
     const subscription = await this.orders.lockStatus(db, subscriptionId, settings);
-    if (!subscription || subscription.type !== 'shop_subscription') return;
+    if (!subscription || subscription.type !== 'shop_subscription') return null;
     await this.orders.addNote(db, subscriptionId, 'Payment failed.', settings, now);
     const next = subscription.status === 'pending-cancel' ? 'cancelled' : ['active', 'pending'].includes(subscription.status) ? 'on-hold' : null;
-    if (!next) return;
+    if (!next) return subscription.status;
     await this.orders.setStatus(db, subscriptionId, next, settings, now);
     await this.orders.addNote(db, subscriptionId, statusChangeNote('subscription', subscription.status, next), settings, now);
     if (next === 'on-hold') {
@@ -65,5 +77,6 @@ export class FailedPaymentHandling {
       await this.orders.setMeta(db, subscriptionId, '_schedule_next_payment', '0', settings);
       await this.orders.setMeta(db, subscriptionId, '_schedule_trial_end', '0', settings);
     }
+    return next;
   }
 }

@@ -12,7 +12,9 @@ const PAYMENT_COMPLETE_NOTE = 'Payment status marked complete.';
 const AWAITING_PAYMENT = ['on-hold', 'pending', 'failed', 'cancelled'];
 
 /**
- * A renewal paid after all (a dunning attempt that went through): what WooCommerce's `payment_complete()`
+ * A renewal paid after all: a dunning attempt that went through, or the failed payment itself settled
+ * later, or a dunning attempt the provider confirmed by webhook before its own answer arrived. Whichever
+ * payment of a renewal marked as failed goes through, it does what WooCommerce's `payment_complete()`
  * and WooCommerce Subscriptions' `payment_complete_for_order()` do. An order still awaiting payment
  * becomes processing and paid, and loses its failed-renewal mark. Its subscription's suspension count
  * is reset, and an on-hold or pending subscription becomes active the way `update_status('active')`
@@ -27,9 +29,10 @@ export class RenewalPaymentCompletion {
     private readonly activation: SubscriptionActivation,
   ) {}
 
-  /** Returns what was done, for the payment's processing note. */
-  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<string> {
+  /** Returns what was done, for the payment's processing note; null when the order is not a renewal whose payment failed. */
+  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<string | null> {
     const { orderId, settings, now } = input;
+    if ((await this.orders.getMeta(db, orderId, RENEWAL_FAILED_META, settings)) !== 'yes') return null;
     const order = await this.orders.lockStatus(db, orderId, settings);
     if (!order) return `order ${orderId} not found`;
     if (!AWAITING_PAYMENT.includes(order.status)) {

@@ -13,8 +13,8 @@ const PAID: readonly (PaymentStatus | null)[] = ['AUTHORIZED', 'CAPTURED'];
 
 /**
  * The one place a payment changes status, with the failure meta and the failed-payment handling, and the
- * completion of a renewal when a dunning attempt's payment goes through, whether the provider says so
- * in its answer to the charge or later by webhook (the mobile wallet always does it later).
+ * completion of a failed renewal when a payment of it goes through, whether the provider says so in its
+ * answer to a dunning attempt or later by webhook (the mobile wallet always does it later).
  */
 export class PaymentRecorder {
   constructor(
@@ -29,9 +29,9 @@ export class PaymentRecorder {
     const wasPaid = PAID.includes(payment.status);
     await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
-    if (PAID.includes(to) && !wasPaid && payment.orderId !== null && (await this.payments.retryOf(db, payment.id)) !== null) {
+    if (PAID.includes(to) && !wasPaid && payment.orderId !== null) {
       const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now });
-      return { moved: true, note: `payment ${to}; ${completion}` };
+      if (completion) return { moved: true, note: `payment ${to}; ${completion}` };
     }
     if (to !== 'FAILED') return { moved: true, note: `payment ${to}` };
     await this.payments.setMeta(db, payment.id, {

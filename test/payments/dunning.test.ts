@@ -35,14 +35,19 @@ async function processCardGatewayEvent(hub: PaymentHub, event: CardGatewayDelive
   if (outcome.kind !== 'done' || outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
 }
 
+const retryChargesOf = (orderId: number) => card.requestsTo('POST', '/v1/charge').filter((request) => String((request.json as { handle?: string }).handle).startsWith(`order-${orderId}-retry`));
+/** Longer than the service waits for a provider's answer. */
+const PAST_PROVIDER_TIMEOUT_MS = 9000;
+
 const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
 
 /** A renewal order whose card payment just failed (soft), through the same webhook processing as production. */
-async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 'hard_declined' = 'soft_declined') {
+async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 'hard_declined' = 'soft_declined', subscriptionStatus: 'active' | 'pending-cancel' = 'active') {
   // Due now: WooCommerce Subscriptions took the renewal at its next payment date, and that date stays
   // until the renewal is paid.
   const subscriptionId = await shop.seeder.createSubscription({
-    status: 'active', total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now,
+    status: subscriptionStatus, total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now,
+    endGmt: subscriptionStatus === 'pending-cancel' ? new Date('2026-12-23T08:00:00Z') : null,
   });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
@@ -189,6 +194,82 @@ test.serial('When a retried card charge is confirmed later by webhook, Then that
   }
 });
 
+test.serial('When the failed renewal payment itself is settled later, Then that completes the renewal and the planned attempt charges nothing', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId, handle } = await failedCardRenewal(hub);
+    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-dun' });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle });
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    advance(12 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, canceled: 1 });
+    t.is(retryChargesOf(orderId).length, 0);
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When an attempt\'s answer is lost and its settled webhook comes first, Then the webhook completes the renewal and the repeat changes nothing', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedCardRenewal(hub);
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'slow', delayMs: PAST_PROVIDER_TIMEOUT_MS, then: { kind: 'settled' } });
+    t.like(await hub.runDueRetries.execute(), { postponed: 1 });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: `order-${orderId}-retry1` });
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    advance(6 * 60_000);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, canceled: 1 }, 'the order is paid, so the attempt ends');
+    t.deepEqual(new Set(retryChargesOf(orderId).map((request) => (request.json as { key: string }).key)), new Set([`retry-${orderId}-1`]));
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When an attempt\'s answer is lost and its failed webhook comes first, Then the attempt still fails and the next one is planned', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId } = await failedCardRenewal(hub);
+    advance(12 * HOUR);
+    card.queueChargeOutcome({ kind: 'slow', delayMs: PAST_PROVIDER_TIMEOUT_MS, then: { kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' } });
+    t.like(await hub.runDueRetries.execute(), { postponed: 1 });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: `order-${orderId}-retry1` });
+    advance(6 * 60_000);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
+    t.deepEqual((await retriesOf(orderId)).map((retry) => [retry.attempt, retry.status]), [[1, 'FAILED'], [2, 'PENDING']]);
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the on-hold subscription is cancelled during dunning, Then the planned attempt is canceled and nothing is charged', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedCardRenewal(hub);
+    await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ?`, [subscriptionId]);
+    advance(12 * HOUR);
+    await hub.runDueRetries.execute();
+    t.like((await retriesOf(orderId))[0], { status: 'CANCELED', result: 'subscription is cancelled' });
+    t.is(retryChargesOf(orderId).length, 0);
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the renewal of a subscription pending cancellation fails, Then the subscription is cancelled and no attempt is planned', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedCardRenewal(hub, 'soft_declined', 'pending-cancel');
+    t.is(await statusOf(subscriptionId), 'wc-cancelled');
+    t.deepEqual(await retriesOf(orderId), []);
+    t.true((await notesOf(orderId)).includes('No payment retry scheduled: the subscription is cancelled.'));
+  } finally {
+    await hub.close();
+  }
+});
+
 test.serial('When the order was paid another way before the attempt, Then the attempt is canceled and nothing is charged', async (t) => {
   const hub = await hubWith();
   try {
@@ -237,6 +318,37 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     t.is(await statusOf(orderId), 'wc-processing');
     t.is(await statusOf(subscriptionId), 'wc-active');
     t.is((await notesOf(orderId)).filter((note) => note === `Payment ${chargeId} completed.`).length, 1, 'completed once, though told twice');
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When a wallet attempt\'s answer is lost and it runs again on another day, Then it finds its own charge instead of making a second one', async (t) => {
+  now = new Date('2026-11-30T23:57:00Z');
+  const hub = await hubWith();
+  try {
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-m' } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-m' } });
+    wallet.setAgreement('agr-m');
+    wallet.setCharge('agr-m', 'chr-m', { status: 'FAILED', failureReason: 'non_technical_error' });
+    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+    await hub.registrations.add({ registrationId: 'reg-m', url, events: ['recurring.charge-failed.v1'], secret: 'wallet-secret' });
+    const failed = mobileWalletDelivery({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-m', chargeId: 'chr-m' }, { secret: 'wallet-secret', url });
+    await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: failed.headers, body: failed.body });
+    // Due at once, so the first run is just before midnight UTC and the repeat just after it.
+    await q(`UPDATE ${shop.prefix}sidecar_payment_retries SET scheduled_at = '2026-11-30 23:57:00' WHERE order_id = ?`, [orderId]);
+
+    wallet.queueChargeOutcome({ kind: 'slow', delayMs: PAST_PROVIDER_TIMEOUT_MS });
+    t.like(await hub.runDueRetries.execute(), { postponed: 1 });
+    advance(6 * 60_000);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
+    advance(13 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 0 }, 'no further attempt');
+
+    const creates = wallet.requestsTo('POST', '/recurring/v3/agreements/agr-m/charges');
+    t.deepEqual(new Set(creates.map((request) => request.headers['idempotency-key'])), new Set([`retry-${orderId}-1`]));
+    const payments = await q(`SELECT external_id FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
+    t.deepEqual(payments.map((payment) => payment.external_id), ['chr-m', `retry-${orderId}-1`], 'the attempt\'s payment is the charge the lost request made');
   } finally {
     await hub.close();
   }
