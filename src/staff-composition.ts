@@ -29,14 +29,15 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
   const site = new WordPressSiteRepository(dataSource);
   const users = new WordPressUserRepository(dataSource);
   // SHOP_URL plays WP_SITEURL's part: it wins over the option.
+  const refreshCustomerContacts = new RefreshCustomerContacts({ index: contacts, settings, log, clock });
   const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;
   const discountDeps = { discounts, subscriptions, orders, settings, siteUrl, log, clock };
   const reasonDeps = { reasons, subscriptions, orderWrites, settings, clock };
 
   return {
     authenticate: new AuthenticateStaff({ config, users, site, settings, siteUrl, log, clock, tablePrefix: config.db.tablePrefix }),
-    lookupCustomer: new LookupCustomer({ index: contacts, orders, settings, extensions }),
-    refreshCustomerContacts: new RefreshCustomerContacts({ index: contacts, settings, log, clock }),
+    lookupCustomer: new LookupCustomer({ index: contacts, orders, settings, extensions, newContacts: refreshCustomerContacts, log }),
+    refreshCustomerContacts,
     listCancellationReasons: new ListCancellationReasons(reasonDeps),
     listRecordedCancellationReasons: new ListRecordedCancellationReasons(reasonDeps),
     getRecordedCancellationReason: new GetRecordedCancellationReason(reasonDeps),

@@ -3,6 +3,7 @@ import type { OrderRepository } from '../data-access/order-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { describeOrderStatus } from '../order-status/lookup-order-status.use-case';
 import type { ShopOrder } from '../shop/order';
+import type { Logger } from '../logger';
 import type { SiteExtensions } from '../shop/site-extensions';
 import { subscriptionFrom, type ShopSubscription } from '../shop/subscription';
 import { emailKey, storedPhoneKey, suppliedPhoneKey } from './contact-keys';
@@ -22,8 +23,9 @@ const SLACK = 5;
  * Customer lookup (SPEC 4.2): the orders and subscriptions whose billing email, or billing phone after
  * normalisation, is the one supplied, found through the service's contact index (never by scanning meta
  * values). Every hit is re-checked against the order as it is now, so an index entry that has not caught
- * up with an edit can never show someone else's orders. When the newest match belongs to a registered
- * customer, that customer's other orders are included too.
+ * up with an edit can never show someone else's orders. Orders created since the index last looked are
+ * indexed first, so a new order is found at once, with or without the worker running. When the newest
+ * match belongs to a registered customer, that customer's other orders are included too.
  */
 export class LookupCustomer {
   constructor(private readonly deps: {
@@ -31,9 +33,15 @@ export class LookupCustomer {
     orders: OrderRepository;
     settings: ShopSettingsRepository;
     extensions: SiteExtensions;
+    newContacts: { indexNew(): Promise<number> };
+    log: Logger;
   }) {}
 
+  /** The catch-up in progress, shared by the lookups that arrive meanwhile. */
+  private catchingUp: Promise<void> | null = null;
+
   async execute(query: CustomerQuery): Promise<CustomerLookupOutcome> {
+    await this.indexNewContacts();
     const settings = await this.deps.settings.current();
     const key = 'email' in query ? emailKey(query.email) : suppliedPhoneKey(query.phone, settings.baseCountry);
     if (!key) return { kind: 'no_match' };
@@ -61,6 +69,14 @@ export class LookupCustomer {
     const listed = subscriptions.sort(newestFirst).slice(0, LISTED_SUBSCRIPTIONS);
     const described = await Promise.all(recentOrders.map(async (order) => ({ order, fields: await describeOrderStatus(order, settings, this.deps.extensions) })));
     return { kind: 'found', customer: customerRecord({ anchor, orders: described, subscriptions: listed, settings }) };
+  }
+
+  /** Best effort: when it fails, the lookup still answers from the index as it is. */
+  private indexNewContacts(): Promise<void> {
+    this.catchingUp ??= this.deps.newContacts.indexNew()
+      .then(() => undefined, (error) => this.deps.log.warn('customer_contacts_catch_up_failed', { error }))
+      .finally(() => { this.catchingUp = null; });
+    return this.catchingUp;
   }
 
   /** The index hits for `key` (minus `skip`), read from the authoritative store. */

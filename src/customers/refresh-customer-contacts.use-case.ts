@@ -112,6 +112,23 @@ export class RefreshCustomerContacts {
   }
 
   /**
+   * Indexes the orders and subscriptions created since the index last looked, so a lookup finds an order
+   * as soon as it exists instead of on the worker's next pass. One chunk per call; it only moves the
+   * high-water mark forward, so it can run beside the worker's refresh. Nothing before the first build.
+   */
+  async indexNew(): Promise<number> {
+    const settings = await this.deps.settings.current();
+    const store: OrderStore = settings.hpos ? 'hpos' : 'legacy';
+    const state = await this.deps.index.state(store);
+    if (!state.built) return 0;
+    const sources = await this.deps.index.sourcesAfter(store, state.maxId, CHUNK);
+    if (!sources.length) return 0;
+    const written = await this.apply(sources, settings.baseCountry);
+    await this.deps.index.advanceMaxId(store, sources[sources.length - 1].id);
+    return written;
+  }
+
+  /**
    * Brings the index in line with `sources`: visible ones written when they differ, hidden ones (drafts,
    * the bin) removed, and within `range` any index row whose source no longer exists removed too.
    */

@@ -221,6 +221,11 @@ export class CustomerContactIndex {
     };
   }
 
+  /** Moves the ID high-water mark forward only, so writers beside the worker's refresh never move it back. */
+  async advanceMaxId(store: OrderStore, maxId: number): Promise<void> {
+    await this.pool.query(`UPDATE ${this.t.state} SET max_id = GREATEST(max_id, ?) WHERE store = ?`, [maxId, store]);
+  }
+
   async saveState(state: ContactIndexState, refreshedAt: Date): Promise<void> {
     await this.pool.query(
       `INSERT INTO ${this.t.state} (store, built, build_cursor, max_id, changed_since, changed_after_id, sweep_cursor, refreshed_at)

@@ -184,12 +184,11 @@ export function customerLookupScenarios(name: string, options: TestShopOptions) 
     t.is((await lookup('?email=mette%40example.dk', { 'x-forwarded-proto': 'https', authorization: basic(customerKey.consumerKey, customerKey.consumerSecret) })).status, 403);
   });
 
-  test.serial('When a new order is placed after the index was built, Then the next refresh makes it findable', async (t) => {
+  test.serial('When a new order is placed after the index was built, Then it is found at once, without waiting for the worker\'s refresh', async (t) => {
     const id = await shop.seeder.createOrder(order({ email: 'fresh@example.dk', phone: '80808080', created: '2026-11-20T08:00:00Z', first: 'Frida' }));
-    t.deepEqual((await lookup('?email=fresh%40example.dk')).json, {});
-    t.true((await refresh()) >= 1);
     t.deepEqual((await lookup('?email=fresh%40example.dk')).json.orders.map((o: { id: number }) => o.id), [id]);
     t.deepEqual((await lookup('?phone=80808080')).json.orders.map((o: { id: number }) => o.id), [id]);
+    t.is(await refresh(), 0, 'the lookup indexed it already');
   });
 
   test.serial('When an order\'s billing email is changed in the shop, Then the old email stops finding it at once and the new one finds it after a refresh', async (t) => {
