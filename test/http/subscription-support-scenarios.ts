@@ -288,9 +288,10 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
   });
 
   // -------------------------------------------------------------------------------------------------------------
-  // The worker's end of a pause
+  // The worker's end of a pause. Serial: the worker's pass acts on every paused subscription of the
+  // shop, so another test's pause must not be caught half-way (paused, not yet cancelled).
 
-  test('When the pause end date comes, Then the worker reactivates the subscription and keeps the next payment on the day after', async (t) => {
+  test.serial('When the pause end date comes, Then the worker reactivates the subscription and keeps the next payment on the day after', async (t) => {
     const endDate = localDate(12);
     const paused = await call('POST', `/subscription/${subs.worker}/pause`, { end_date: endDate });
     t.is(paused.status, 200);
@@ -314,7 +315,7 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     t.regex((await notesOf(shop, subs.worker)).at(-1)!.content, /^Pause ended\. Status changed from On hold to Active\.$/);
   });
 
-  test('When a paused subscription was cancelled before its pause ended, Then the worker does not reactivate it and clears the pause end', async (t) => {
+  test.serial('When a paused subscription was cancelled before its pause ended, Then the worker does not reactivate it and clears the pause end', async (t) => {
     const endDate = localDate(9);
     t.is((await call('POST', `/subscription/${subs.workerCancelled}/pause`, { end_date: endDate })).status, 200);
     if (inUse.hpos) await shop.db.query(`UPDATE ${shop.prefix}wc_orders SET status = 'wc-cancelled' WHERE id = ?`, [subs.workerCancelled]);
