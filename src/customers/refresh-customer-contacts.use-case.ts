@@ -111,6 +111,9 @@ export class RefreshCustomerContacts {
     return written;
   }
 
+  /** The highest ID `indexNew` knows to be indexed, per store, so a lookup costs one read when nothing is new. */
+  private readonly indexedUpTo = new Map<OrderStore, number>();
+
   /**
    * Indexes the orders and subscriptions created since the index last looked, so a lookup finds an order
    * as soon as it exists instead of on the worker's next pass. One chunk per call; it only moves the
@@ -119,12 +122,20 @@ export class RefreshCustomerContacts {
   async indexNew(): Promise<number> {
     const settings = await this.deps.settings.current();
     const store: OrderStore = settings.hpos ? 'hpos' : 'legacy';
-    const state = await this.deps.index.state(store);
-    if (!state.built) return 0;
-    const sources = await this.deps.index.sourcesAfter(store, state.maxId, CHUNK);
+    let after = this.indexedUpTo.get(store);
+    if (after === undefined) {
+      const state = await this.deps.index.state(store);
+      if (!state.built) return 0;
+      after = state.maxId;
+      this.indexedUpTo.set(store, after);
+    }
+    // What the worker indexed meanwhile comes back here once, and is found unchanged.
+    const sources = await this.deps.index.sourcesAfter(store, after, CHUNK);
     if (!sources.length) return 0;
     const written = await this.apply(sources, settings.baseCountry);
-    await this.deps.index.advanceMaxId(store, sources[sources.length - 1].id);
+    const last = sources[sources.length - 1].id;
+    await this.deps.index.advanceMaxId(store, last);
+    this.indexedUpTo.set(store, last);
     return written;
   }
 
