@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 
@@ -79,6 +80,30 @@ function readableFile(env: Env, name: string): string | undefined {
   return file;
 }
 
+/** Both TLS files or neither; a certificate and its own unencrypted key, so a wrong file stops the start with its name. */
+function tlsFiles(env: Env): { tlsCertFile?: string; tlsKeyFile?: string } {
+  const tlsCertFile = readableFile(env, 'TLS_CERT_FILE');
+  const tlsKeyFile = readableFile(env, 'TLS_KEY_FILE');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
+    throw new ConfigError(`${tlsCertFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set together with the other TLS file`);
+  }
+  if (tlsCertFile === undefined || tlsKeyFile === undefined) return {};
+  let certificate: crypto.X509Certificate;
+  try {
+    certificate = new crypto.X509Certificate(fs.readFileSync(tlsCertFile));
+  } catch {
+    throw new ConfigError('TLS_CERT_FILE is not a PEM certificate');
+  }
+  let key: crypto.KeyObject;
+  try {
+    key = crypto.createPrivateKey(fs.readFileSync(tlsKeyFile));
+  } catch {
+    throw new ConfigError('TLS_KEY_FILE is not an unencrypted PEM private key');
+  }
+  if (!certificate.checkPrivateKey(key)) throw new ConfigError('TLS_KEY_FILE is not the key of the certificate in TLS_CERT_FILE');
+  return { tlsCertFile, tlsKeyFile };
+}
+
 /** Parses `12h,12h,1d,2d,3d` into seconds. Units: s, m, h, d. */
 export function parseDunningPlan(raw: string): number[] | undefined {
   const unit: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -112,11 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dbName = required(env, 'DB_NAME');
   if (!/^[A-Za-z0-9_$-]+$/.test(dbName)) throw new ConfigError('DB_NAME may hold only letters, digits, _, $ and -');
 
-  const tlsCertFile = readableFile(env, 'TLS_CERT_FILE');
-  const tlsKeyFile = readableFile(env, 'TLS_KEY_FILE');
-  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) {
-    throw new ConfigError(`${tlsCertFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} must be set together with the other TLS file`);
-  }
+  const { tlsCertFile, tlsKeyFile } = tlsFiles(env);
 
   const dunningRaw = text(env, 'DUNNING_PLAN', '12h,12h,1d,2d,3d')!;
   const dunningPlanSeconds = parseDunningPlan(dunningRaw);

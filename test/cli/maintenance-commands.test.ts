@@ -1,12 +1,17 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
+import { selfSignedCertificate } from '../../src/entry-points/cli/self-signed-certificate';
 import { createTestShop, type TestShop } from '../support/test-shop';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../../..');
 let shop: TestShop;
+const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-tls-'));
+const [site, other] = [selfSignedCertificate(path.join(tlsDir, 'site')), selfSignedCertificate(path.join(tlsDir, 'other'))];
 
 /** Runs a built entry point the way the npm scripts do; any exit code is an answer. */
 async function command(script: string, args: string[], env: Record<string, string | undefined>) {
@@ -27,6 +32,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
+  fs.rmSync(tlsDir, { recursive: true, force: true });
   await shop?.drop();
 });
 
@@ -57,6 +63,9 @@ for (const [name, env, message] of [
   ['TRUSTED_PROXIES is not an address list', { DB_NAME: 'x', TRUSTED_PROXIES: '10.0.0.0/99' }, 'configuration error: TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges'],
   ['DUNNING_PLAN is malformed', { DB_NAME: 'x', DUNNING_PLAN: '12 hours' }, 'configuration error: DUNNING_PLAN must be a comma-separated list of waits such as 12h,1d,2d'],
   ['only one TLS file is set', { DB_NAME: 'x', TLS_CERT_FILE: __filename }, 'configuration error: TLS_KEY_FILE must be set together with the other TLS file'],
+  ['TLS_CERT_FILE is not a certificate', { DB_NAME: 'x', TLS_CERT_FILE: __filename, TLS_KEY_FILE: site.keyFile }, 'configuration error: TLS_CERT_FILE is not a PEM certificate'],
+  ['TLS_KEY_FILE is not a key', { DB_NAME: 'x', TLS_CERT_FILE: site.certFile, TLS_KEY_FILE: site.certFile }, 'configuration error: TLS_KEY_FILE is not an unencrypted PEM private key'],
+  ['TLS_KEY_FILE is another certificate\'s key', { DB_NAME: 'x', TLS_CERT_FILE: site.certFile, TLS_KEY_FILE: other.keyFile }, 'configuration error: TLS_KEY_FILE is not the key of the certificate in TLS_CERT_FILE'],
 ] as const) {
   test(`When ${name}, Then the API stops at start with one line naming it`, async (t) => {
     const result = await command('http/main.js', [], { HELPDESK_API_SECRET: 'never-printed', ...env });
