@@ -238,6 +238,12 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
       t.is(res.status, 400);
       t.is(res.json.code, 'params_must_be_in_body');
     }
+    // Rule 1 comes first, whatever the body is: a form-encoded body is not a second, different error.
+    const form = await request(api.url, 'POST', '/helpdesk/v1/order-status?email=mette%40example.dk', {
+      headers: { ...AUTH, 'content-type': 'application/x-www-form-urlencoded' }, body: `order_number=${num(seeded.completedDhlDk)}&email=mette%40example.dk`,
+    });
+    t.is(form.status, 400);
+    t.is(form.json.code, 'params_must_be_in_body');
   });
 
   test('When a field has the wrong type or the body is not JSON, Then it is 400 invalid_params', async (t) => {

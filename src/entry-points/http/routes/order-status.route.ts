@@ -22,14 +22,18 @@ const NOT_FOUND = JSON.stringify(errorBody(404, 'order_not_found', 'No order mat
  */
 export const FAILED_LOOKUP_FLOOR_MS = 15;
 
-type Parsed = { ok: true; orderNumber: string; email?: string; phone?: string } | { ok: false; status: number; code: string; message: string; params?: string[] };
+type Refusal = { ok: false; status: number; code: string; message: string; params?: string[] };
+type Parsed = { ok: true; orderNumber: string; email?: string; phone?: string } | Refusal;
 
-/** Rules 1 and 2 of SPEC 4.1.1, plus types: every field a string (an order number may be a JSON number). */
-export function parseOrderStatusRequest(names: Set<string>, body: Record<string, unknown>): Parsed {
+/** Rule 1 of SPEC 4.1.1: a lookup field in the query string is refused, whatever the body holds. */
+function queryStringRefusal(names: Set<string>): Refusal | null {
   const inQuery = LOOKUP_FIELDS.filter((field) => names.has(field));
-  if (inQuery.length) {
-    return { ok: false, status: 400, code: 'params_must_be_in_body', message: `Send ${inQuery.join(', ')} in the JSON body, not in the query string.`, params: inQuery };
-  }
+  if (!inQuery.length) return null;
+  return { ok: false, status: 400, code: 'params_must_be_in_body', message: `Send ${inQuery.join(', ')} in the JSON body, not in the query string.`, params: inQuery };
+}
+
+/** Rule 2 of SPEC 4.1.1, plus types: every field a string (an order number may be a JSON number). */
+function parseOrderStatusRequest(body: Record<string, unknown>): Parsed {
   const bad: string[] = [];
   const text = (field: string, value: unknown): string | undefined => {
     if (value === undefined || value === null) return undefined;
@@ -71,12 +75,15 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
       return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
     }
 
+    const refuse = (refusal: Refusal) => sendError(res, refusal.status, refusal.code, refusal.message, refusal.params ? { params: refusal.params } : {});
+    const inQuery = queryStringRefusal(queryNames(req));
+    if (inQuery) return refuse(inQuery);
     const body = await readBody(req, 16 * 1024);
     if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
     const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
     if (!json.ok) return sendError(res, 400, 'invalid_params', json.message, { params: ['body'] });
-    const parsed = parseOrderStatusRequest(queryNames(req), json.value);
-    if (!parsed.ok) return sendError(res, parsed.status, parsed.code, parsed.message, parsed.params ? { params: parsed.params } : {});
+    const parsed = parseOrderStatusRequest(json.value);
+    if (!parsed.ok) return refuse(parsed);
 
     const outcome = await lookup.execute(parsed);
     if (outcome.kind === 'not_found') {
