@@ -75,20 +75,18 @@ export class OrderRepository {
 
   /**
    * The order a customer knows by this number: its ID, or with a sequential numbering plugin its
-   * `_order_number_formatted` / `_order_number`. Null when there is none.
+   * `_order_number_formatted` / `_order_number`, or, as the plugins fall back, the ID of an order that has
+   * no number of its own (placed while the plugin was off). Null when there is none.
    */
   async findByOrderNumber(orderNumber: string, settings: ShopSettings): Promise<ShopOrder | null> {
     const sql = this.sql[settings.hpos ? 'hpos' : 'legacy'];
-    let id = 0;
-    if (settings.orderNumbers === 'sequential') {
-      const [rows] = await this.pool.query<RowDataPacket[]>(sql.byNumber, [NUMBER_META_KEYS, orderNumber]);
-      id = rows.length ? Number(rows[0].id) : 0;
-    } else if (/^[1-9]\d{0,18}$/.test(orderNumber)) {
-      id = Number(orderNumber);
-    }
-    // With no candidate ID the same two reads still run (for ID 0, which never exists), so a
-    // missing order costs what a present one does.
-    return this.findById(id, settings);
+    const asId = /^[1-9]\d{0,18}$/.test(orderNumber) ? Number(orderNumber) : 0;
+    if (settings.orderNumbers !== 'sequential') return this.findById(asId, settings);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql.byNumber, [NUMBER_META_KEYS, orderNumber]);
+    if (rows.length) return this.findById(Number(rows[0].id), settings);
+    // Every path makes the same two reads (ID 0 never exists), so a missing order costs what a present one does.
+    const order = await this.findById(asId, settings);
+    return order && !NUMBER_META_KEYS.some((key) => order.meta[key]) ? order : null;
   }
 
   /**

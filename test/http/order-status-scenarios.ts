@@ -232,6 +232,17 @@ export function orderStatusScenarios(name: string, options: TestShopOptions) {
     t.is((await lookup(undefined)).json.code, 'missing_params');
   });
 
+  if (numbering !== 'none') {
+    // Serial: it adds an order, which the test of untouched data must not see happen.
+    test.serial('When an order has no number of its own (placed while the numbering plugin was off), Then its ID is its number, and only then', async (t) => {
+      const id = await shop.seeder.createOrder({ status: 'processing', total: '10.00', billing: { email: 'no.number@example.dk', phone: '', country: 'DK' } });
+      const found = await lookup({ order_number: String(id), email: 'no.number@example.dk' });
+      t.is(found.status, 200, found.text);
+      t.is(found.json.order_number, String(id));
+      t.is((await lookup({ order_number: String(seeded.completedDhlDk), email: 'mette@example.dk' })).status, 404, 'an order with a number is not found by its ID');
+    });
+  }
+
   test('When a lookup field is in the query string, Then it is 400 params_must_be_in_body', async (t) => {
     for (const query of ['?email=mette%40example.dk', '?order_number=1', '?phone=20123456']) {
       const res = await lookup({ order_number: num(seeded.completedDhlDk), email: 'mette@example.dk' }, AUTH, query);
