@@ -111,6 +111,9 @@ export class RunDueRetries {
         provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId,
         amountMinor: amount, currency: order.currency,
       }, gmtDateTimeMs(at));
+      // The order before the attempt's row, the order webhooks take them in (payment, order, retries),
+      // so a webhook for another payment of this order cannot deadlock with this transaction.
+      await orderWrites.lockStatus(db, order.id, settings);
       await payments.setMeta(db, payment.id, {
         retry_of: String(original.id), retry_attempt: String(retry.attempt),
         customer_handle: originalMeta.customer_handle, agreement_id: originalMeta.agreement_id,
