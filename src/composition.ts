@@ -51,7 +51,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, events);
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion);
-  const links = new OrderLinks(orders, orderWrites);
+  const links = new OrderLinks(orders, orderWrites, retries);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
 
   return {

@@ -94,6 +94,12 @@ export class RetryRepository {
     return result.affectedRows;
   }
 
+  /** Whether a dunning attempt of `orderId` has `key` as its idempotency key. */
+  async hasKey(orderId: number, key: string): Promise<boolean> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT 1 FROM ${this.table} WHERE order_id = ? AND idempotency_key = ? LIMIT 1`, [orderId, key]);
+    return rows.length > 0;
+  }
+
   async find(id: number, db: Executor = this.pool): Promise<RetryRecord | null> {
     const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.table} WHERE id = ?`, [id]);
     return rows.length ? toRetry(rows[0]) : null;

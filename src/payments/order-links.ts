@@ -1,5 +1,6 @@
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 
 /**
@@ -7,7 +8,7 @@ import type { ShopSettings } from '../data-access/shop-settings-repository';
  * record them, so a shop migrated from those plugins keeps working.
  */
 export class OrderLinks {
-  constructor(private readonly orders: OrderRepository, private readonly writes: OrderWriteRepository) {}
+  constructor(private readonly orders: OrderRepository, private readonly writes: OrderWriteRepository, private readonly retries: RetryRepository) {}
 
   /** Card gateway: the order whose `_reepay_order` holds the handle, else `order-<n>[-suffix]` names order number n. */
   async orderForCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
@@ -19,10 +20,15 @@ export class OrderLinks {
     return order?.id ?? null;
   }
 
-  /** Mobile wallet: the order whose `_charge_id` is the charge. */
+  /**
+   * Mobile wallet: the order whose `_charge_id` is the charge, else the order of the dunning attempt whose
+   * key the charge ID is (`retry-<order>-<attempt>`), for a charge whose creation answer was lost.
+   */
   async orderForWalletCharge(chargeId: string, settings: ShopSettings): Promise<number | null> {
     const [id] = await this.writes.findIdsByMeta('_charge_id', chargeId, 'shop_order', settings);
-    return id ?? null;
+    if (id) return id;
+    const attempt = /^retry-(\d+)-\d+$/.exec(chargeId);
+    return attempt && (await this.retries.hasKey(Number(attempt[1]), chargeId)) ? Number(attempt[1]) : null;
   }
 
   /** Mobile wallet: the subscription whose `_agreement_id` is the agreement. */

@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { PaymentHub } from '../../src/composition';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
+import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { openHub } from '../support/payment-hub-fixture';
 import { createTestShop, type TestShop } from '../support/test-shop';
 import { metaInStores, renewalActions } from '../support/wordpress-fixtures';
@@ -318,6 +318,41 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     t.is(await statusOf(orderId), 'wc-processing');
     t.is(await statusOf(subscriptionId), 'wc-active');
     t.is((await notesOf(orderId)).filter((note) => note === `Payment ${chargeId} completed.`).length, 1, 'completed once, though told twice');
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When a wallet attempt\'s answer is lost and the wallet reports the capture first, Then the capture finds its order and completes the renewal', async (t) => {
+  const hub = await hubWith();
+  try {
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-l' } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-l' } });
+    wallet.setAgreement('agr-l');
+    wallet.setCharge('agr-l', 'chr-l', { status: 'FAILED', failureReason: 'non_technical_error' });
+    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+    await hub.registrations.add({ registrationId: 'reg-l', url, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: 'wallet-secret' });
+    const deliver = async (event: MobileWalletDeliveryEvent) => {
+      const delivery = mobileWalletDelivery(event, { secret: 'wallet-secret', url });
+      return hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
+    };
+    await deliver({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-l', chargeId: 'chr-l' });
+    await q(`UPDATE ${shop.prefix}sidecar_payment_retries SET scheduled_at = ? WHERE order_id = ?`, [now.toISOString().slice(0, 19).replace('T', ' '), orderId]);
+
+    wallet.queueChargeOutcome({ kind: 'slow', delayMs: PAST_PROVIDER_TIMEOUT_MS });
+    t.like(await hub.runDueRetries.execute(), { postponed: 1 });
+    const chargeId = `retry-${orderId}-1`;
+    wallet.setCharge('agr-l', chargeId, { status: 'CHARGED', transactionId: 'tx-l', summary: { captured: 9900, refunded: 0, cancelled: 0 } });
+    t.like(await deliver({ eventType: 'recurring.charge-captured.v1', agreementId: 'agr-l', chargeId, transactionId: 'tx-l' }), { kind: 'handled', outcome: { status: 'PROCESSED' } });
+    const [payment] = await q(`SELECT order_id, status FROM ${shop.prefix}sidecar_payments WHERE external_id = ?`, [chargeId]);
+    t.like(payment, { order_id: orderId, status: 'CAPTURED' });
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+
+    advance(6 * 60_000);
+    await hub.runDueRetries.execute();
+    t.like((await retriesOf(orderId))[0], { status: 'CANCELED' }, 'the paid order ends the attempt');
+    t.is(wallet.requestsTo('POST', '/recurring/v3/agreements/agr-l/charges').length, 1, 'no second charge');
   } finally {
     await hub.close();
   }
