@@ -2,7 +2,7 @@ import type { Executor, OrderWriteRepository } from '../data-access/order-write-
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusChangeNote } from '../shop/status-labels';
-import { SUSPENSION_COUNT_META } from '../shop/subscription';
+import { endHasPassed, SUSPENSION_COUNT_META } from '../shop/subscription';
 import type { SubscriptionActivation } from '../subscriptions/subscription-activation';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
 
@@ -50,9 +50,7 @@ export class RenewalPaymentCompletion {
     const subscription = await this.subscriptions.lockForChange(db, subscriptionId, settings);
     if (!subscription) return 'order paid';
     await this.orders.setMeta(db, subscriptionId, SUSPENSION_COUNT_META, '0', settings);
-    // WooCommerce Subscriptions refuses to activate a subscription whose end has passed.
-    const ended = subscription.end !== null && subscription.end.getTime() <= now.getTime();
-    if ((subscription.status === 'on-hold' || subscription.status === 'pending') && !ended) {
+    if ((subscription.status === 'on-hold' || subscription.status === 'pending') && !endHasPassed(subscription, now)) {
       await this.activation.activate(db, subscription, settings, now, { reason: PAYMENT_COMPLETE_NOTE });
       return 'renewal paid; subscription active';
     }

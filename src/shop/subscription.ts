@@ -47,6 +47,11 @@ function subscriptionDate(value: string | undefined): Date | null {
 const PERIODS: BillingPeriod[] = ['day', 'week', 'month', 'year'];
 
 /** The subscription view of a `shop_subscription` read as an order (its schedule is in its meta). */
+/** Whether the subscription's end date has come: WooCommerce Subscriptions never activates it after that. */
+export function endHasPassed(subscription: Pick<ShopSubscription, 'end'>, now: Date): boolean {
+  return subscription.end !== null && subscription.end.getTime() <= now.getTime();
+}
+
 export function subscriptionFrom(record: ShopOrder): ShopSubscription {
   const meta = record.meta;
   const period = meta._billing_period as BillingPeriod;

@@ -2,6 +2,7 @@ import type { OrderWriteRepository } from '../data-access/order-write-repository
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusLabel } from '../shop/status-labels';
+import { endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
 import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
 
@@ -29,7 +30,7 @@ export class ForceActivateSubscription {
       if (subscription.status !== 'on-hold') {
         return { kind: 'invalid_state', status: subscription.status, message: `Only an on-hold subscription can be force-activated; this one is ${statusLabel(subscription.status).toLowerCase()}.` };
       }
-      if (subscription.end && subscription.end.getTime() <= now.getTime()) {
+      if (endHasPassed(subscription, now)) {
         return { kind: 'invalid_state', status: subscription.status, message: 'The subscription\'s end date has passed; it cannot be activated.' };
       }
       const activated = await this.deps.activation.activate(db, subscription, settings, now, {

@@ -2,7 +2,7 @@ import type { Logger } from '../logger';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
-import { AUTO_REACTIVATION_META } from '../shop/subscription';
+import { AUTO_REACTIVATION_META, endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
 
 /**
@@ -32,7 +32,7 @@ export class ReactivatePausedSubscriptions {
             await this.deps.orderWrites.deleteMeta(db, id, AUTO_REACTIVATION_META, settings);
             return 'cleared';
           }
-          if (subscription.end && subscription.end.getTime() <= now.getTime()) {
+          if (endHasPassed(subscription, now)) {
             // WCS never reactivates past the end date; the pause is over all the same.
             await this.deps.orderWrites.deleteMeta(db, id, AUTO_REACTIVATION_META, settings);
             await this.deps.orderWrites.addNote(db, id, 'Pause ended, but the subscription\'s end date has passed, so it stays on hold.', settings, now);
