@@ -28,8 +28,8 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
   const contacts = new CustomerContactIndex(dataSource);
   const site = new WordPressSiteRepository(dataSource);
   const users = new WordPressUserRepository(dataSource);
-  // SHOP_URL plays WP_SITEURL's part: it wins over the option.
   const refreshCustomerContacts = new RefreshCustomerContacts({ index: contacts, settings, log, clock });
+  // SHOP_URL plays WP_SITEURL's part: it wins over the option.
   const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;
   const discountDeps = { discounts, subscriptions, orders, settings, siteUrl, log, clock };
   const reasonDeps = { reasons, subscriptions, orderWrites, settings, clock };
