@@ -56,6 +56,28 @@ async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 
   return { orderId, subscriptionId, handle };
 }
 
+const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+
+/** One signed mobile-wallet delivery, handled inside the request as the API does it. */
+async function deliverWalletEvent(hub: PaymentHub, event: MobileWalletDeliveryEvent) {
+  const delivery = mobileWalletDelivery(event, { secret: 'wallet-secret', url: WALLET_WEBHOOK_URL });
+  return hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
+}
+
+/** A wallet renewal whose charge just failed, through the same webhook handling as production; `tag` keeps each test's agreement apart. */
+async function failedWalletRenewal(hub: PaymentHub, tag: string) {
+  const agreementId = `agr-${tag}`;
+  const failedCharge = `chr-${tag}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: failedCharge } });
+  wallet.setAgreement(agreementId);
+  wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'non_technical_error' });
+  await hub.registrations.add({ registrationId: `reg-${tag}`, url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: 'wallet-secret' });
+  const outcome = await deliverWalletEvent(hub, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge });
+  if (outcome.kind !== 'handled' || outcome.outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
+  return { orderId, subscriptionId };
+}
+
 test.before(async () => {
   shop = await createTestShop('dunning', { hpos: false });
   card = new FakeCardGateway();
@@ -288,15 +310,7 @@ test.serial('When the order was paid another way before the attempt, Then the at
 test.serial('When a wallet renewal failed, Then the retry creates a new recurring charge on its agreement with an Idempotency-Key, and its capture completes the renewal once', async (t) => {
   const hub = await hubWith();
   try {
-    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-d' } });
-    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-d' } });
-    wallet.setAgreement('agr-d');
-    wallet.setCharge('agr-d', 'chr-d', { status: 'FAILED', failureReason: 'non_technical_error' });
-    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
-    await hub.registrations.add({ registrationId: 'reg-d', url, events: ['recurring.charge-failed.v1'], secret: 'wallet-secret' });
-    const delivery = mobileWalletDelivery({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-d', chargeId: 'chr-d' }, { secret: 'wallet-secret', url });
-    const outcome = await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
-    t.like(outcome, { kind: 'handled', outcome: { status: 'PROCESSED' } });
+    const { orderId, subscriptionId } = await failedWalletRenewal(hub, 'd');
     advance(12 * HOUR);
     t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
     const [create] = wallet.requestsTo('POST', '/recurring/v3/agreements/agr-d/charges');
@@ -311,8 +325,7 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     const chargeId = String(payments[1].external_id);
     wallet.setCharge('agr-d', chargeId, { status: 'CHARGED', transactionId: 'tx-d', summary: { captured: 9900, refunded: 0, cancelled: 0 } });
     for (let delivery = 0; delivery < 2; delivery += 1) {
-      const captured = mobileWalletDelivery({ eventType: 'recurring.charge-captured.v1', agreementId: 'agr-d', chargeId, transactionId: 'tx-d' }, { secret: 'wallet-secret', url });
-      t.like(await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: captured.headers, body: captured.body }), { kind: 'handled' });
+      t.like(await deliverWalletEvent(hub, { eventType: 'recurring.charge-captured.v1', agreementId: 'agr-d', chargeId, transactionId: 'tx-d' }), { kind: 'handled' });
     }
     t.is((await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE id = ?`, [payments[1].id]))[0].status, 'CAPTURED');
     t.is(await statusOf(orderId), 'wc-processing');
@@ -326,24 +339,14 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
 test.serial('When a wallet attempt\'s answer is lost and the wallet reports the capture first, Then the capture finds its order and completes the renewal', async (t) => {
   const hub = await hubWith();
   try {
-    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-l' } });
-    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-l' } });
-    wallet.setAgreement('agr-l');
-    wallet.setCharge('agr-l', 'chr-l', { status: 'FAILED', failureReason: 'non_technical_error' });
-    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
-    await hub.registrations.add({ registrationId: 'reg-l', url, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: 'wallet-secret' });
-    const deliver = async (event: MobileWalletDeliveryEvent) => {
-      const delivery = mobileWalletDelivery(event, { secret: 'wallet-secret', url });
-      return hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
-    };
-    await deliver({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-l', chargeId: 'chr-l' });
+    const { orderId, subscriptionId } = await failedWalletRenewal(hub, 'l');
     await q(`UPDATE ${shop.prefix}sidecar_payment_retries SET scheduled_at = ? WHERE order_id = ?`, [now.toISOString().slice(0, 19).replace('T', ' '), orderId]);
 
     wallet.queueChargeOutcome({ kind: 'slow', delayMs: PAST_PROVIDER_TIMEOUT_MS });
     t.like(await hub.runDueRetries.execute(), { postponed: 1 });
     const chargeId = `retry-${orderId}-1`;
     wallet.setCharge('agr-l', chargeId, { status: 'CHARGED', transactionId: 'tx-l', summary: { captured: 9900, refunded: 0, cancelled: 0 } });
-    t.like(await deliver({ eventType: 'recurring.charge-captured.v1', agreementId: 'agr-l', chargeId, transactionId: 'tx-l' }), { kind: 'handled', outcome: { status: 'PROCESSED' } });
+    t.like(await deliverWalletEvent(hub, { eventType: 'recurring.charge-captured.v1', agreementId: 'agr-l', chargeId, transactionId: 'tx-l' }), { kind: 'handled', outcome: { status: 'PROCESSED' } });
     const [payment] = await q(`SELECT order_id, status FROM ${shop.prefix}sidecar_payments WHERE external_id = ?`, [chargeId]);
     t.like(payment, { order_id: orderId, status: 'CAPTURED' });
     t.is(await statusOf(orderId), 'wc-processing');
@@ -362,14 +365,7 @@ test.serial('When a wallet attempt\'s answer is lost and it runs again on anothe
   now = new Date('2026-11-30T23:57:00Z');
   const hub = await hubWith();
   try {
-    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-m' } });
-    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-m' } });
-    wallet.setAgreement('agr-m');
-    wallet.setCharge('agr-m', 'chr-m', { status: 'FAILED', failureReason: 'non_technical_error' });
-    const url = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
-    await hub.registrations.add({ registrationId: 'reg-m', url, events: ['recurring.charge-failed.v1'], secret: 'wallet-secret' });
-    const failed = mobileWalletDelivery({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-m', chargeId: 'chr-m' }, { secret: 'wallet-secret', url });
-    await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: failed.headers, body: failed.body });
+    const { orderId } = await failedWalletRenewal(hub, 'm');
     // Due at once, so the first run is just before midnight UTC and the repeat just after it.
     await q(`UPDATE ${shop.prefix}sidecar_payment_retries SET scheduled_at = '2026-11-30 23:57:00' WHERE order_id = ?`, [orderId]);
 
