@@ -1,4 +1,7 @@
 // PM2: the API in cluster mode (one process per core) and one worker.
+// The API's kill timeout (10 s) is longer than its stop: it stops listening, answers what is in progress
+// with Connection: close, closes idle keep-alive sockets, cuts whatever still runs after
+// SHUTDOWN_DEADLINE_MS (src/entry-points/http/graceful-shutdown.ts, 7 s), and exits by 9 s at the latest.
 // The worker's kill timeout is longer than its queue's graceful close (QUEUE_CLOSE_TIMEOUT_MS in
 // src/entry-points/worker/main.ts, 30 s), so a job in progress finishes before PM2 kills the process.
 module.exports = {
@@ -8,7 +11,6 @@ module.exports = {
       script: 'dist/src/entry-points/http/main.js',
       exec_mode: 'cluster',
       instances: 'max',
-      node_args: '--disable-warning=DEP0111',
       env: { NODE_ENV: 'production' },
       wait_ready: true,
       listen_timeout: 10000,

@@ -7,6 +7,7 @@ import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } 
 import { generateBulkOrders } from '../src/demo/bulk-orders';
 import { benchPayments, type PaymentBenchRow } from './payments';
 import { benchCustomerLookup } from './customer-lookup';
+import { benchStaffLogins } from './staff-logins';
 import { measure, resultRow, startProcess, type Row } from './common';
 
 /**
@@ -14,13 +15,13 @@ import { measure, resultRow, startProcess, type Row } from './common';
  * match, a mismatch and a not-found among recent orders and a match among all orders, next to the
  * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,payments
- * picks parts (the customer lookup runs at the largest size only).
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments
+ * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest).
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
-const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,payments').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments').split(','));
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -163,20 +164,33 @@ async function main(): Promise<void> {
   const sections: string[] = [];
   const rows: Row[] = [];
   const customerRows: Row[] = [];
+  const staffRows: Row[] = [];
+  const staffTarget: string[] = [];
   const api = 'dist/src/entry-points/http/main.js';
   for (const size of sizes) {
-    if (!parts.has('order-status') && !(parts.has('customer-lookup') && size === Math.max(...sizes))) continue;
+    const customerLookupHere = parts.has('customer-lookup') && size === Math.max(...sizes);
+    const staffLoginsHere = parts.has('staff-logins') && size === Math.min(...sizes);
+    if (!parts.has('order-status') && !customerLookupHere && !staffLoginsHere) continue;
     const { dbName, samples } = await prepareShop(size);
     if (parts.has('order-status')) {
       rows.push(...await withProgram(api, dbName, orderStatusScenarios('shop-sidecar API', size, samples)));
       rows.push(...await withProgram('dist/bench/ceiling.js', dbName, orderStatusScenarios('bare node:http + mysql2', size, samples)));
     }
-    if (parts.has('customer-lookup') && size === Math.max(...sizes)) {
+    if (customerLookupHere) {
       customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration })));
+    }
+    if (staffLoginsHere) {
+      const match = () => { const s = samples.recent[Math.floor(Math.random() * samples.recent.length)]; return JSON.stringify({ order_number: String(s.id), email: s.email }); };
+      staffRows.push(...await withProgram(api, dbName, async (url) => {
+        const result = await benchStaffLogins({ dbName, prefix, size, url, duration, orderStatus: orderStatusRequests(match) });
+        staffTarget.push(...result.target);
+        return result.rows;
+      }));
     }
   }
   if (rows.length) sections.push('## Order status route', '', table(rows), '', ...orderStatusTargets(rows));
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
+  if (staffRows.length) sections.push('## Order status under failing staff logins', '', table(staffRows), '', ...staffTarget);
   if (parts.has('payments')) {
     const paymentRows = await benchPayments(duration);
     for (const row of paymentRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);

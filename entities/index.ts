@@ -5,11 +5,13 @@ import {
   CustomerContact, CustomerContactIndexState, RenewalDiscount, RenewalDiscountType, ScheduledAction, ScheduledActionGroup,
   SubscriptionCancellationReason, WooCommerceApiKey,
 } from './staff';
+import { WooCommerceChange } from './woocommerce-changes';
 
 export * from './wordpress';
 export * from './woocommerce';
 export * from './payment-hub';
 export * from './staff';
+export * from './woocommerce-changes';
 
 /** Every entity: WordPress's and WooCommerce's tables (read and written, never altered) and the service's own. */
 export const shopEntities = [
@@ -17,5 +19,5 @@ export const shopEntities = [
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta,
   Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration,
   WooCommerceApiKey, ScheduledAction, ScheduledActionGroup,
-  CustomerContact, CustomerContactIndexState, SubscriptionCancellationReason, RenewalDiscountType, RenewalDiscount,
+  CustomerContact, CustomerContactIndexState, SubscriptionCancellationReason, RenewalDiscountType, RenewalDiscount, WooCommerceChange,
 ];

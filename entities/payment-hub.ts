@@ -1,6 +1,7 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-// The service's own tables (created by `npm run migrate`), prefixed like the site's tables.
+// The service's own tables (created by `npm run migrate`), prefixed like the site's tables. Provider ids
+// (external_id, customer_handle, payment_method) compare exactly: a binary NO PAD collation (migration ExactExternalIds).
 
 export type WebhookStatus = 'PENDING' | 'PROCESSED' | 'SKIPPED' | 'FAILED';
 export type PaymentStatus = 'AUTHORIZED' | 'CAPTURED' | 'FAILED' | 'REFUNDED' | 'CANCELED';
@@ -9,14 +10,18 @@ export type AgreementDisableReason = 'FAILED' | 'CANCELED' | 'EXPIRED' | 'REJECT
 export type PaymentRetryStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
 export type Provider = 'card_gateway' | 'mobile_wallet';
 
+/** The longest provider id stored (the card gateway documents handles of up to 255 characters); a longer one is refused, never cut. */
+export const MAX_EXTERNAL_ID_LENGTH = 255;
+
 /** A received card-gateway delivery: the inbox, and the outbox while Redis is away. */
 @Entity({ name: 'sidecar_webhooks' })
 @Index('provider_external_id', ['provider', 'externalId'], { unique: true })
 @Index('status_next_attempt', ['status', 'nextAttemptAt'])
+@Index('status_provider_created', ['status', 'provider', 'createdAt'])
 export class Webhook {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
-  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 255, name: 'external_id' }) externalId!: string;
   @Column({ type: 'varchar', length: 100, name: 'event_type' }) eventType!: string;
   @Column({ type: 'varchar', length: 16 }) status!: WebhookStatus;
   @Column({ type: 'mediumblob', name: 'raw_body' }) rawBody!: Buffer;
@@ -37,7 +42,7 @@ export class Webhook {
 export class Payment {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
-  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 255, name: 'external_id' }) externalId!: string;
   @Column({ type: 'varchar', length: 16, nullable: true }) status!: PaymentStatus | null;
   @Column({ type: 'bigint', unsigned: true, name: 'order_id', nullable: true }) orderId!: string | null;
   @Column({ type: 'bigint', unsigned: true, name: 'agreement_id', nullable: true }) agreementId!: string | null;
@@ -63,11 +68,11 @@ export class PaymentMeta {
 export class Agreement {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
-  @Column({ type: 'varchar', length: 191, name: 'external_id' }) externalId!: string;
+  @Column({ type: 'varchar', length: 255, name: 'external_id' }) externalId!: string;
   @Column({ type: 'varchar', length: 16 }) status!: AgreementStatus;
   @Column({ type: 'varchar', length: 16, name: 'disable_reason', nullable: true }) disableReason!: AgreementDisableReason | null;
-  @Column({ type: 'varchar', length: 191, name: 'customer_handle', nullable: true }) customerHandle!: string | null;
-  @Column({ type: 'varchar', length: 191, name: 'payment_method', nullable: true }) paymentMethod!: string | null;
+  @Column({ type: 'varchar', length: 255, name: 'customer_handle', nullable: true }) customerHandle!: string | null;
+  @Column({ type: 'varchar', length: 255, name: 'payment_method', nullable: true }) paymentMethod!: string | null;
   @Column({ type: 'bigint', unsigned: true, name: 'subscription_id', nullable: true }) subscriptionId!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
   @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;

@@ -109,7 +109,11 @@ export class RenewalDiscount {
   @Column({ type: 'bigint', unsigned: true, name: 'type_id' }) typeId!: string;
   @Column({ type: 'decimal', precision: 26, scale: 8 }) amount!: string;
   @Column({ type: 'varchar', length: 10 }) currency!: string;
+  /** pending, applied (to the renewal order in `order_id`) or cancelled. */
   @Column({ type: 'varchar', length: 20 }) status!: string;
+  /** What the renewal it lowered was lowered by, in the order's currency (a percentage resolved, or a capped amount). */
+  @Column({ type: 'decimal', precision: 26, scale: 8, name: 'applied_amount', nullable: true }) appliedAmount!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'applied_at', nullable: true }) appliedAt!: string | null;
   @Column({ type: 'varchar', length: 100, name: 'created_via' }) createdVia!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'created_by', default: 0 }) createdBy!: string;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;

@@ -31,7 +31,7 @@ const PROVIDER_TIMEOUT_MS = 8000;
  * worker and the CLI each build it once and use the parts they need.
  */
 export function buildPaymentHub(config: Config, dataSource: DataSource, log: Logger, queueRole: 'producer' | 'worker', clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
-  const { settings, orders, orderWrites, subscriptions, activation } = shop;
+  const { settings, orders, orderWrites, subscriptions, activation, changes } = shop;
   const payments = new PaymentRepository(dataSource);
   const retries = new RetryRepository(dataSource);
   const webhooks = new WebhookRepository(dataSource);
@@ -49,10 +49,10 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const events = new PaymentEvents();
   events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
-  const failedPayments = new FailedPaymentHandling(orderWrites, events);
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion);
+  const failedPayments = new FailedPaymentHandling(orderWrites, changes, events);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes);
   const links = new OrderLinks(orders, orderWrites, retries);
-  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, clock);
+  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, clock);
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, queue, cardGateway, mobileWallet,

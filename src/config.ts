@@ -9,7 +9,7 @@ import net from 'node:net';
 export interface Config {
   db: { host: string; port: number; user: string; password: string; name: string; tablePrefix: string };
   redisUrl: string;
-  http: { host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[] };
+  http: { host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[]; metricsAllowed: string[] };
   helpdesk: {
     apiKey?: string;
     apiSecret?: string;
@@ -118,7 +118,7 @@ export function parseDunningPlan(raw: string): number[] | undefined {
 }
 
 /** Each entry is an IP address or a CIDR range (IPv4 or IPv6). */
-function proxyList(env: Env, name: string, fallback: string): string[] {
+function addressList(env: Env, name: string, fallback: string): string[] {
   const entries = (text(env, name, fallback) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
@@ -163,7 +163,8 @@ export function loadConfig(env: Env = process.env): Config {
       port: integer(env, 'PORT', 8080, 0, 65535),
       tlsCertFile,
       tlsKeyFile,
-      trustedProxies: proxyList(env, 'TRUSTED_PROXIES', '127.0.0.1,::1'),
+      trustedProxies: addressList(env, 'TRUSTED_PROXIES', '127.0.0.1,::1'),
+      metricsAllowed: addressList(env, 'METRICS_ALLOWED', '127.0.0.1,::1'),
     },
     helpdesk: {
       apiKey: text(env, 'HELPDESK_API_KEY'),

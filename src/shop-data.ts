@@ -6,6 +6,7 @@ import { OrderWriteRepository } from './data-access/order-write-repository';
 import { ScheduledActionRepository } from './data-access/scheduled-action-repository';
 import { ShopSettingsRepository } from './data-access/shop-settings-repository';
 import { SubscriptionRepository } from './data-access/subscription-repository';
+import { WooCommerceChangeRepository } from './data-access/woocommerce-change-repository';
 import { SiteExtensions } from './shop/site-extensions';
 import { SubscriptionActivation } from './subscriptions/subscription-activation';
 
@@ -16,6 +17,8 @@ export interface ShopData {
   orderWrites: OrderWriteRepository;
   subscriptions: SubscriptionRepository;
   actions: ScheduledActionRepository;
+  /** Changes handed to WooCommerce when the companion plugin runs there. */
+  changes: WooCommerceChangeRepository;
   /** Staff, the end of a pause and a paid renewal all move a subscription back to active through it. */
   activation: SubscriptionActivation;
   extensions: SiteExtensions;
@@ -25,13 +28,15 @@ export function buildShopData(config: Config, dataSource: DataSource, log: Logge
   const orders = new OrderRepository(dataSource);
   const orderWrites = new OrderWriteRepository(dataSource);
   const actions = new ScheduledActionRepository(dataSource);
+  const changes = new WooCommerceChangeRepository(dataSource, actions);
   return {
     settings: new ShopSettingsRepository(dataSource),
     orders,
     orderWrites,
     subscriptions: new SubscriptionRepository(orders, orderWrites),
     actions,
-    activation: new SubscriptionActivation(orderWrites, actions),
+    changes,
+    activation: new SubscriptionActivation(orderWrites, actions, changes),
     extensions: config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log),
   };
 }

@@ -7,7 +7,7 @@ import { RenewalDiscountRepository } from './data-access/renewal-discount-reposi
 import { WordPressSiteRepository, WordPressUserRepository } from './data-access/wordpress-user-repository';
 import { LookupCustomer } from './customers/lookup-customer.use-case';
 import { RefreshCustomerContacts } from './customers/refresh-customer-contacts.use-case';
-import { CreateDiscount, GetDiscount, ListDiscounts, ListDiscountTypes } from './renewal-discounts/renewal-discounts.use-case';
+import { CancelDiscount, CreateDiscount, GetDiscount, ListDiscounts, ListDiscountTypes } from './renewal-discounts/renewal-discounts.use-case';
 import { buildShopData, type ShopData } from './shop-data';
 import { AuthenticateStaff } from './staff-auth/authenticate-staff.use-case';
 import {
@@ -22,7 +22,7 @@ import { ReactivatePausedSubscriptions } from './subscriptions/reactivate-paused
  * renewal discounts and staff authentication, plus the two worker jobs (contact index refresh, end of pauses).
  */
 export function buildStaffServices(config: Config, dataSource: DataSource, log: Logger, clock: () => Date = () => new Date(), shop: ShopData = buildShopData(config, dataSource, log)) {
-  const { settings, orders, orderWrites, subscriptions, actions, activation, extensions } = shop;
+  const { settings, orders, orderWrites, subscriptions, actions, changes, activation, extensions } = shop;
   const reasons = new CancellationReasonRepository(dataSource);
   const discounts = new RenewalDiscountRepository(dataSource);
   const contacts = new CustomerContactIndex(dataSource);
@@ -42,13 +42,14 @@ export function buildStaffServices(config: Config, dataSource: DataSource, log: 
     listRecordedCancellationReasons: new ListRecordedCancellationReasons(reasonDeps),
     getRecordedCancellationReason: new GetRecordedCancellationReason(reasonDeps),
     recordCancellationReasons: new RecordCancellationReasons(reasonDeps),
-    pauseSubscription: new PauseSubscription({ subscriptions, orderWrites, actions, settings, clock }),
+    pauseSubscription: new PauseSubscription({ subscriptions, orderWrites, actions, changes, settings, clock }),
     forceActivateSubscription: new ForceActivateSubscription({ subscriptions, orderWrites, activation, settings, clock }),
-    reactivatePausedSubscriptions: new ReactivatePausedSubscriptions({ subscriptions, orderWrites, activation, settings, log }),
+    reactivatePausedSubscriptions: new ReactivatePausedSubscriptions({ subscriptions, orderWrites, activation, changes, settings, log }),
     listDiscountTypes: new ListDiscountTypes(discountDeps),
     listDiscounts: new ListDiscounts(discountDeps),
     getDiscount: new GetDiscount(discountDeps),
     createDiscount: new CreateDiscount(discountDeps),
+    cancelDiscount: new CancelDiscount(discountDeps),
   };
 }
 

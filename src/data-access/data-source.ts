@@ -32,7 +32,8 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
     supportBigNumbers: true,
     bigNumberStrings: true,
     poolSize,
-    connectTimeout: 5000,
+    // A database that is up but busy can take seconds to accept a connection; only one that stays silent this long is down.
+    connectTimeout: 10000,
     // mysql2 otherwise captures a stack trace for every query, a measurable cost on the hot path.
     // Multiple statements let an order and its items come back in one round trip. Every value goes
     // through placeholders and table names come from the validated prefix, so no input reaches SQL.
@@ -43,6 +44,16 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
 /** The promise pool under the data source, for hot-path reads that need no entity mapping. */
 export function rawPool(dataSource: DataSource): Pool {
   return (dataSource.driver as MysqlDriver).pool.promise() as Pool;
+}
+
+/** How many connections the data source's pool has open and idle, and how many queries wait for one. */
+export function poolState(dataSource: DataSource): { open: number; idle: number; waiting: number; limit: number } | null {
+  // mysql2 keeps these in its pool's own fields; read defensively, as they are not a published API.
+  const pool = (dataSource.driver as MysqlDriver | undefined)?.pool as unknown as {
+    _allConnections?: { length: number }; _freeConnections?: { length: number }; _connectionQueue?: { length: number }; config?: { connectionLimit?: number };
+  } | undefined;
+  if (!pool?._allConnections || !pool._freeConnections || !pool._connectionQueue) return null;
+  return { open: pool._allConnections.length, idle: pool._freeConnections.length, waiting: pool._connectionQueue.length, limit: pool.config?.connectionLimit ?? 0 };
 }
 
 /** The real (prefixed) table name of an entity, for raw SQL. */

@@ -127,6 +127,15 @@ export class OrderRepository {
    * them: the subscription's parent order, or an order carrying `_subscription_renewal` (or `_switch`,
    * `_resubscribe`) = the subscription's ID.
    */
+  /** Whether an order with this ID exists in the authoritative store (drafts and the bin do not count, as in every lookup). */
+  async exists(orderId: number, settings: ShopSettings): Promise<boolean> {
+    const sql = settings.hpos
+      ? `SELECT 1 FROM ${this.t.orders} WHERE id = ? AND type = 'shop_order' AND status NOT IN (?)`
+      : `SELECT 1 FROM ${this.t.posts} WHERE ID = ? AND post_type = 'shop_order' AND post_status NOT IN (?)`;
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [orderId, HIDDEN_STATUSES]);
+    return rows.length > 0;
+  }
+
   async relatesToSubscription(orderId: number, subscriptionId: number, settings: ShopSettings): Promise<boolean> {
     const relations = ['_subscription_renewal', '_subscription_switch', '_subscription_resubscribe'];
     const sql = settings.hpos

@@ -33,8 +33,8 @@ export class OrderWriteRepository {
   /**
    * Runs `work` in one transaction on one connection: READ COMMITTED, so meta writes take no gap
    * locks and changes to neighbouring orders (concurrent webhooks, staff at work) do not deadlock one
-   * another; and retried from the start if InnoDB still picks it as a deadlock victim. `work` must do
-   * nothing but database work on `connection`, so running it again is safe.
+   * another; and retried from the start, after a random pause, if InnoDB still picks it as a deadlock
+   * victim. `work` must do nothing but database work on `connection`, so running it again is safe.
    */
   async transaction<T>(work: (connection: PoolConnection) => Promise<T>, attempts = 3): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
@@ -48,11 +48,12 @@ export class OrderWriteRepository {
       } catch (error) {
         await connection.rollback().catch(() => undefined);
         const code = (error as { code?: string }).code;
-        if (attempt < attempts && (code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT')) continue;
-        throw error;
+        if (attempt >= attempts || (code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT')) throw error;
       } finally {
         connection.release();
       }
+      // A random pause, so transactions that collided once do not start again in step.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
     }
   }
 

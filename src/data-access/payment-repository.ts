@@ -52,6 +52,9 @@ const toAgreement = (row: RowDataPacket): AgreementRecord => ({
   subscriptionId: row.subscription_id === null ? null : Number(row.subscription_id),
 });
 
+/** Added to an existing row's id in LAST_INSERT_ID (see lockOrCreate); above any real id, below 2^53. */
+const EXISTING_ROW = 2 ** 52;
+
 /** Payments with their meta, and agreements: the service's record of the providers' money and mandates. */
 export class PaymentRepository {
   readonly pool: Pool;
@@ -62,30 +65,37 @@ export class PaymentRepository {
     this.t = { payments: tableOf(dataSource, Payment), meta: tableOf(dataSource, PaymentMeta), agreements: tableOf(dataSource, Agreement) };
   }
 
-  /** The payment, locked for the rest of the transaction; created (without a status) when unknown. */
+  /**
+   * The payment, locked for the rest of the transaction; created (without a status) when unknown, and
+   * given the order, amount and currency an earlier, thinner event could not know.
+   *
+   * One statement takes the row's exclusive lock whether it inserts the row or finds it: with INSERT
+   * IGNORE, concurrent events for a new payment each took a shared lock on the row another had just
+   * inserted, then all asked for the exclusive one (SELECT ... FOR UPDATE) and deadlocked one another.
+   * The duplicate branch hands the existing row's id back through LAST_INSERT_ID, offset by
+   * EXISTING_ROW, since with mysql2's FOUND_ROWS an unchanged duplicate counts one affected row, as
+   * an insert does.
+   */
   async lockOrCreate(db: Executor, fields: { provider: Provider; externalId: string; orderId: number | null; agreementId?: number | null; amountMinor?: number | null; currency?: string | null }, now: string): Promise<{ payment: PaymentRecord; created: boolean }> {
-    const [inserted] = await db.query<import('mysql2').ResultSetHeader>(
-      `INSERT IGNORE INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+    const [result] = await db.query<import('mysql2').ResultSetHeader>(
+      `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
+         order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
       [fields.provider, fields.externalId, fields.orderId, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
     );
-    if (inserted.affectedRows === 1) {
+    if (result.insertId < EXISTING_ROW) {
       // Just inserted in this transaction, so already locked: no need to read it back.
       const payment: PaymentRecord = {
-        id: inserted.insertId, provider: fields.provider, externalId: fields.externalId, status: null, orderId: fields.orderId,
+        id: result.insertId, provider: fields.provider, externalId: fields.externalId, status: null, orderId: fields.orderId,
         agreementId: fields.agreementId ?? null, amountMinor: fields.amountMinor ?? null, currency: fields.currency ?? null, createdAt: now, updatedAt: now,
       };
       return { payment, created: true };
     }
-    const payment = await this.lock(db, fields.provider, fields.externalId);
-    if (!payment) throw new Error(`payment ${fields.provider}/${fields.externalId} vanished after insert`);
-    // Fill in what an earlier, thinner event could not know.
-    if (payment.orderId === null && fields.orderId !== null || payment.amountMinor === null && fields.amountMinor != null) {
-      await db.query(`UPDATE ${this.t.payments} SET order_id = COALESCE(order_id, ?), amount_minor = COALESCE(amount_minor, ?), currency = COALESCE(currency, ?) WHERE id = ?`,
-        [fields.orderId, fields.amountMinor ?? null, fields.currency ?? null, payment.id]);
-      Object.assign(payment, { orderId: payment.orderId ?? fields.orderId, amountMinor: payment.amountMinor ?? fields.amountMinor ?? null });
-    }
-    return { payment, created: false };
+    // Locked already; a locking read sees the latest committed row, not the transaction's snapshot.
+    const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE id = ? FOR UPDATE`, [result.insertId - EXISTING_ROW]);
+    if (!rows.length) throw new Error(`payment ${fields.provider}/${fields.externalId} vanished after insert`);
+    return { payment: toPayment(rows[0]), created: false };
   }
 
   async lock(db: Executor, provider: Provider, externalId: string): Promise<PaymentRecord | null> {

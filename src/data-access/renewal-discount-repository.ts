@@ -19,12 +19,20 @@ export interface DiscountRecord {
   typeId: number;
   amount: string;
   currency: string;
-  status: string;
+  status: DiscountStatus;
+  appliedAmount: string | null;
+  appliedAt: string | null;
   createdVia: string;
   createdBy: number;
   createdAt: string;
   updatedAt: string;
 }
+
+/**
+ * A discount's life: created pending; applied when Subscriptions creates the next renewal order (the
+ * companion plugin lowers that order and links it); cancelled by staff, or when its subscription ends.
+ */
+export type DiscountStatus = 'pending' | 'applied' | 'cancelled';
 
 export interface NewDiscount {
   subscriptionId: number;
@@ -73,6 +81,13 @@ export class RenewalDiscountRepository {
     return result.insertId;
   }
 
+  /** Cancels a pending discount; false when it was not pending (applied or cancelled already, or gone). */
+  async cancelPending(id: number, now: Date): Promise<boolean> {
+    const [result] = await this.pool.query<ResultSetHeader>(
+      `UPDATE ${this.t.discounts} SET status = 'cancelled', updated_at = ? WHERE id = ? AND status = 'pending'`, [gmtDateTimeMs(now), id]);
+    return result.affectedRows === 1;
+  }
+
   async findById(id: number): Promise<DiscountRecord | null> {
     const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.discounts} WHERE id = ?`, [id]);
     return rows.length ? discountFrom(rows[0]) : null;
@@ -105,7 +120,9 @@ function discountFrom(row: RowDataPacket): DiscountRecord {
     typeId: Number(row.type_id),
     amount: String(row.amount),
     currency: String(row.currency),
-    status: String(row.status),
+    status: String(row.status) as DiscountStatus,
+    appliedAmount: row.applied_amount === null || row.applied_amount === undefined ? null : String(row.applied_amount),
+    appliedAt: row.applied_at ? String(row.applied_at) : null,
     createdVia: String(row.created_via),
     createdBy: Number(row.created_by),
     createdAt: String(row.created_at),

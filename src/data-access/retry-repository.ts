@@ -95,6 +95,12 @@ export class RetryRepository {
   }
 
   /** Whether a dunning attempt of `orderId` has `key` as its idempotency key. */
+  /** How many dunning attempts are in each status, for the metrics; covered by the status_scheduled index. */
+  async countsByStatus(): Promise<{ status: string; count: number }[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${this.table} GROUP BY status`);
+    return rows.map((row) => ({ status: String(row.status), count: Number(row.n) }));
+  }
+
   async hasKey(orderId: number, key: string): Promise<boolean> {
     const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT 1 FROM ${this.table} WHERE order_id = ? AND idempotency_key = ? LIMIT 1`, [orderId, key]);
     return rows.length > 0;

@@ -74,6 +74,19 @@ export class ScheduledActionRepository {
       [SUBSCRIPTION_PAYMENT_HOOK, gmt, local, SUBSCRIPTION_ACTION_PRIORITY, args, simpleSchedule(timestamp), groupId]);
   }
 
+  /**
+   * A new action due at `when`, as `as_schedule_single_action()` stores it, for Action Scheduler in
+   * WordPress to run. Returns its ID.
+   */
+  async scheduleSingle(db: Executor, action: { hook: string; args: string; group: string; priority: number }, when: Date, settings: ShopSettings): Promise<number> {
+    const groupId = await this.groupId(db, action.group);
+    const [result] = await db.query<ResultSetHeader>(
+      `INSERT INTO ${this.t.actions} (hook, status, scheduled_date_gmt, scheduled_date_local, priority, args, schedule, group_id, attempts, claim_id)
+       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, 0, 0)`,
+      [action.hook, gmtDateTime(when), localDateTime(when, settings.timeZone), action.priority, action.args, simpleSchedule(Math.floor(when.getTime() / 1000)), groupId]);
+    return result.insertId;
+  }
+
   private async groupId(db: Executor, slug: string): Promise<number> {
     const [rows] = await db.query<RowDataPacket[]>(`SELECT group_id FROM ${this.t.groups} WHERE slug = ? ORDER BY group_id LIMIT 1`, [slug]);
     if (rows.length) return Number(rows[0].group_id);

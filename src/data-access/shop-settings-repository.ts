@@ -8,7 +8,7 @@ import { serializedStringList } from '../wordpress/serialized-values';
 
 /** The shop-wide settings the service acts on, read from WordPress's options table. */
 export interface ShopSettings {
-  /** HPOS tables are authoritative (`woocommerce_custom_orders_table_enabled`). */
+  /** HPOS tables are authoritative, by WooCommerce's own rule for its version (`hposIsAuthoritative`). */
   hpos: boolean;
   /** The other store is kept in sync (`woocommerce_custom_orders_table_data_sync_enabled`). */
   sync: boolean;
@@ -19,7 +19,18 @@ export interface ShopSettings {
   /** Which order number the shop shows, from the active sequential numbering plugin. */
   orderNumbers: 'id' | 'sequential';
   siteUrl: string;
+  /**
+   * The companion plugin runs in this WordPress (it says so in the `shop_sidecar_companion` option), so
+   * order and subscription changes are handed to WooCommerce instead of written here.
+   */
+  companion: boolean;
 }
+
+/** Written by the companion plugin on load: `{"version":1,"seen":<unix time>}`, refreshed at least daily. */
+export const COMPANION_OPTION = 'shop_sidecar_companion';
+const COMPANION_VERSIONS = [1];
+/** A companion not heard from for this long is taken as removed (WordPress loads it on every request and cron run). */
+const COMPANION_SILENCE_SECONDS = 3 * 86400;
 
 const OPTION_NAMES = [
   'woocommerce_custom_orders_table_enabled',
@@ -30,6 +41,9 @@ const OPTION_NAMES = [
   'active_plugins',
   'woocommerce_price_num_decimals',
   'siteurl',
+  'woocommerce_version',
+  'woocommerce_feature_custom_order_tables_enabled',
+  COMPANION_OPTION,
 ];
 
 /** Plugins that replace the order ID with their own `_order_number` / `_order_number_formatted`. */
@@ -39,17 +53,39 @@ const SEQUENTIAL_NUMBER_PLUGINS = [
   'wt-woocommerce-sequential-order-numbers/wt-advanced-order-number.php',
 ];
 
-export function settingsFromOptions(options: Map<string, string>): ShopSettings {
+/**
+ * WooCommerce's own rule: before 8.1, HPOS was a feature of its own (`woocommerce_feature_custom_order_tables_enabled`)
+ * and the orders tables were read only while that feature was on as well as `woocommerce_custom_orders_table_enabled`
+ * = yes; from 8.1 the feature's switch is that option itself. An unknown version is taken as a current one.
+ */
+export function hposIsAuthoritative(options: Map<string, string>): boolean {
+  if (options.get('woocommerce_custom_orders_table_enabled') !== 'yes') return false;
+  const [major, minor] = (options.get('woocommerce_version') ?? '').split('.').map(Number);
+  const beforeOneFeature = Number.isFinite(major) && Number.isFinite(minor) && (major < 8 || (major === 8 && minor < 1));
+  return !beforeOneFeature || options.get('woocommerce_feature_custom_order_tables_enabled') === 'yes';
+}
+
+function companionIsPresent(raw: string | undefined, nowSeconds: number): boolean {
+  try {
+    const stated = JSON.parse(raw ?? '') as { version?: unknown; seen?: unknown };
+    return COMPANION_VERSIONS.includes(Number(stated.version)) && nowSeconds - Number(stated.seen) < COMPANION_SILENCE_SECONDS;
+  } catch {
+    return false;
+  }
+}
+
+export function settingsFromOptions(options: Map<string, string>, now = new Date()): ShopSettings {
   const plugins = serializedStringList(options.get('active_plugins') ?? '');
   const decimals = Number(options.get('woocommerce_price_num_decimals') ?? '2');
   return {
-    hpos: options.get('woocommerce_custom_orders_table_enabled') === 'yes',
+    hpos: hposIsAuthoritative(options),
     sync: options.get('woocommerce_custom_orders_table_data_sync_enabled') === 'yes',
     baseCountry: (options.get('woocommerce_default_country') ?? '').split(':')[0].trim().toUpperCase(),
     timeZone: shopTimeZone(options.get('timezone_string'), options.get('gmt_offset')),
     priceDecimals: Number.isInteger(decimals) && decimals >= 0 && decimals <= 8 ? decimals : 2,
     orderNumbers: plugins.some((plugin) => SEQUENTIAL_NUMBER_PLUGINS.includes(plugin)) ? 'sequential' : 'id',
     siteUrl: options.get('siteurl') ?? '',
+    companion: companionIsPresent(options.get(COMPANION_OPTION), now.getTime() / 1000),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import BeeQueue from 'bee-queue';
 import type { Logger } from '../logger';
 
@@ -12,21 +13,35 @@ export interface WebhookJob {
  * bee-queue carrying webhook ids. It only speeds processing up: the webhook rows in MySQL are the
  * truth, and the worker's sweep picks up any row whose job was never queued or was lost. Commands
  * fail at once while Redis is away instead of queueing in memory.
+ *
+ * When Redis comes back after an outage the queue is opened again on fresh connections, and the old
+ * one is let go once its jobs in progress have finished. A bee-queue instance does not recover by
+ * itself: it loads its Lua scripts into Redis only when it first connects (a restarted Redis has
+ * forgotten them, so every job save and stalled check would fail with NOSCRIPT from then on), and
+ * its worker waits ever longer (1 s, 2 s, 4 s, ...) between attempts to take the next job.
  */
 export class WebhookQueue {
-  private readonly queue: BeeQueue<WebhookJob>;
+  private queue: BeeQueue<WebhookJob>;
+  private readonly retiring = new Set<Promise<void>>();
+  private handler: { concurrency: number; handle: (job: WebhookJob) => Promise<unknown> } | null = null;
+  private stalledTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  private down = false;
 
-  constructor(redisUrl: string, namespace: string, role: 'producer' | 'worker', private readonly log: Logger) {
-    this.queue = new BeeQueue<WebhookJob>(WEBHOOK_JOB, {
-      prefix: `bq:${namespace}`,
+  constructor(private readonly redisUrl: string, private readonly namespace: string, private readonly role: 'producer' | 'worker', private readonly log: Logger) {
+    this.queue = this.open();
+  }
+
+  private open(): BeeQueue<WebhookJob> {
+    const queue = new BeeQueue<WebhookJob>(WEBHOOK_JOB, {
+      prefix: `bq:${this.namespace}`,
       redis: {
-        url: redisUrl,
+        url: this.redisUrl,
         enable_offline_queue: false,
         // Reconnect for as long as the queue is open; once closing, give up so no timer outlives it.
-        retry_strategy: (options: { attempt: number }) => (this.closing ? new Error('queue closed') : Math.min(options.attempt * 200, 2000)),
+        retry_strategy: (options: { attempt: number }) => (this.closing || queue !== this.queue ? new Error('queue closed') : Math.min(options.attempt * 200, 2000)),
       },
-      isWorker: role === 'worker',
+      isWorker: this.role === 'worker',
       getEvents: false,
       sendEvents: false,
       storeJobs: false,
@@ -35,19 +50,46 @@ export class WebhookQueue {
       stallInterval: 5000,
       activateDelayedJobs: false,
     });
-    let down = false;
-    this.queue.on('error', (error) => {
-      if (!down) log.warn('queue_unavailable', { error: error.message });
-      down = true;
+    // Commands failing while Redis is away are expected; the outage itself is logged once below.
+    queue.on('error', () => undefined);
+    queue.ready().then(() => this.watch(queue), () => undefined);
+    if (this.handler) {
+      const { handle } = this.handler;
+      queue.process(this.handler.concurrency, async (job) => handle(job.data));
+    }
+    return queue;
+  }
+
+  /** Notices the command connection dropping, and opens the queue again once Redis answers. */
+  private watch(queue: BeeQueue<WebhookJob>): void {
+    const client = (queue as unknown as { client: EventEmitter }).client;
+    const lost = () => {
+      if (queue !== this.queue || this.closing) return;
+      if (!this.down) this.log.warn('queue_unavailable');
+      this.down = true;
+    };
+    client.on('reconnecting', lost);
+    client.on('end', lost);
+    client.on('ready', () => {
+      if (queue !== this.queue || this.closing) return;
+      this.queue = this.open();
+      this.retire(queue);
+      this.queue.ready().then(() => {
+        if (this.down) this.log.info('queue_available');
+        this.down = false;
+      }, () => undefined);
     });
-    this.queue.on('ready', () => {
-      if (down) log.info('queue_available');
-      down = false;
-    });
+  }
+
+  /** Lets an old instance finish its jobs in progress, then closes its connections. */
+  private retire(queue: BeeQueue<WebhookJob>): void {
+    const done = this.shut(queue, 30_000).finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
   }
 
   /** Queues the webhook; false when Redis did not take it within `timeoutMs` (the sweep will). */
   async enqueue(webhookId: number, timeoutMs = 500): Promise<boolean> {
+    if (this.down) return false;
     const job = this.queue.createJob({ webhookId }).setId(String(webhookId)).timeout(60_000);
     const saved = job.save().then(() => true, () => false);
     const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
@@ -55,24 +97,46 @@ export class WebhookQueue {
   }
 
   process(concurrency: number, handler: (job: WebhookJob) => Promise<unknown>): void {
+    this.handler = { concurrency, handle: handler };
     this.queue.process(concurrency, async (job) => handler(job.data));
   }
 
-  /** Re-queues jobs whose worker stopped reporting (a crashed or stuck process). */
+  /**
+   * Re-queues jobs whose worker stopped reporting (a crashed or stuck process), every `intervalMs`.
+   * The check is timed here rather than by bee-queue's own interval: that one leaves a failed check
+   * (Redis away) as an unhandled rejection, which ends the process.
+   */
   checkStalled(intervalMs: number): void {
-    this.queue.checkStalledJobs(intervalMs, (error, stalled) => {
-      if (error) this.log.warn('stalled_check_failed', { error: error.message });
-      else if (stalled) this.log.warn('stalled_jobs_requeued', { count: stalled });
-    });
+    let busy = false;
+    this.stalledTimer = setInterval(() => {
+      if (busy || this.down) return;
+      busy = true;
+      this.queue.checkStalledJobs().then((stalled) => {
+        if (stalled) this.log.warn('stalled_jobs_requeued', { count: stalled });
+      }, (error: Error) => {
+        if (!this.down) this.log.warn('stalled_check_failed', { error: error.message });
+      }).finally(() => { busy = false; });
+    }, intervalMs);
+  }
+
+  /** Jobs waiting, being processed and delayed; one round trip. */
+  async counts(): Promise<{ waiting: number; active: number; delayed: number }> {
+    const health = await this.queue.checkHealth();
+    return { waiting: health.waiting, active: health.active, delayed: health.delayed };
   }
 
   /** Waits up to `timeoutMs` for jobs in progress, then lets go of Redis even if it is unreachable. */
   async close(timeoutMs: number): Promise<void> {
     this.closing = true;
-    const closed = this.queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
+    clearInterval(this.stalledTimer);
+    await Promise.all([this.shut(this.queue, timeoutMs), ...this.retiring]);
+  }
+
+  private async shut(queue: BeeQueue<WebhookJob>, timeoutMs: number): Promise<void> {
+    const closed = queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
     // A client that never reached Redis would wait for it forever to accept QUIT.
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs + 500).unref())]);
-    const clients = this.queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
+    const clients = queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
     for (const client of [clients.client, clients.bclient, clients.eclient]) client?.end?.(true);
   }
 }

@@ -51,13 +51,23 @@ export class WebhookRepository {
     this.table = tableOf(dataSource, Webhook);
   }
 
+  /**
+   * Stores a new event PENDING; a duplicate is an event id already stored, byte for byte (the column's
+   * collation is binary). No INSERT IGNORE: it would also turn an id too long for the column into a
+   * warning and store it cut.
+   */
   async insertPending(provider: Provider, externalId: string, eventType: string, rawBody: Buffer): Promise<InsertOutcome> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `INSERT IGNORE INTO ${this.table} (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
-       VALUES (?, ?, ?, 'PENDING', ?, 0, NOW(3), NOW(3))`,
-      [provider, externalId, eventType.slice(0, 100), rawBody],
-    );
-    return result.affectedRows === 1 ? { kind: 'stored', id: result.insertId } : { kind: 'duplicate' };
+    try {
+      const [result] = await this.pool.query<ResultSetHeader>(
+        `INSERT INTO ${this.table} (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
+         VALUES (?, ?, ?, 'PENDING', ?, 0, NOW(3), NOW(3))`,
+        [provider, externalId, eventType.slice(0, 100), rawBody],
+      );
+      return { kind: 'stored', id: result.insertId };
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ER_DUP_ENTRY') return { kind: 'duplicate' };
+      throw error;
+    }
   }
 
   /**
@@ -123,6 +133,20 @@ export class WebhookRepository {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       `SELECT * FROM ${this.table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`, [...values, filter.limit]);
     return rows.map(toWebhook);
+  }
+
+  /** How many webhooks each provider has in each status, for the metrics; covered by the status_provider_created index (no row is read). */
+  async countsByProviderAndStatus(): Promise<{ provider: string; status: string; count: number }[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT provider, status, COUNT(*) AS n FROM ${this.table} GROUP BY status, provider`);
+    return rows.map((row) => ({ provider: String(row.provider), status: String(row.status), count: Number(row.n) }));
+  }
+
+  /** Seconds since the oldest PENDING webhook arrived, by the database's clock; 0 when none waits. */
+  async oldestPendingAgeSeconds(): Promise<number> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT TIMESTAMPDIFF(MICROSECOND, MIN(created_at), NOW(3)) / 1000000 AS age FROM ${this.table} WHERE status = 'PENDING'`);
+    return rows[0]?.age === null || rows[0]?.age === undefined ? 0 : Math.max(0, Number(rows[0].age));
   }
 
   async failedIds(): Promise<number[]> {

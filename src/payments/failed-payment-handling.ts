@@ -4,6 +4,7 @@ import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
 import type { PaymentRecord } from '../data-access/payment-repository';
+import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import { SCHEDULE_RETRY, type PaymentEvents, type ScheduleRetryEvent } from './payment-events';
 
 export interface PaymentFailure {
@@ -17,15 +18,29 @@ export interface PaymentFailure {
 export const RENEWAL_FAILED_META = '_failed_renewal_order';
 
 /**
- * SPEC 3.6: a payment that ends FAILED sets its order to failed, as WooCommerce would, with a
- * note. For a renewal order it also does what WooCommerce Subscriptions does on a failed renewal
- * (`WC_Subscription::payment_failed()`: the order is marked, the subscription noted and put on
- * hold, or cancelled when it was pending cancellation), then fires the schedule-retry event while
- * the subscription is on hold: as WooCommerce Subscriptions' retry rules apply only to an on-hold
- * subscription, a cancelled one is never charged again.
+ * What a failed renewal does to its subscription (`WC_Subscription::payment_failed_for_related_order()`):
+ * pending cancellation ends it, an active or pending one goes on hold, any other is left as it is.
+ */
+export function subscriptionStatusAfterFailedRenewal(status: string): string {
+  if (status === 'pending-cancel') return 'cancelled';
+  return ['active', 'pending'].includes(status) ? 'on-hold' : status;
+}
+
+/**
+ * SPEC 3.6: a payment that ends FAILED sets its order to failed, with a note. With the companion plugin
+ * WooCommerce does it (`update_status('failed')`), and for a renewal Subscriptions' own listener fails
+ * the subscription, with every consequence of theirs. Without it, the rows are written here as they
+ * would write them: the order failed; for a renewal the order marked, the subscription noted and put on
+ * hold, or cancelled when it was pending cancellation. Either way the schedule-retry event then fires
+ * while the subscription is (or is about to be) on hold: as Subscriptions' retry rules apply only to an
+ * on-hold subscription, a cancelled one is never charged again.
  */
 export class FailedPaymentHandling {
-  constructor(private readonly orders: OrderWriteRepository, private readonly events: PaymentEvents) {}
+  constructor(
+    private readonly orders: OrderWriteRepository,
+    private readonly changes: WooCommerceChangeRepository,
+    private readonly events: PaymentEvents,
+  ) {}
 
   async apply(db: Executor, payment: PaymentRecord, failure: PaymentFailure, settings: ShopSettings, now: Date): Promise<string> {
     if (payment.orderId === null) return 'no linked order';
@@ -33,20 +48,30 @@ export class FailedPaymentHandling {
     if (!order || order.type !== 'shop_order') return `order ${payment.orderId} not found`;
 
     const reason = [failure.description, failure.code && `code ${failure.code}`, failure.state].filter(Boolean).join(', ');
-    if (order.status !== 'failed') {
-      await this.orders.setStatus(db, payment.orderId, 'failed', settings, now);
-      await this.orders.addNote(db, payment.orderId, statusChangeNote('order', order.status, 'failed'), settings, now);
-    }
-    await this.orders.addNote(db, payment.orderId, `Payment ${payment.externalId} failed${reason ? `: ${reason}` : ''}.`, settings, now);
-
+    const note = `Payment ${payment.externalId} failed${reason ? `: ${reason}` : ''}.`;
     const subscriptionId = Number(await this.orders.getMeta(db, payment.orderId, '_subscription_renewal', settings));
-    if (!subscriptionId) return 'order failed';
-    await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
-    const subscriptionStatus = await this.failRenewal(db, subscriptionId, settings, now);
-    if (subscriptionStatus !== 'on-hold') {
-      await this.orders.addNote(db, payment.orderId, `No payment retry scheduled: the subscription is ${subscriptionStatus ?? 'gone'}.`, settings, now);
-      return `renewal order failed; no retry, the subscription is ${subscriptionStatus ?? 'gone'}`;
+    let subscriptionStatus: string | null;
+    if (settings.companion) {
+      await this.changes.enqueue(db, { op: 'order_payment_failed', objectId: payment.orderId, payload: { note } }, settings, now);
+      if (!subscriptionId) return 'order failed (handed to WooCommerce)';
+      // A renewal that had already failed fails no further: WooCommerce sees no new transition.
+      const subscription = await this.orders.lockStatus(db, subscriptionId, settings);
+      subscriptionStatus = subscription?.type !== 'shop_subscription' ? null
+        : order.status === 'failed' ? subscription.status : subscriptionStatusAfterFailedRenewal(subscription.status);
+    } else {
+      if (order.status !== 'failed') {
+        await this.orders.setStatus(db, payment.orderId, 'failed', settings, now);
+        await this.orders.addNote(db, payment.orderId, statusChangeNote('order', order.status, 'failed'), settings, now);
+      }
+      await this.orders.addNote(db, payment.orderId, note, settings, now);
+      if (!subscriptionId) return 'order failed';
+      await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
+      subscriptionStatus = await this.failRenewal(db, subscriptionId, settings, now);
+      if (subscriptionStatus !== 'on-hold') {
+        await this.orders.addNote(db, payment.orderId, `No payment retry scheduled: the subscription is ${subscriptionStatus ?? 'gone'}.`, settings, now);
+      }
     }
+    if (subscriptionStatus !== 'on-hold') return `renewal order failed; no retry, the subscription is ${subscriptionStatus ?? 'gone'}`;
     await this.planNextAttempt(db, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, settings, now });
     return 'renewal order failed';
   }
@@ -61,8 +86,8 @@ export class FailedPaymentHandling {
     const subscription = await this.orders.lockStatus(db, subscriptionId, settings);
     if (!subscription || subscription.type !== 'shop_subscription') return null;
     await this.orders.addNote(db, subscriptionId, 'Payment failed.', settings, now);
-    const next = subscription.status === 'pending-cancel' ? 'cancelled' : ['active', 'pending'].includes(subscription.status) ? 'on-hold' : null;
-    if (!next) return subscription.status;
+    const next = subscriptionStatusAfterFailedRenewal(subscription.status);
+    if (next === subscription.status) return next;
     await this.orders.setStatus(db, subscriptionId, next, settings, now);
     await this.orders.addNote(db, subscriptionId, statusChangeNote('subscription', subscription.status, next), settings, now);
     if (next === 'on-hold') {

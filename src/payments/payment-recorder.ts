@@ -2,6 +2,7 @@ import type { PaymentStatus } from '../../entities';
 import type { Executor } from '../data-access/order-write-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import type { RenewalPaymentCompletion } from './payment-completion';
 import { paymentCanMove } from './payment-status';
@@ -12,23 +13,37 @@ export type MoveOutcome = { moved: true; note: string } | { moved: false; note: 
 const PAID: readonly (PaymentStatus | null)[] = ['AUTHORIZED', 'CAPTURED'];
 
 /**
- * The one place a payment changes status, with the failure meta and the failed-payment handling, and the
- * completion of a failed renewal when a payment of it goes through, whether the provider says so in its
- * answer to a dunning attempt or later by webhook (the mobile wallet always does it later).
+ * The one place a payment changes status, with the failure meta and the failed-payment handling, and what
+ * the order hears when money comes in, whether the provider says so in its answer to a dunning attempt or
+ * later by webhook (the mobile wallet always does it later). With the companion plugin WooCommerce is told
+ * of every order's payment: reserved money puts an order awaiting payment on hold, taken money completes
+ * it (`payment_complete()`, and for a renewal Subscriptions reactivates its subscription). Without it the
+ * service completes what it must itself: a renewal whose payment had failed.
  */
 export class PaymentRecorder {
   constructor(
     private readonly payments: PaymentRepository,
     private readonly failed: FailedPaymentHandling,
     private readonly renewals: RenewalPaymentCompletion,
+    private readonly changes: WooCommerceChangeRepository,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, failure?: PaymentFailure): Promise<MoveOutcome> {
     if (payment.status === to) return { moved: false, note: `payment already ${to}` };
     if (!paymentCanMove(payment.status, to)) return { moved: false, note: `payment is ${payment.status}; not moved back to ${to}` };
-    const wasPaid = PAID.includes(payment.status);
+    const was = payment.status;
+    const wasPaid = PAID.includes(was);
     await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
+    if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
+      const captured = to === 'CAPTURED';
+      await this.changes.enqueue(db, {
+        op: captured ? 'order_payment_complete' : 'order_payment_authorized',
+        objectId: payment.orderId,
+        payload: { transaction_id: payment.externalId, note: `Payment ${payment.externalId} ${captured ? 'captured' : 'authorized'}.` },
+      }, settings, now);
+      return { moved: true, note: `payment ${to}; handed to WooCommerce` };
+    }
     if (PAID.includes(to) && !wasPaid && payment.orderId !== null) {
       const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now });
       if (completion) return { moved: true, note: `payment ${to}; ${completion}` };

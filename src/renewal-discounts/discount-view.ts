@@ -23,7 +23,11 @@ export interface DiscountView {
   /** As WooCommerce's REST API writes coupon amounts: a decimal string, money with the shop's price decimals, a percentage with two. */
   amount: string;
   currency: string;
+  /** pending, applied or cancelled (see DiscountStatus). */
   status: string;
+  /** What the renewal in `order` was lowered by; null until applied. */
+  applied_amount: string | null;
+  date_applied_gmt: string | null;
   created_via: string;
   created_by: number;
   date_created: string | null;
@@ -49,6 +53,8 @@ export function discountView(discount: DiscountRecord, type: DiscountTypeRecord 
     amount: formatAmount(discount.amount, typeView?.scheme.decimals ?? settings.priceDecimals),
     currency: discount.currency,
     status: discount.status,
+    applied_amount: discount.appliedAmount === null ? null : formatAmount(discount.appliedAmount, settings.priceDecimals),
+    date_applied_gmt: discount.appliedAt?.slice(0, 19) ?? null,
     created_via: discount.createdVia,
     created_by: discount.createdBy,
     date_created: created ? isoInZone(created, settings.timeZone) : null,

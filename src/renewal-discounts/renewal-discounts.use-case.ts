@@ -6,7 +6,7 @@ import type { SubscriptionRepository } from '../data-access/subscription-reposit
 import type { SubscriptionRefusal } from '../subscriptions/subscription-outcomes';
 import { ENDED_STATUSES } from '../shop/subscription';
 import { statusLabel } from '../shop/status-labels';
-import { checkAmount, scaled, schemeOf } from './discount-schemes';
+import { checkAmount, decimalText, scaled, schemeOf } from './discount-schemes';
 import { discountTypeView, discountView, type DiscountTypeView, type DiscountView } from './discount-view';
 
 interface Deps {
@@ -20,8 +20,11 @@ interface Deps {
   clock: () => Date;
 }
 
-/** A discount is refused for the same reasons, and answered alike, as a subscription change. */
-export type DiscountRefusal = SubscriptionRefusal;
+/**
+ * A discount is refused as a subscription change is, and answered alike, except that the subscription is
+ * named in the body, not the path: an unknown one is an invalid field, never subscription_not_found.
+ */
+export type DiscountRefusal = Exclude<SubscriptionRefusal, { kind: 'subscription_not_found' }>;
 
 /** Every registered discount type whose scheme is known, with the scheme resolved. */
 export class ListDiscountTypes {
@@ -76,12 +79,13 @@ export function positiveId(value: unknown): number | null {
   return Number.isSafeInteger(id) && id > 0 ? id : null;
 }
 
-const MAX_CREATED_VIA = 100;
+export const MAX_CREATED_VIA = 100;
 
 /**
  * Creates a pending discount on a subscription (SPEC 4.4). Every malformed field is named at once; the
  * amount is read by the type's scheme (money in the subscription's currency, at most its recurring total;
- * or a percentage of at most 100); an optional `order` must be the subscription's parent or renewal order.
+ * or a percentage of at most 100); an optional `order` must be the subscription's parent or renewal order. A
+ * subscription or order that does not exist is an invalid field (400), not a missing resource: the path names none.
  */
 export class CreateDiscount {
   constructor(private readonly deps: Deps) {}
@@ -104,7 +108,8 @@ export class CreateDiscount {
     } else if (scheme) {
       const checked = checkAmount(scheme, body.amount, settings.priceDecimals);
       if (checked.ok) amount = checked.amount; else bad.set('amount', checked.message);
-    } else if (!/^\d/.test(String(body.amount))) {
+    } else if (decimalText(body.amount) === null) {
+      // Read as a scheme would (a JSON number or numeric text): never converted, so an object cannot throw here.
       bad.set('amount', 'amount must be a positive number.');
     }
     let createdVia = 'rest';
@@ -117,8 +122,14 @@ export class CreateDiscount {
     if (body.order !== undefined && body.order !== null && orderId === null) bad.set('order', 'order must be an order ID.');
     if (bad.size) return invalid(bad);
 
-    const subscription = await this.deps.subscriptions.find(subscriptionId!, settings);
-    if (!subscription) return { kind: 'subscription_not_found' };
+    // A subscription or order the body names that does not exist is a bad field like any other: 400 naming it, before any state is judged.
+    const [subscription, orderExists] = await Promise.all([
+      this.deps.subscriptions.find(subscriptionId!, settings),
+      orderId === null ? true : this.deps.orders.exists(orderId, settings),
+    ]);
+    if (!subscription) bad.set('subscription', 'subscription is not a subscription of the shop.');
+    if (!orderExists) bad.set('order', 'order is not an order of the shop.');
+    if (!subscription || bad.size) return invalid(bad);
     if (ENDED_STATUSES.includes(subscription.status)) {
       return { kind: 'invalid_state', status: subscription.status, message: `A ${statusLabel(subscription.status).toLowerCase()} subscription does not renew; it cannot get a renewal discount.` };
     }
@@ -146,4 +157,27 @@ function invalid(bad: Map<string, string>): DiscountRefusal {
 function normalisedDecimal(stored: string): string {
   const match = /^(\d+)(?:\.(\d*))?/.exec(stored.trim());
   return match ? `${match[1]}${match[2] ? `.${match[2].slice(0, 8)}` : ''}` : '0';
+}
+
+export type CancelDiscountOutcome =
+  | { kind: 'cancelled'; discount: DiscountView }
+  | { kind: 'discount_not_found' }
+  | { kind: 'invalid_state'; status: string; message: string };
+
+/**
+ * Staff withdraw a pending discount: it is cancelled and no renewal will carry it. One that has been applied
+ * (or cancelled) is left as it is: its renewal order is what it is.
+ */
+export class CancelDiscount {
+  constructor(private readonly deps: Pick<Deps, 'discounts' | 'settings' | 'siteUrl' | 'clock'>) {}
+
+  async execute(id: number): Promise<CancelDiscountOutcome> {
+    const cancelled = await this.deps.discounts.cancelPending(id, this.deps.clock());
+    const discount = await this.deps.discounts.findById(id);
+    if (!discount) return { kind: 'discount_not_found' };
+    if (!cancelled) return { kind: 'invalid_state', status: discount.status, message: `Only a pending discount can be cancelled; this one is ${discount.status}.` };
+    const settings = await this.deps.settings.current();
+    const types = await this.deps.discounts.typesByIds([discount.typeId]);
+    return { kind: 'cancelled', discount: discountView(discount, types.get(discount.typeId), settings, await this.deps.siteUrl()) };
+  }
 }

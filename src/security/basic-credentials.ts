@@ -30,6 +30,11 @@ export class StaticBasicCredentials {
     return ok;
   }
 
+  /** Whether `user` is the configured key's name (whatever the secret sent with it). */
+  namesKey(user: string): boolean {
+    return Boolean(this.key) && constantTimeEqual(user, this.key ?? '');
+  }
+
   accepts(supplied: BasicCredentials | null): boolean {
     const userOk = constantTimeEqual(supplied?.user ?? '', this.key ?? '');
     const passwordOk = constantTimeEqual(supplied?.password ?? '', this.secret ?? '');

@@ -9,27 +9,76 @@ export interface ThrottleLimits {
   blockSeconds: number;
 }
 
+/** What the throttle reports as it happens (the API's metrics count blocks). */
+export interface ThrottleEvents {
+  /** A subject reached the limit here and is now blocked. */
+  blocked?(): void;
+}
+
 export type ThrottleState = { kind: 'open' } | { kind: 'blocked'; retryAfterSeconds: number } | { kind: 'unavailable' };
 
-// Counts a failure and, at the limit, swaps the counter for a block and announces it to every
-// instance, in one step on the server so that all instances share one count.
-const RECORD_FAILURE = `
-local failures = redis.call('INCR', KEYS[1])
-if failures == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-if failures >= tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], '1', 'EX', ARGV[3])
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', KEYS[3], ARGV[4])
-  return 1
+/** An attempt holding a place under its subjects' limits until it is known to have failed or not. */
+export interface Reservation {
+  /** It failed: it stays counted, and a subject that has reached its limit is blocked. */
+  failed(): Promise<void>;
+  /** It did not fail: its place is given back. Only the first of `failed` and `released` counts. */
+  released(): void;
+}
+
+export type AttemptVerdict = { kind: 'allowed'; reservation: Reservation } | Exclude<ThrottleState, { kind: 'open' }>;
+
+// An attempt takes a place under the limit of every subject it counts against, before it is evaluated,
+// all in one step on the server: refused (the milliseconds to wait returned) while any of its subjects
+// (also those it is only checked against) is blocked, or while a counted one has as many failures and
+// undecided attempts as it may have failures. KEYS: each counted subject's failure counter and block,
+// then the blocks of the subjects only checked. ARGV: limit, window (ms), busy wait (ms), counted subjects.
+const RESERVE = `
+local counted = tonumber(ARGV[4])
+local wait = 0
+for i = 1, counted do wait = math.max(wait, redis.call('PTTL', KEYS[2 * i])) end
+for i = 2 * counted + 1, #KEYS do wait = math.max(wait, redis.call('PTTL', KEYS[i])) end
+if wait > 0 then return wait end
+for i = 1, counted do
+  if tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0') >= tonumber(ARGV[1]) then return tonumber(ARGV[3]) end
+end
+for i = 1, counted do
+  if redis.call('INCR', KEYS[2 * i - 1]) == 1 then redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[2]) end
 end
 return 0`;
 
+// A reserved attempt failed: it stays counted. A subject at its limit swaps its counter for a block,
+// announced to every instance. ARGV: limit, block seconds, block end, channel, then each subject's id.
+const FAIL = `
+local blocked = {}
+for i = 1, #KEYS, 2 do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[1]) then
+    local id = ARGV[4 + (i + 1) / 2]
+    redis.call('SET', KEYS[i + 1], '1', 'EX', ARGV[2])
+    redis.call('DEL', KEYS[i])
+    redis.call('PUBLISH', ARGV[4], id .. ' ' .. ARGV[3])
+    blocked[#blocked + 1] = id
+  end
+end
+return blocked`;
+
+// A reserved attempt did not fail: its place is given back (a counter a block has replaced stays gone).
+const RELEASE = `
+for i = 1, #KEYS, 2 do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0`;
+
+/** While a subject's places are all taken by attempts not yet decided, a retry is worth it this soon. */
+const BUSY_RETRY_MS = 1000;
+
 /**
- * Failed authentications and failed lookups, counted in Redis per subject (an API key, or a client
- * address when no credentials were sent). Blocks are kept in Redis and announced on a channel; each
- * instance holds the current blocks in memory (filled from Redis whenever its subscription
- * (re)connects), so a request that fails nothing costs no Redis round trip. Without a live
- * subscription the state is `unavailable`, and the caller refuses rather than let guesses through.
+ * Failed authentications and failed lookups, counted in Redis per subject (a client address, an API
+ * key, an API key at one address: the caller names them). Every attempt takes its place under the limit before it is
+ * evaluated and gives it back when it did not fail, so simultaneous attempts cannot overtake the count.
+ * Blocks are kept in Redis and announced on a channel; each instance holds the current blocks in
+ * memory (filled from Redis whenever its subscription (re)connects), so a blocked subject is refused
+ * without a Redis round trip. Without a live subscription the state is `unavailable`, and the caller
+ * refuses rather than let guesses through.
  */
 export class FailedAttemptThrottle {
   private readonly blocked = new Map<string, number>();
@@ -38,7 +87,13 @@ export class FailedAttemptThrottle {
   private subscribed = false;
   private listening = false;
 
-  constructor(private readonly redis: RedisClient, private readonly namespace: string, private readonly limits: ThrottleLimits, private readonly log: Logger) {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly namespace: string,
+    private readonly limits: ThrottleLimits,
+    private readonly log: Logger,
+    private readonly events: ThrottleEvents = {},
+  ) {
     this.channel = `${namespace}:blocks`;
   }
 
@@ -97,6 +152,12 @@ export class FailedAttemptThrottle {
     return this.ids.get(subject, () => crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32));
   }
 
+  /** Whether block announcements are being heard (without them every request is refused). */
+  get available(): boolean {
+    return this.listening;
+  }
+
+  /** What is known here without asking Redis: a subject blocked, or no live subscription to know it by. */
   state(subject: string): ThrottleState {
     if (!this.listening) return { kind: 'unavailable' };
     const id = this.id(subject);
@@ -108,18 +169,54 @@ export class FailedAttemptThrottle {
     return { kind: 'open' };
   }
 
-  async recordFailure(subject: string): Promise<void> {
+  /**
+   * Takes a place for one attempt under the limit of every subject in `counted`, before the attempt is
+   * evaluated, so that however many arrive at once, no more attempts are evaluated than a subject may
+   * fail. A block of any subject in `checked` refuses the attempt too, but it does not count there.
+   */
+  async reserve(counted: string[], checked: string[] = []): Promise<AttemptVerdict> {
+    for (const subject of [...counted, ...checked]) {
+      const known = this.state(subject);
+      if (known.kind !== 'open') return known;
+    }
     const { windowSeconds, maxFailures, blockSeconds } = this.limits;
-    const id = this.id(subject);
-    const until = Date.now() + blockSeconds * 1000;
+    const ids = counted.map((subject) => this.id(subject));
+    const keys = ids.flatMap((id) => [`${this.namespace}:failures:${id}`, `${this.namespace}:blocked:${id}`]);
+    const checkedKeys = checked.map((subject) => `${this.namespace}:blocked:${this.id(subject)}`);
+    let waitMs: number;
     try {
-      const blockedNow = await this.redis.eval(RECORD_FAILURE, {
-        keys: [`${this.namespace}:failures:${id}`, `${this.namespace}:blocked:${id}`, this.channel],
-        arguments: [String(windowSeconds), String(maxFailures), String(blockSeconds), `${id} ${until}`],
-      });
-      if (blockedNow === 1) this.blocked.set(id, until);
+      waitMs = Number(await this.redis.eval(RESERVE, {
+        keys: [...keys, ...checkedKeys], arguments: [String(maxFailures), String(windowSeconds * 1000), String(BUSY_RETRY_MS), String(ids.length)],
+      }));
     } catch {
       // Redis is away: the subscription drops too, and requests are refused until it is back.
+      return { kind: 'unavailable' };
     }
+    if (waitMs > 0) return { kind: 'blocked', retryAfterSeconds: Math.ceil(waitMs / 1000) };
+
+    let settled = false;
+    const settle = () => !settled && (settled = true);
+    return {
+      kind: 'allowed',
+      reservation: {
+        failed: async () => {
+          if (!settle()) return;
+          const until = Date.now() + blockSeconds * 1000;
+          try {
+            const blockedNow = await this.redis.eval(FAIL, { keys, arguments: [String(maxFailures), String(blockSeconds), String(until), this.channel, ...ids] }) as string[];
+            for (const id of blockedNow) {
+              this.blocked.set(id, until);
+              this.events.blocked?.();
+            }
+          } catch {
+            // The attempt stays counted in Redis as reserved; the counter's window ends it.
+          }
+        },
+        released: () => {
+          if (!settle()) return;
+          this.redis.eval(RELEASE, { keys, arguments: [] }).catch(() => undefined);
+        },
+      },
+    };
   }
 }

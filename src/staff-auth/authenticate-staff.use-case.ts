@@ -6,7 +6,8 @@ import { localDateTime } from '../shop/shop-time';
 import { BoundedMemo } from '../bounded-memo';
 import { effectiveCapabilities } from '../wordpress/capabilities';
 import { checkLoggedInCookie, cookieName, parseLoggedInCookie, readCookie } from '../wordpress/logged-in-cookie';
-import { checkApplicationPassword, normalizeApplicationPassword } from '../wordpress/passwords';
+import { normalizeApplicationPassword } from '../wordpress/passwords';
+import { passwordChecks, type PasswordCheckPool } from '../wordpress/password-check-pool';
 import { isPhpArray, maybeUnserialize, phpGet, phpList, phpSerialize, type PhpArray, type PhpValue } from '../wordpress/php-serialize';
 import { verifyRestNonce } from '../wordpress/rest-nonce';
 import { consumerSecretMatches, hashConsumerKey, methodAllowed } from '../wordpress/woocommerce-api-key';
@@ -76,6 +77,8 @@ export class AuthenticateStaff {
     log: Logger;
     clock: () => Date;
     tablePrefix: string;
+    /** Application password checks, off the event loop (the process's pool unless a test gives another). */
+    passwords?: Pick<PasswordCheckPool, 'check'>;
   }) {
     this.capabilitiesKey = `${deps.tablePrefix}capabilities`;
   }
@@ -121,7 +124,7 @@ export class AuthenticateStaff {
     for (const [index, item] of (items?.list ?? []).entries()) {
       const hash = phpGet(item, 'password');
       if (typeof hash !== 'string' || hash === '') continue;
-      if (await checkApplicationPassword(supplied, hash)) {
+      if (await (this.deps.passwords ?? passwordChecks).check(supplied, hash)) {
         this.recordApplicationPasswordUse(user.id, stored!, items!.list, index, clientIp);
         return this.authenticated(user, 'application_password', meta);
       }

@@ -4,7 +4,7 @@ import type { SubscriptionRepository } from '../data-access/subscription-reposit
 import { statusLabel } from '../shop/status-labels';
 import { endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
-import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
+import { actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
 
 export type ForceActivateOutcome = { kind: 'activated'; subscription: SubscriptionStateView } | SubscriptionRefusal;
 
@@ -35,7 +35,7 @@ export class ForceActivateSubscription {
       }
       const activated = await this.deps.activation.activate(db, subscription, settings, now, {
         reason: `Force-activated by ${actorLabel(input.actor)}.`,
-        author: actorAuthor(input.actor),
+        actor: input.actor,
       });
       return { kind: 'activated', subscription: subscriptionStateView(activated, settings) };
     });

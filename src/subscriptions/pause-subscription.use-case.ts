@@ -3,6 +3,7 @@ import { gmtDateTime } from '../shop/shop-time';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import { statusChangeNote, statusLabel } from '../shop/status-labels';
 import { AUTO_REACTIVATION_META, NEXT_PAYMENT_META, SUSPENSION_COUNT_META } from '../shop/subscription';
 import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
@@ -17,13 +18,15 @@ const PAUSABLE = ['active', 'pending', 'on-hold'];
  * Pause until a date (SPEC 3.4, CONTRACT.md): the subscription goes on hold, the pause end is stored as
  * the subscription date `_schedule_auto_reactivation`, and the next payment moves to the day after, in
  * `_schedule_next_payment` and in the pending renewal action together. The worker reactivates it on the
- * date. Pausing an on-hold subscription again changes the end date.
+ * date. Pausing an on-hold subscription again changes the end date. With the companion plugin,
+ * WooCommerce Subscriptions makes the change (on hold, then the dates), with its own consequences.
  */
 export class PauseSubscription {
   constructor(private readonly deps: {
     subscriptions: SubscriptionRepository;
     orderWrites: OrderWriteRepository;
     actions: ScheduledActionRepository;
+    changes: WooCommerceChangeRepository;
     settings: ShopSettingsRepository;
     clock: () => Date;
   }) {}
@@ -53,8 +56,19 @@ export class PauseSubscription {
       }
 
       const id = subscription.id;
-      const author = actorAuthor(input.actor);
       let note = `Paused until ${endDate} by ${actorLabel(input.actor)}; next payment moved to ${gmtDateTime(dates.nextPayment)} GMT.`;
+      const paused = {
+        kind: 'paused' as const,
+        subscription: subscriptionStateView({ id, status: 'on-hold', nextPayment: dates.nextPayment, autoReactivation: dates.autoReactivation }, settings),
+      };
+      if (settings.companion) {
+        await this.deps.changes.enqueue(db, {
+          op: 'subscription_pause',
+          objectId: id,
+          payload: { next_payment: gmtDateTime(dates.nextPayment), auto_reactivation: gmtDateTime(dates.autoReactivation), note, user_id: input.actor.userId },
+        }, settings, now);
+        return paused;
+      }
       if (subscription.status !== 'on-hold') {
         await orderWrites.setStatus(db, id, 'on-hold', settings, now);
         // WCS counts every move to on-hold (`_suspension_count`).
@@ -64,11 +78,8 @@ export class PauseSubscription {
       await orderWrites.setMeta(db, id, AUTO_REACTIVATION_META, gmtDateTime(dates.autoReactivation), settings);
       await orderWrites.setMeta(db, id, NEXT_PAYMENT_META, gmtDateTime(dates.nextPayment), settings);
       await this.deps.actions.scheduleRenewal(db, id, dates.nextPayment, settings);
-      await orderWrites.addNote(db, id, note, settings, now, author);
-      return {
-        kind: 'paused',
-        subscription: subscriptionStateView({ id, status: 'on-hold', nextPayment: dates.nextPayment, autoReactivation: dates.autoReactivation }, settings),
-      };
+      await orderWrites.addNote(db, id, note, settings, now, actorAuthor(input.actor));
+      return paused;
     });
   }
 }

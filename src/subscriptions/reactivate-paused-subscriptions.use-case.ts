@@ -2,19 +2,22 @@ import type { Logger } from '../logger';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import { AUTO_REACTIVATION_META, endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
 
 /**
  * The worker's end of a pause: every on-hold subscription whose `_schedule_auto_reactivation` has come
  * becomes active again (one transaction each). A pause end left on a subscription that is no longer on
- * hold (cancelled or activated by hand meanwhile) is cleared. Returns how many were reactivated.
+ * hold (cancelled or activated by hand meanwhile) is cleared. Returns how many were reactivated (or, with
+ * the companion plugin, handed to WooCommerce to reactivate).
  */
 export class ReactivatePausedSubscriptions {
   constructor(private readonly deps: {
     subscriptions: SubscriptionRepository;
     orderWrites: OrderWriteRepository;
     activation: SubscriptionActivation;
+    changes: WooCommerceChangeRepository;
     settings: ShopSettingsRepository;
     log: Logger;
   }) {}
@@ -28,6 +31,8 @@ export class ReactivatePausedSubscriptions {
         const result = await this.deps.orderWrites.transaction(async (db) => {
           const subscription = await this.deps.subscriptions.lockForChange(db, id, settings);
           if (!subscription || !subscription.autoReactivation || subscription.autoReactivation.getTime() > now.getTime()) return 'skipped';
+          // Handed to WooCommerce already; the pause end goes when it applies the activation.
+          if (settings.companion && await this.deps.changes.isWaiting(db, id, 'subscription_activate')) return 'skipped';
           if (subscription.status !== 'on-hold') {
             await this.deps.orderWrites.deleteMeta(db, id, AUTO_REACTIVATION_META, settings);
             return 'cleared';

@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
 import { cell, formatAmount, formatMeta, parseList, progressBar, renderFields, renderTable } from '../../src/entry-points/cli/payment-hub/format';
+import { renderCsv } from '../../src/entry-points/cli/payment-hub/output';
 import { describeSummary, summarize } from '../../src/entry-points/cli/payment-hub/webhooks';
 import { MOBILE_WALLET_EVENT_TYPES } from '../../src/payments/providers/events';
 import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
@@ -55,6 +58,19 @@ const cli = (args: string[], env: Record<string, string> = {}) => collect(proces
 const cliOnTerminal = (args: string[]) => collect('script', ['-qec', shellCommand(args), '/dev/null'], baseEnv());
 
 const shellCommand = (args: string[]) => [process.execPath, BIN, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+
+/**
+ * The CLI on a pseudo-terminal with one of its streams sent to a file instead: `stdout` redirected leaves
+ * stderr on the terminal, and the other way round. The file's text comes back as `redirected`.
+ */
+async function cliOnTerminalRedirecting(stream: 'stdout' | 'stderr', args: string[]): Promise<Run & { redirected: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'payment-hub-cli-'));
+  const file = path.join(dir, 'out');
+  const run = await collect('script', ['-qec', `${shellCommand(args)} ${stream === 'stdout' ? '>' : '2>'} '${file}'`, '/dev/null'], baseEnv());
+  const redirected = fs.readFileSync(file, 'utf8');
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { ...run, redirected };
+}
 
 /**
  * The CLI on a pseudo-terminal, answering prompts: each step waits until its text has appeared on the
@@ -163,6 +179,12 @@ test('formatAmount uses the currency decimals; formatMeta lists the non-empty me
   t.deepEqual(parseList(['a,b', 'c']), ['a', 'b', 'c']);
 });
 
+test('renderCsv writes a header row and quotes as RFC 4180: commas, double quotes and line breaks; null is empty, objects are JSON', (t) => {
+  t.is(renderCsv(['id', 'note', 'meta'], [[1, 'plain', null], [2, 'a, b', { k: 'v' }], [3, 'say "hi"', 'x'], [4, 'two\nlines', 'cr\r'], [5, '', undefined]]),
+    'id,note,meta\n1,plain,\n2,"a, b","{""k"":""v""}"\n3,"say ""hi""",x\n4,"two\nlines","cr\r"\n5,,\n');
+  t.is(renderCsv(['id'], []), 'id\n');
+});
+
 test('the retry summary counts each outcome', (t) => {
   const summary = summarize([
     { id: 1, status: 'PROCESSED', note: 'payment CAPTURED' }, { id: 2, status: 'SKIPPED', note: '' },
@@ -205,8 +227,9 @@ test.serial('webhooks list prints an aligned table, filters, and with --json one
   t.is(json.code, 0, json.stderr);
   const listed = JSON.parse(json.stdout);
   t.deepEqual(listed.map((w: { id: number }) => w.id), [processed]);
-  t.is(listed[0].eventType, 'invoice_created');
-  t.false('rawBody' in listed[0]);
+  t.deepEqual(Object.keys(listed[0]), ['id', 'provider', 'external_id', 'event_type', 'status', 'attempts', 'last_error', 'outcome', 'next_attempt_at',
+    'created_at', 'updated_at', 'processed_at']);
+  t.is(listed[0].event_type, 'invoice_created');
 
   const limited = JSON.parse((await cli(['webhooks', 'list', '--json', '--limit=2'])).stdout);
   t.deepEqual(limited.map((w: { id: number }) => w.id), [wallet1, skipped]);
@@ -227,8 +250,11 @@ test.serial('webhooks show prints the fields and the raw body as text; --json ca
   t.is(json.code, 0, json.stderr);
   const shown = JSON.parse(json.stdout);
   t.is(shown.id, id);
-  t.is(shown.rawBody, body);
+  t.is(shown.raw_body, body);
   t.is(shown.status, 'FAILED');
+  t.is(shown.event_type, 'invoice_settled');
+  t.is(shown.last_error, 'reading invoice inv-show: HTTP 500\nretry later');
+  t.false(Object.keys(shown).some((key) => /[A-Z]/.test(key)), 'snake_case keys only');
 
   const missing = await cli(['webhooks', 'show', '--id=999999']);
   t.is(missing.code, 1);
@@ -240,7 +266,7 @@ test.serial('webhooks show prints the fields and the raw body as text; --json ca
 
 test.serial('webhooks retry --id turns a FAILED invoice_settled webhook PROCESSED and captures the payment, even without the worker', async (t) => {
   const { id, orderId } = await failedSettlement('inv-cli-1');
-  const run = await cli(['webhooks', 'retry', `--id=${id}`]);
+  const run = await cli(['webhooks', 'retry', `--id=${id}`, '--yes']);
   t.is(run.code, 0, run.stderr);
   t.regex(run.stdout, new RegExp(`^webhook ${id}: PROCESSED`));
   const row = await webhookRow(id);
@@ -252,7 +278,7 @@ test.serial('webhooks retry --id turns a FAILED invoice_settled webhook PROCESSE
   t.is(Number(payment.amount_minor), 9900);
 
   // Once processed it is no longer retryable.
-  const again = await cli(['webhooks', 'retry', `--id=${id}`]);
+  const again = await cli(['webhooks', 'retry', `--id=${id}`, '--yes']);
   t.is(again.code, 1);
   t.is(again.stdout, '');
   t.regex(again.stderr, new RegExp(`webhook ${id} is PROCESSED; only a FAILED webhook can be retried`));
@@ -260,7 +286,7 @@ test.serial('webhooks retry --id turns a FAILED invoice_settled webhook PROCESSE
 
 test.serial('webhooks retry of a webhook that is not FAILED, or does not exist, exits 1 and changes nothing', async (t) => {
   const pending = await seedWebhook({ eventType: 'invoice_settled', status: 'PENDING', body: '{}', lastError: null, attempts: 0 });
-  const run = await cli(['webhooks', 'retry', '--id', String(pending)]);
+  const run = await cli(['webhooks', 'retry', '--id', String(pending), '-y']);
   t.is(run.code, 1);
   t.regex(run.stderr, /is PENDING; only a FAILED webhook can be retried/);
   const row = await webhookRow(pending);
@@ -268,14 +294,14 @@ test.serial('webhooks retry of a webhook that is not FAILED, or does not exist, 
   t.is(Number(row.attempts), 0);
   await q(`UPDATE ${shop.prefix}sidecar_webhooks SET status = 'SKIPPED' WHERE id = ?`, [pending]);
 
-  const missing = await cli(['webhooks', 'retry', '--id=987654']);
+  const missing = await cli(['webhooks', 'retry', '--id=987654', '--yes']);
   t.is(missing.code, 1);
   t.regex(missing.stderr, /webhook 987654 does not exist/);
 });
 
 test.serial('webhooks retry --id that fails again prints the error, exits 1 and leaves it FAILED for the operator', async (t) => {
   const { id } = await failedSettlement('inv-cli-fail');
-  const run = await cli(['webhooks', 'retry', `--id=${id}`, '--json'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  const run = await cli(['webhooks', 'retry', `--id=${id}`, '--yes', '--json'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
   t.is(run.code, 1);
   const result = JSON.parse(run.stdout);
   t.is(result.id, id);
@@ -287,19 +313,62 @@ test.serial('webhooks retry --id that fails again prints the error, exits 1 and 
   t.is(await paymentRow('inv-cli-fail'), undefined);
 });
 
+test.serial('webhooks retry without --yes and without a terminal exits 2 at once, naming --yes, and retries nothing', async (t) => {
+  const { id } = await failedSettlement('inv-no-tty');
+  for (const args of [['webhooks', 'retry', `--id=${id}`], ['webhooks', 'retry', '--all-failed'], ['webhooks', 'retry', '--all-failed', '--json']]) {
+    const started = Date.now();
+    const run = await cli(args);
+    t.is(run.code, 2, args.join(' '));
+    t.is(run.stdout, '', args.join(' '));
+    t.regex(run.stderr, /^payment-hub: webhooks retry asks before it runs .*stdin is not a terminal, so nothing can be asked: pass --yes to run it unattended\n/, args.join(' '));
+    t.true(Date.now() - started < 15_000, 'it does not wait for an answer');
+  }
+  const row = await webhookRow(id);
+  t.is(row.status, 'FAILED');
+  t.is(Number(row.attempts), 5);
+  t.is(await paymentRow('inv-no-tty'), undefined, 'nothing was captured');
+  t.is(gateway.requests.filter((request) => request.path.includes('inv-no-tty')).length, 0, 'the gateway was not asked');
+});
+
+test.serial('webhooks retry on a terminal asks first: no leaves the webhook FAILED (exit 1), yes retries it', async (t) => {
+  const { id } = await failedSettlement('inv-ask');
+  const declined = await cliAnswering(['webhooks', 'retry', `--id=${id}`], [{ when: '(y/N)', type: 'n\r' }]);
+  t.is(declined.code, 1, declined.stdout);
+  t.regex(declined.stdout, new RegExp(`Retry webhook ${id} \\(invoice_settled, 5 attempts so far\\)\\? It reads the event back`)); // the terminal wraps the rest
+  t.regex(declined.stdout, /payment-hub: nothing retried/);
+  t.is((await webhookRow(id)).status, 'FAILED');
+  t.is(await paymentRow('inv-ask'), undefined);
+
+  const accepted = await cliAnswering(['webhooks', 'retry', `--id=${id}`], [{ when: '(y/N)', type: 'y\r' }]);
+  t.is(accepted.code, 0, accepted.stdout);
+  t.regex(accepted.stdout, new RegExp(`webhook ${id}: PROCESSED`));
+  t.is((await webhookRow(id)).status, 'PROCESSED');
+  t.is((await paymentRow('inv-ask')).status, 'CAPTURED');
+});
+
+test.serial('webhooks retry --all-failed on a terminal asks with the count, and no retries none of them', async (t) => {
+  const seeded = await Promise.all(['inv-ask-all-1', 'inv-ask-all-2'].map((handle) => failedSettlement(handle)));
+  const failed = (await q(`SELECT id FROM ${shop.prefix}sidecar_webhooks WHERE status = 'FAILED'`)).length;
+  const run = await cliAnswering(['webhooks', 'retry', '--all-failed'], [{ when: '(y/N)', type: '\r' }]); // Enter takes the default: no
+  t.is(run.code, 1, run.stdout);
+  t.regex(run.stdout, new RegExp(`Retry ${failed} FAILED webhooks\\? For each, it reads the event back`));
+  t.regex(run.stdout, /nothing retried/);
+  for (const { id } of seeded) t.is((await webhookRow(id)).status, 'FAILED');
+});
+
 test.serial('webhooks retry --all-failed retries every FAILED webhook; no progress bar without a terminal, but a summary', async (t) => {
   const seeded = await Promise.all(['inv-all-1', 'inv-all-2', 'inv-all-3'].map((handle) => failedSettlement(handle)));
   const failedBefore = (await q(`SELECT id FROM ${shop.prefix}sidecar_webhooks WHERE status = 'FAILED'`)).length;
   t.true(failedBefore >= 3);
 
-  const run = await cli(['webhooks', 'retry', '--all-failed']);
+  const run = await cli(['webhooks', 'retry', '--all-failed', '--yes']);
   t.is(run.code, 0, run.stderr);
   t.is(run.stdout, `retried ${failedBefore} FAILED webhooks: ${failedBefore} processed, 0 skipped, 0 failed\n`);
   t.notRegex(run.stderr, /\[[#-]+\]/);
   for (const { id } of seeded) t.is((await webhookRow(id)).status, 'PROCESSED');
   for (const handle of ['inv-all-1', 'inv-all-2', 'inv-all-3']) t.is((await paymentRow(handle)).status, 'CAPTURED');
 
-  const none = await cli(['webhooks', 'retry', '--all-failed', '--json']);
+  const none = await cli(['webhooks', 'retry', '--all-failed', '--yes', '--format=json']);
   t.is(none.code, 0, none.stderr);
   t.deepEqual(JSON.parse(none.stdout), { total: 0, processed: 0, skipped: 0, failed: 0, results: [] });
 });
@@ -309,7 +378,7 @@ test.serial('webhooks retry --all-failed draws the progress bar on a terminal, a
   // A mobile-wallet row is never processed from the table, so it counts as not retried.
   const walletRow = await seedWebhook({ provider: 'mobile_wallet', eventType: 'recurring.charge-failed.v1', status: 'FAILED', body: '{"eventType":"recurring.charge-failed.v1"}' });
 
-  const run = await cliOnTerminal(['webhooks', 'retry', '--all-failed']);
+  const run = await cliOnTerminal(['webhooks', 'retry', '--all-failed', '--yes']);
   t.is(run.code, 1, run.stdout);
   const screen = run.stdout.replace(/\r\n/g, '\n');
   t.regex(screen, /\[-{30}\] 0\/3/);
@@ -319,7 +388,7 @@ test.serial('webhooks retry --all-failed draws the progress bar on a terminal, a
   t.regex(screen, new RegExp(`webhook ${walletRow}: not retried: webhook ${walletRow} is a mobile_wallet webhook`));
   t.is((await webhookRow(walletRow)).status, 'FAILED');
 
-  const json = await cliOnTerminal(['webhooks', 'retry', '--all-failed', '--json']);
+  const json = await cliOnTerminal(['webhooks', 'retry', '--all-failed', '--yes', '--json']);
   t.is(json.code, 1);
   const screenJson = json.stdout.replace(/\r\n/g, '\n');
   t.notRegex(screenJson, /\[[#-]+\] \d/);
@@ -327,6 +396,20 @@ test.serial('webhooks retry --all-failed draws the progress bar on a terminal, a
   t.like(result, { total: 1, processed: 0, skipped: 0, failed: 1 });
   t.is(result.results[0].status, 'NOT_RETRIED');
   await q(`DELETE FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [walletRow]);
+});
+
+test.serial('the progress bar goes to stderr, and only when stderr is a terminal', async (t) => {
+  await Promise.all(['inv-stderr-1', 'inv-stderr-2'].map((handle) => failedSettlement(handle)));
+  const stdoutToFile = await cliOnTerminalRedirecting('stdout', ['webhooks', 'retry', '--all-failed', '--yes']);
+  t.is(stdoutToFile.code, 0, stdoutToFile.stdout);
+  t.regex(stdoutToFile.stdout.replace(/\r\n/g, '\n'), /\[#{30}\] 2\/2\n/, 'the bar is drawn on the terminal that stderr is');
+  t.is(stdoutToFile.redirected, 'retried 2 FAILED webhooks: 2 processed, 0 skipped, 0 failed\n', 'stdout has the summary and nothing else');
+
+  await failedSettlement('inv-stderr-3');
+  const stderrToFile = await cliOnTerminalRedirecting('stderr', ['webhooks', 'retry', '--all-failed', '--yes']);
+  t.is(stderrToFile.code, 0, stderrToFile.redirected);
+  t.is(stderrToFile.stdout.replace(/\r\n/g, '\n'), 'retried 1 FAILED webhook: 1 processed, 0 skipped, 0 failed\n');
+  t.notRegex(stderrToFile.redirected, /\[[#-]+\]/, 'no bar when stderr is not a terminal, even with stdout on one');
 });
 
 test.serial('mobile_wallet webhooks register runs unattended from flags, stores the secret and never prints it', async (t) => {
@@ -355,11 +438,11 @@ test.serial('mobile_wallet webhooks register --yes takes MOBILE_WALLET_WEBHOOK_U
   const run = await cli(['mobile_wallet', 'webhooks', 'register', '--yes', '--json']);
   t.is(run.code, 0, run.stderr);
   const result = JSON.parse(run.stdout);
+  t.deepEqual(Object.keys(result), ['registration_id', 'url', 'events']);
   t.is(result.url, baseEnv().MOBILE_WALLET_WEBHOOK_URL);
   t.deepEqual(result.events, [...MOBILE_WALLET_EVENT_TYPES]);
-  t.false('secret' in result);
-  const [row] = await q(`SELECT * FROM ${shop.prefix}sidecar_mobile_wallet_webhooks WHERE registration_id = ?`, [result.registrationId]);
-  t.is(row.secret, wallet.webhookSecret(result.registrationId));
+  const [row] = await q(`SELECT * FROM ${shop.prefix}sidecar_mobile_wallet_webhooks WHERE registration_id = ?`, [result.registration_id]);
+  t.is(row.secret, wallet.webhookSecret(result.registration_id));
   t.false(run.stdout.includes(row.secret));
 });
 
@@ -416,7 +499,10 @@ test.serial("payments list --order shows the order's payments with their failure
   const payments = JSON.parse(json.stdout);
   t.deepEqual(payments.map((p: { id: number }) => p.id), [failed, captured]);
   t.deepEqual(payments[0].meta, { failure_code: 'insufficient_funds', failure_description: 'Insufficient funds', failure_state: 'soft_declined' });
-  t.like(payments[1], { status: 'CAPTURED', amountMinor: 12345, currency: 'DKK', orderId });
+  t.deepEqual(payments[1], {
+    id: captured, provider: 'card_gateway', external_id: 'inv-pay-2', status: 'CAPTURED', order_id: orderId, agreement_id: null, amount_minor: 12345,
+    currency: 'DKK', created_at: '2026-03-01 10:00:00.000', updated_at: '2026-03-01 10:05:00.000', meta: {},
+  });
 
   const human = await cli(['payments', 'list', '--order', String(orderId)]);
   t.is(human.code, 0, human.stderr);
@@ -443,7 +529,9 @@ test.serial('retries list shows the dunning attempts, filtered by status', async
   const json = await cli(['retries', 'list', '--status=pending', '--json']);
   t.is(json.code, 0, json.stderr);
   const retries = JSON.parse(json.stdout);
-  t.deepEqual(retries.map((r: { orderId: number; attempt: number }) => [r.orderId, r.attempt]), [[802, 1], [801, 2]]);
+  t.deepEqual(retries.map((r: { order_id: number; attempt: number }) => [r.order_id, r.attempt]), [[802, 1], [801, 2]]);
+  t.deepEqual(Object.keys(retries[0]), ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'status', 'scheduled_at', 'idempotency_key', 'result']);
+  t.is(retries[0].idempotency_key, 'retry-802-1');
 
   const human = await cli(['retries', 'list']);
   t.is(human.code, 0, human.stderr);
@@ -451,4 +539,91 @@ test.serial('retries list shows the dunning attempts, filtered by status', async
   t.regex(lines[0], /^\s*ID\s+ORDER\s+SUBSCRIPTION\s+PAYMENT\s+ATTEMPT\s+STATUS\s+SCHEDULED \(UTC\)\s+RESULT$/);
   t.is(lines.length, 4);
   t.regex(lines[1], /801\s+900\s+1\s+1\s+FAILED\s+2026-04-01 12:00:00\.000$/);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Output formats, as wp-cli has them: --format=table|json|csv|ids|count, --fields, --json = --format=json
+
+test.serial('webhooks list --format=csv|ids|count and --fields pick the shape and the fields, with the snake_case names', async (t) => {
+  const older = await seedWebhook({ eventType: 'invoice_created', status: 'SKIPPED', body: '{"x":1}', externalId: 'evt-csv-1', lastError: 'timeout, then "502"\nagain' });
+  const newer = await seedWebhook({ eventType: 'invoice_settled', status: 'SKIPPED', body: '{"x":2}', externalId: 'evt-csv-2', lastError: null });
+  const list = (...args: string[]) => cli(['webhooks', 'list', '--limit=2', ...args]);
+
+  const csv = await list('--format=csv', '--fields=id,event_type,last_error');
+  t.is(csv.code, 0, csv.stderr);
+  t.is(csv.stdout, `id,event_type,last_error\n${newer},invoice_settled,\n${older},invoice_created,"timeout, then ""502""\nagain"\n`);
+  const everyField = (await list('--format=csv')).stdout.split('\n')[0];
+  t.is(everyField, 'id,provider,external_id,event_type,status,attempts,last_error,outcome,next_attempt_at,created_at,updated_at,processed_at');
+
+  t.is((await list('--format=ids')).stdout, `${newer} ${older}\n`);
+  t.is((await list('--format=count')).stdout, '2\n');
+
+  const picked = await list('--format=json', '--fields=status,id');
+  t.is(picked.code, 0, picked.stderr);
+  t.deepEqual(JSON.parse(picked.stdout), [{ status: 'SKIPPED', id: newer }, { status: 'SKIPPED', id: older }]);
+  t.is((await list('--json', '--fields=status,id')).stdout, picked.stdout, '--json is --format=json');
+  t.is((await list('--json', '--format=json', '--fields', 'status', '--fields', 'id')).stdout, picked.stdout, 'repeated --fields add up');
+
+  const table = await list('--fields=id,external_id');
+  t.is(table.code, 0, table.stderr);
+  const lines = table.stdout.trimEnd().split('\n');
+  t.regex(lines[0], /^\s*ID\s+EXTERNAL ID$/);
+  t.regex(lines[1], new RegExp(`^\\s*${newer}\\s+evt-csv-2$`));
+  t.is(lines.length, 3);
+  await q(`DELETE FROM ${shop.prefix}sidecar_webhooks WHERE id IN (?)`, [[older, newer]]);
+});
+
+test.serial('webhooks show --format=csv|json and --fields; the table shows the raw body only when it is among the fields', async (t) => {
+  const id = await seedWebhook({ eventType: 'invoice_settled', status: 'SKIPPED', body: '{"a":"b, c"}', externalId: 'evt-show-fields', lastError: null });
+  const csv = await cli(['webhooks', 'show', `--id=${id}`, '--format=csv', '--fields=id,external_id,raw_body']);
+  t.is(csv.code, 0, csv.stderr);
+  t.is(csv.stdout, `id,external_id,raw_body\n${id},evt-show-fields,"{""a"":""b, c""}"\n`);
+  const json = await cli(['webhooks', 'show', `--id=${id}`, '--format=json', '--fields=raw_body']);
+  t.deepEqual(JSON.parse(json.stdout), { raw_body: '{"a":"b, c"}' });
+  const table = await cli(['webhooks', 'show', `--id=${id}`, '--fields=id,status']);
+  t.is(table.stdout, `id:     ${id}\nstatus: SKIPPED\n`);
+  const withBody = await cli(['webhooks', 'show', `--id=${id}`, '--fields=status,raw_body']);
+  t.is(withBody.stdout, 'status: SKIPPED\nraw body:\n{"a":"b, c"}\n');
+  await q(`DELETE FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [id]);
+});
+
+test.serial('payments and retries lists take the same formats; an empty list is 0, no ids, or a header row', async (t) => {
+  const csv = await cli(['payments', 'list', '--order=4711', '--format=csv', '--fields=external_id,amount_minor,currency,meta']);
+  t.is(csv.code, 0, csv.stderr);
+  t.is(csv.stdout, [
+    'external_id,amount_minor,currency,meta',
+    'inv-pay-1,9900,DKK,"{""failure_code"":""insufficient_funds"",""failure_description"":""Insufficient funds"",""failure_state"":""soft_declined""}"',
+    'inv-pay-2,12345,DKK,{}',
+    '',
+  ].join('\n'));
+  t.is((await cli(['payments', 'list', '--order=4711', '--format=count'])).stdout, '2\n');
+  t.regex((await cli(['payments', 'list', '--order=4711', '--format=ids'])).stdout, /^\d+ \d+\n$/);
+  const amounts = await cli(['payments', 'list', '--order=4711', '--fields=external_id,amount_minor']);
+  t.regex(amounts.stdout, /^EXTERNAL ID\s+AMOUNT\ninv-pay-1\s+99\.00 DKK\ninv-pay-2\s+123\.45 DKK\n$/, 'the table shows the amount with its currency');
+
+  t.is((await cli(['payments', 'list', '--order=999999', '--format=count'])).stdout, '0\n');
+  t.is((await cli(['payments', 'list', '--order=999999', '--format=ids'])).stdout, '');
+  t.is((await cli(['payments', 'list', '--order=999999', '--format=csv', '--fields=id,status'])).stdout, 'id,status\n');
+
+  const retries = await cli(['retries', 'list', '--order=801', '--format=csv', '--fields=order_id,attempt,status,idempotency_key']);
+  t.is(retries.stdout, 'order_id,attempt,status,idempotency_key\n801,1,FAILED,retry-801-1\n801,2,PENDING,retry-801-2\n');
+  t.is((await cli(['retries', 'list', '--order=801', '--format=count'])).stdout, '2\n');
+});
+
+test.serial('Bad output options are usage errors: an unknown field, --json with another format, a format the command has not', async (t) => {
+  for (const [args, message] of [
+    [['webhooks', 'list', '--fields=id,bogus'], /unknown field bogus; fields: id, provider, external_id/],
+    [['webhooks', 'list', '--fields='], /--fields names no field/],
+    [['webhooks', 'list', '--json', '--format=csv'], /--json and --format=csv contradict each other/],
+    [['webhooks', 'list', '--format=yaml'], /Invalid values:[\s\S]*format/],
+    [['webhooks', 'show', '--id=1', '--format=ids'], /Invalid values:[\s\S]*format/],
+    [['payments', 'list', '--order=1', '--fields=amount'], /unknown field amount/],
+    [['retries', 'list', '--fields=orderId'], /unknown field orderId/],
+    [['webhooks', 'retry', '--id=1', '--yes', '--format=csv'], /Invalid values:[\s\S]*format/],
+  ] as [string[], RegExp][]) {
+    const run = await cli(args);
+    t.is(run.code, 2, args.join(' '));
+    t.is(run.stdout, '', args.join(' '));
+    t.regex(run.stderr, message, args.join(' '));
+  }
 });

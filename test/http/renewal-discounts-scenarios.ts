@@ -34,6 +34,7 @@ export function renewalDiscountScenarios(name: string, options: TestShopOptions)
     ids.euroSubscription = await s.createSubscription({ status: 'on-hold', billing, total: '30.00', currency: 'EUR' });
     ids.cancelled = await s.createSubscription({ status: 'cancelled', billing, total: '199.00' });
     ids.listed = await s.createSubscription({ status: 'active', billing, total: '99.00' });
+    ids.orderless = await s.createSubscription({ status: 'active', billing, total: '99.00' });
     api = await startStaffApi(shop.config(WP_SECRETS_ENV), { log });
   });
 
@@ -96,6 +97,41 @@ export function renewalDiscountScenarios(name: string, options: TestShopOptions)
     t.deepEqual(unrelated.json.data.params, ['order']);
   });
 
+  test('When staff cancel a pending discount, Then it is cancelled, is not applied later, and cannot be cancelled again', async (t) => {
+    const created = await create({ subscription: ids.subscription, type: 2, amount: 10 });
+    t.is(created.status, 201, created.text);
+    const remove = (id: number | string) => request(api.url, 'DELETE', `/renewal-discounts/v1/discounts/${id}`, { headers: headers() });
+    const cancelled = await remove(created.json.id);
+    t.is(cancelled.status, 200, cancelled.text);
+    t.like(cancelled.json, { id: created.json.id, status: 'cancelled', applied_amount: null, date_applied_gmt: null, order: null });
+    t.is((await get(`/discounts/${created.json.id}`)).json.status, 'cancelled');
+    const again = await remove(created.json.id);
+    t.is(again.status, 409);
+    t.deepEqual(again.json, { code: 'invalid_state', message: again.json.message, data: { status: 409 } });
+    for (const id of [999999, 'abc']) {
+      const missing = await remove(id);
+      t.is(missing.status, 404, String(id));
+      t.is(missing.json.code, 'discount_not_found');
+    }
+    // An applied discount is what its renewal order says it was: it stays.
+    await shop.db.query(`UPDATE ${shop.prefix}sidecar_renewal_discounts SET status = 'applied', order_id = ?, applied_amount = 10, applied_at = NOW(3) WHERE id = ?`,
+      [ids.renewalOrder, (await create({ subscription: ids.subscription, type: 2, amount: 10 })).json.id]);
+    const [[applied]] = await shop.db.query<any[]>(`SELECT id FROM ${shop.prefix}sidecar_renewal_discounts WHERE status = 'applied' ORDER BY id DESC LIMIT 1`);
+    const kept = await remove(applied.id);
+    t.is(kept.status, 409);
+    const read = await get(`/discounts/${applied.id}`);
+    t.like(read.json, { status: 'applied', order: ids.renewalOrder, applied_amount: '10.00', order_edit_url: editUrl(ids.renewalOrder, 'shop_order') });
+  });
+
+  test('When a read-only key asks to cancel a discount, Then it is refused and the discount stays pending', async (t) => {
+    const reader = await createApiKey(shop, manager.id, 'read');
+    const created = await create({ subscription: ids.subscription, type: 2, amount: 5 });
+    const res = await request(api.url, 'DELETE', `/renewal-discounts/v1/discounts/${created.json.id}`,
+      { headers: { 'x-forwarded-proto': 'https', authorization: basic(reader.consumerKey, reader.consumerSecret) } });
+    t.true([401, 403].includes(res.status), res.text);
+    t.is((await get(`/discounts/${created.json.id}`)).json.status, 'pending');
+  });
+
   const sub = () => ids.subscription;
   for (const [label, body, params] of [
     ['nothing at all', () => ({}), ['subscription', 'type', 'amount']],
@@ -121,14 +157,50 @@ export function renewalDiscountScenarios(name: string, options: TestShopOptions)
     t.is((await create({ subscription: ids.subscription, type: 2, amount: '199.00' })).status, 201);
   });
 
-  test('When the subscription does not exist, Then it is 404; when it has ended, Then it is 409', async (t) => {
-    const missing = await create({ subscription: 99999999, type: 1, amount: 5 });
-    t.is(missing.status, 404);
-    t.deepEqual(missing.json, { code: 'subscription_not_found', message: missing.json.message, data: { status: 404 } });
-    t.is((await create({ subscription: ids.parentOrder, type: 1, amount: 5 })).status, 404, 'an order is not a subscription');
+  const storedFor = async (column: 'subscription_id' | 'order_id', values: number[]): Promise<number> => {
+    const [[row]] = await shop.db.query<any[]>(`SELECT COUNT(*) AS n FROM ${shop.prefix}sidecar_renewal_discounts WHERE ${column} IN (?)`, [values]);
+    return Number(row.n);
+  };
+
+  test('When the subscription does not exist, Then it is 400 invalid_params naming subscription, and nothing is stored', async (t) => {
+    const unknown = 99999999;
+    for (const [label, body, params] of [
+      ['an unknown ID', { subscription: unknown, type: 1, amount: 5 }, ['subscription']],
+      ['an order\'s ID', { subscription: ids.parentOrder, type: 1, amount: 5 }, ['subscription']],
+      ['an unknown ID with an order of another subscription', { subscription: unknown, type: 2, amount: 20, order: ids.renewalOrder }, ['subscription']],
+      ['an unknown ID and an unknown order', { subscription: unknown, type: 2, amount: 20, order: 99999998 }, ['subscription', 'order']],
+    ] as [string, Record<string, unknown>, string[]][]) {
+      const res = await create(body);
+      t.is(res.status, 400, label);
+      t.deepEqual(res.json, { code: 'invalid_params', message: res.json.message, data: { status: 400, params } }, label);
+      t.regex(res.json.message, /subscription is not a subscription of the shop/, label);
+    }
+    t.is(await storedFor('subscription_id', [unknown, ids.parentOrder]), 0, 'no discount row was stored');
+    t.is(await storedFor('order_id', [99999998]), 0, 'no discount row names the unknown order');
+  });
+
+  test('When the order does not exist, Then it is 400 invalid_params naming order, and nothing is stored', async (t) => {
+    const unknownOrder = 99999997;
+    for (const [label, body] of [
+      ['an unknown order', { subscription: ids.orderless, type: 2, amount: 20, order: unknownOrder }],
+      ['a subscription\'s ID as the order', { subscription: ids.orderless, type: 2, amount: 20, order: ids.euroSubscription }],
+      ['an unknown order as a digit string', { subscription: ids.orderless, type: 1, amount: 5, order: String(unknownOrder) }],
+      ['an unknown order on an ended subscription (400 before 409)', { subscription: ids.cancelled, type: 1, amount: 5, order: unknownOrder }],
+    ] as [string, Record<string, unknown>][]) {
+      const res = await create(body);
+      t.is(res.status, 400, label);
+      t.deepEqual(res.json, { code: 'invalid_params', message: res.json.message, data: { status: 400, params: ['order'] } }, label);
+      t.regex(res.json.message, /order is not an order of the shop/, label);
+    }
+    t.is(await storedFor('subscription_id', [ids.orderless, ids.cancelled]), 0, 'no discount row was stored');
+    t.is(await storedFor('order_id', [unknownOrder, ids.euroSubscription]), 0, 'no discount row names the order');
+  });
+
+  test('When the subscription has ended, Then it is 409 invalid_state', async (t) => {
     const ended = await create({ subscription: ids.cancelled, type: 1, amount: 5 });
     t.is(ended.status, 409);
     t.is(ended.json.code, 'invalid_state');
+    t.is(await storedFor('subscription_id', [ids.cancelled]), 0);
   });
 
   test('When the body is not JSON, Then it is 400 naming the body', async (t) => {

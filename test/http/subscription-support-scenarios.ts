@@ -67,7 +67,7 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     reasons.binned = await createCancellationReason(shop, 'Not needed anymore', { status: 'trash' });
     const s = shop.seeder;
     orderId = await s.createOrder({ status: 'completed', billing: { email: 'mette@example.dk' }, total: '199.00' });
-    for (const key of ['reasons', 'otherReasons', 'pause', 'pauseNoAction', 'repause', 'activate', 'worker', 'workerCancelled']) {
+    for (const key of ['reasons', 'otherReasons', 'pause', 'pauseNoAction', 'repause', 'activate', 'badEndDate', 'worker', 'workerCancelled']) {
       subs[key] = await s.createSubscription(subscription());
     }
     subs.cancelled = await s.createSubscription(subscription({ status: 'cancelled', nextPaymentGmt: null }));
@@ -230,11 +230,11 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
 
   test('When end_date is missing, malformed, impossible, today or past, Then it is 400 naming end_date and nothing changes', async (t) => {
     for (const body of [{}, { end_date: '' }, { end_date: '24-12-2026' }, { end_date: '2026-02-30' }, { end_date: localDate(0) }, { end_date: localDate(-3) }, { end_date: 20261224 }]) {
-      const res = await call('POST', `/subscription/${subs.activate}/pause`, body);
+      const res = await call('POST', `/subscription/${subs.badEndDate}/pause`, body);
       t.is(res.status, 400, JSON.stringify(body));
       t.deepEqual(res.json, { code: 'invalid_params', message: res.json.message, data: { status: 400, params: ['end_date'] } });
     }
-    const status = await statusInStores(shop, subs.activate);
+    const status = await statusInStores(shop, subs.badEndDate);
     t.is(status[mode.hpos ? 'hpos' : 'legacy'], 'wc-active');
   });
 

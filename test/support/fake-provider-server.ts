@@ -24,6 +24,9 @@ export abstract class FakeProviderServer {
   readonly requests: RecordedRequest[] = [];
   url = '';
   private nextDelayMs = 0;
+  /** Added to every answer (a provider's latency). */
+  latencyMs = 0;
+  private held: { matches: (path: string) => boolean; waiting: Set<() => void> } | null = null;
   private server: http.Server | null = null;
 
   protected abstract route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): ProviderAnswer;
@@ -49,6 +52,23 @@ export abstract class FakeProviderServer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Requests whose path matches get no answer until `releaseHeld` (or until the client gives up on them). */
+  holdRequests(matches: (path: string) => boolean): void {
+    this.held = { matches, waiting: new Set() };
+  }
+
+  /** Held requests still waiting for their answer with the client still connected. */
+  get heldInFlight(): number {
+    return this.held?.waiting.size ?? 0;
+  }
+
+  /** Answers every held request and stops holding. */
+  releaseHeld(): void {
+    const held = this.held;
+    this.held = null;
+    for (const release of held?.waiting ?? []) release();
+  }
+
   /** Delay the next answer of any route (to provoke client timeouts). */
   slowNextResponse(delayMs: number): void {
     this.nextDelayMs = delayMs;
@@ -70,8 +90,19 @@ export abstract class FakeProviderServer {
     }
     const path = req.url ?? '/';
     this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, json });
+    const held = this.held;
+    if (held?.matches(path)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          held.waiting.delete(done);
+          resolve();
+        };
+        held.waiting.add(done);
+        res.once('close', done);
+      });
+    }
     const answer = this.route(req, new URL(path, 'http://fake').pathname, json, body);
-    const delayMs = this.nextDelayMs + (answer.delayMs ?? 0);
+    const delayMs = this.latencyMs + this.nextDelayMs + (answer.delayMs ?? 0);
     this.nextDelayMs = 0;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (res.destroyed) return;

@@ -41,3 +41,23 @@ export function request(baseUrl: string, method: string, path: string, options: 
 }
 
 export const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** `n` copies of one request sent at once, each on a connection of its own; how many got each status. */
+export async function simultaneous(baseUrl: string, n: number, method: string, path: string, options: TestRequest = {}): Promise<Record<number, number>> {
+  const agent = new http.Agent({ maxSockets: n });
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...options.headers };
+  try {
+    const statuses = await Promise.all(Array.from({ length: n }, () => new Promise<number>((resolve, reject) => {
+      const req = http.request(new URL(path, baseUrl), { method, agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(body);
+    })));
+    return statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+  } finally {
+    agent.destroy();
+  }
+}

@@ -17,10 +17,12 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000,
 }
 
 /** A worker in this process with fast loops, and its own data source. */
-export async function startTestWorker(config: Config, options: { clock?: () => Date } = {}): Promise<RunningWorker & { dataSource: DataSource }> {
-  const dataSource = createShopDataSource(config.db, 4);
+export async function startTestWorker(config: Config, options: { clock?: () => Date; poolSize?: number; concurrency?: number } = {}): Promise<RunningWorker & { dataSource: DataSource }> {
+  const dataSource = createShopDataSource(config.db, options.poolSize ?? 4);
   await dataSource.initialize();
-  const worker = startWorker({ config, dataSource, log: silentLogger, sweepIntervalMs: 200, sweepGraceSeconds: 1, dunningIntervalMs: 200, clock: options.clock });
+  const worker = startWorker({
+    config, dataSource, log: silentLogger, sweepIntervalMs: 200, sweepGraceSeconds: 1, dunningIntervalMs: 200, clock: options.clock, concurrency: options.concurrency,
+  });
   return {
     dataSource,
     tick: () => worker.tick(),

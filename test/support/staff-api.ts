@@ -2,6 +2,8 @@ import restify from 'restify';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../src/config';
 import { createShopDataSource } from '../../src/data-access/data-source';
+import { closeRedis, connectRedis, redisNamespace } from '../../src/data-access/redis';
+import { FailedAttemptThrottle, type ThrottleLimits } from '../../src/security/failed-attempt-throttle';
 import { registerStaffRoutes } from '../../src/entry-points/http/routes/staff-routes';
 import { Transport } from '../../src/entry-points/http/transport';
 import { silentLogger, type Logger } from '../../src/logger';
@@ -14,20 +16,28 @@ export interface RunningStaffApi {
 
 /**
  * A REST server in this process with only the staff routes, registered through `registerStaffRoutes` exactly
- * as server.ts does, on a free port. `clock` pins the time authentication and the use cases see.
+ * as server.ts does, on a free port. `clock` pins the time authentication and the use cases see. Failed
+ * authentications are limited as in the service, but far above what the tests of the authentication rules
+ * send from their one address, unless `throttle` gives the limits (the limit's own tests use the whole API).
  */
-export async function startStaffApi(config: Config, options: { clock?: () => Date; log?: Logger } = {}): Promise<RunningStaffApi> {
+export async function startStaffApi(config: Config, options: { clock?: () => Date; log?: Logger; throttle?: ThrottleLimits } = {}): Promise<RunningStaffApi> {
+  const log = options.log ?? silentLogger;
   const dataSource = createShopDataSource(config.db, 4);
   await dataSource.initialize();
+  const redis = await connectRedis(config.redisUrl, log, 1000);
+  const limits = options.throttle ?? { ...config.helpdesk.throttle, maxFailures: 100_000 };
+  const throttle = new FailedAttemptThrottle(redis, `${redisNamespace(config.db.name, config.db.tablePrefix)}:staff-throttle`, limits, log);
+  await throttle.start();
   const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false });
-  registerStaffRoutes(server, { config, dataSource, log: options.log ?? silentLogger, transport: new Transport(config.http.trustedProxies), clock: options.clock });
+  registerStaffRoutes(server, { config, dataSource, log, transport: new Transport(config.http.trustedProxies), throttle, clock: options.clock });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://127.0.0.1:${port}`,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await dataSource.destroy();
+      await throttle.stop();
+      await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     },
   };
 }

@@ -1,8 +1,15 @@
 import { PaymentHub1795236800000 } from './1795236800000-payment-hub';
 import { StaffRoutes1795323200000 } from './1795323200000-staff-routes';
+import { WooCommerceChanges1795409600000 } from './1795409600000-woocommerce-changes';
+import { RenewalDiscountApplication1795496000000 } from './1795496000000-renewal-discount-application';
+import { WebhookMetricsIndex1795582400000 } from './1795582400000-webhook-metrics-index';
+import { ExactExternalIds1795668800000 } from './1795668800000-exact-external-ids';
 
 /**
  * The service's own schema changes, applied in order by `npm run migrate`. They only ever create
  * or change the service's own tables; WooCommerce's tables are left exactly as WooCommerce made them.
  */
-export const serviceMigrations: Function[] = [PaymentHub1795236800000, StaffRoutes1795323200000];
+export const serviceMigrations: Function[] = [
+  PaymentHub1795236800000, StaffRoutes1795323200000, WooCommerceChanges1795409600000, RenewalDiscountApplication1795496000000,
+  WebhookMetricsIndex1795582400000, ExactExternalIds1795668800000,
+];

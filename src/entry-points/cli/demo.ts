@@ -51,7 +51,7 @@ async function prepareDatabase(): Promise<DemoShop> {
 }
 
 function start(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--disable-warning=DEP0111', path.join(projectRoot, 'dist/src/entry-points', script)], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/entry-points', script)], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       process.stderr.write(`demo: the ${name} stopped (${signal ?? code}); stopping the demo\n`);

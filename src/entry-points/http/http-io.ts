@@ -1,4 +1,5 @@
 import type { Request, Response } from 'restify';
+import { malformedFields } from '../../unicode-text';
 
 /** The error body of every route: `{code, message, data: {status}}` plus any extra data. */
 export function errorBody(status: number, code: string, message: string, data: Record<string, unknown> = {}) {
@@ -23,6 +24,14 @@ export function sendError(res: Response, status: number, code: string, message: 
   sendJson(res, status, errorBody(status, code, message, data), headers);
 }
 
+/** An attempt the failed-attempt limit refuses: 503 while Redis cannot count it, 429 with Retry-After while blocked. */
+export function sendAttemptRefusal(res: Response, refusal: { kind: 'unavailable' } | { kind: 'blocked'; retryAfterSeconds: number }): void {
+  if (refusal.kind === 'unavailable') {
+    return sendError(res, 503, 'service_unavailable', 'The service cannot check attempt limits right now; try again shortly.', {}, { 'Retry-After': '5' });
+  }
+  sendError(res, 429, 'rate_limited', 'Too many failed attempts; try again later.', {}, { 'Retry-After': String(refusal.retryAfterSeconds) });
+}
+
 export type BodyOutcome = { ok: true; bytes: Buffer } | { ok: false; status: 413 };
 
 /** Reads the exact request bytes (webhook signatures are over these), refusing bodies over the limit. */
@@ -43,16 +52,19 @@ export function readBody(req: Request, limitBytes: number): Promise<BodyOutcome>
   });
 }
 
-export type JsonObjectOutcome = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+export type JsonObjectOutcome = { ok: true; value: Record<string, unknown> } | { ok: false; message: string; params: string[] };
 
+/** A JSON object body; refused when it is not one, or when any text in it is not well-formed Unicode (a lone surrogate). */
 export function parseJsonObject(bytes: Buffer): JsonObjectOutcome {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch {
-    return { ok: false, message: 'The body is not valid JSON.' };
+    return { ok: false, message: 'The body is not valid JSON.', params: ['body'] };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: 'The body must be a JSON object.' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: 'The body must be a JSON object.', params: ['body'] };
+  const malformed = malformedFields(value as Record<string, unknown>);
+  if (malformed.length) return { ok: false, message: `Not valid Unicode text (a lone surrogate): ${malformed.join(', ')}.`, params: malformed };
   return { ok: true, value: value as Record<string, unknown> };
 }
 

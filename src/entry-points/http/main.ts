@@ -2,6 +2,7 @@ import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { closeRedis, connectRedis } from '../../data-access/redis';
 import { logger } from '../../logger';
+import { SHUTDOWN_DEADLINE_MS } from './graceful-shutdown';
 import { createApi } from './server';
 
 async function main(): Promise<void> {
@@ -22,7 +23,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('api_stopping', { signal });
-    // Finish the requests in flight, then let go of the database and Redis.
+    // Whatever hangs, the process ends before PM2's kill_timeout (10 s) would kill it.
+    setTimeout(() => {
+      logger.error('api_stop_forced');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS + 2000).unref();
+    // Finish the requests in flight (cut at the deadline), then let go of the database and Redis.
     await api.close();
     await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     process.exit(0);

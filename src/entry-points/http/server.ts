@@ -1,21 +1,30 @@
 import fs from 'node:fs';
+import type http from 'node:http';
 import restify, { type Server } from 'restify';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import type { RedisClient } from '../../data-access/redis';
 import { redisNamespace } from '../../data-access/redis';
+import { poolState } from '../../data-access/data-source';
+import { ApiMetrics } from '../../observability/api-metrics';
+import { apiProcessName, MetricsExchange } from '../../observability/metrics-exchange';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
 import { buildShopData } from '../../shop-data';
-import { errorBody } from './http-io';
+import { errorBody, sendError } from './http-io';
+import { AddressList } from './address-list';
 import { healthRoute } from './routes/health.route';
+import { metricsRoute } from './routes/metrics.route';
+import { openApiRoute } from './routes/openapi.route';
 import { orderStatusRoute } from './routes/order-status.route';
 import { webhookRoute } from './routes/webhook.route';
 import { registerStaffRoutes } from './routes/staff-routes';
 import { buildPaymentHub } from '../../composition';
+import { GracefulShutdown } from './graceful-shutdown';
 import { Transport } from './transport';
+import { observeRequests } from './request-observer';
 
 export interface ApiDeps {
   config: Config;
@@ -26,7 +35,7 @@ export interface ApiDeps {
 
 export interface Api {
   server: Server;
-  /** Stops taking requests, then lets go of the queue connection. */
+  /** Stops taking requests and ends keep-alive connections (see GracefulShutdown), then lets go of the queue connection. */
   close(): Promise<void>;
 }
 
@@ -36,13 +45,30 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
     : {};
   const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, ...tls });
+  const shutdown = new GracefulShutdown((server as unknown as { server: http.Server }).server);
+
+  // A request target or Host that makes no URL (`POST http://[x HTTP/1.1`) would otherwise throw inside
+  // restify's router, outside any handler, and end the process.
+  server.pre((req, res, next) => {
+    try {
+      req.getUrl();
+    } catch {
+      sendError(res, 400, 'bad_request', 'The request target is not a valid URL.', {}, { Connection: 'close' });
+      return next(false);
+    }
+    return next();
+  });
 
   const transport = new Transport(config.http.trustedProxies);
   const shop = buildShopData(config, dataSource, log);
   const hub = buildPaymentHub(config, dataSource, log, 'producer', undefined, shop);
   const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
 
-  const throttle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle, log);
+  const metrics = new ApiMetrics({ dbPool: () => poolState(dataSource), redisReady: () => redis.isReady, throttleListening: () => throttle.available });
+  const exchange = new MetricsExchange(redis, namespace, apiProcessName(), metrics.registry, log);
+  observeRequests(server, { metrics, log, transport });
+
+  const throttle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await throttle.start();
   server.post('/helpdesk/v1/order-status', orderStatusRoute({
     transport,
@@ -51,8 +77,26 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     lookup: new LookupOrderStatus(shop.orders, shop.settings, shop.extensions),
   }));
   server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
-  registerStaffRoutes(server, { config, dataSource, log, transport, shop });
-  server.get('/health', healthRoute(dataSource, redis));
+  // Staff routes' failed authentications, per client address, under the same limits.
+  const staffThrottle = new FailedAttemptThrottle(redis, `${namespace}:staff-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
+  await staffThrottle.start();
+  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop });
+  server.get('/health', healthRoute(dataSource, redis, shop));
+  server.get('/openapi.json', openApiRoute());
+  server.get('/metrics', metricsRoute({
+    allowed: new AddressList(config.http.metricsAllowed),
+    transport,
+    exchange,
+    sources: {
+      webhookCounts: () => hub.webhooks.countsByProviderAndStatus(),
+      oldestPendingWebhookAgeSeconds: () => hub.webhooks.oldestPendingAgeSeconds(),
+      retryCounts: () => hub.retries.countsByStatus(),
+      changeBacklog: () => shop.changes.backlog(),
+      // Without Redis the queue would wait for its connection; answer at once instead.
+      queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
+    },
+  }));
+  exchange.start();
 
   // Restify's own errors (unknown route, wrong method, a handler that failed) in the service's error shape.
   server.on('restifyError', (req, _res, err, callback) => {
@@ -66,8 +110,8 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
   return {
     server,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([hub.queue.close(1000), throttle.stop()]);
+      await shutdown.stop();
+      await Promise.all([hub.queue.close(1000), throttle.stop(), staffThrottle.stop(), exchange.stop()]);
     },
   };
 }

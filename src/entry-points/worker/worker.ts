@@ -8,6 +8,15 @@ import type { Logger } from '../../logger';
 /** How long a graceful stop waits for jobs in progress; PM2's kill_timeout for the worker is longer. */
 export const QUEUE_CLOSE_TIMEOUT_MS = 30_000;
 
+/**
+ * Webhook jobs processed at once. A job spends most of its time waiting for the provider (150 ms is
+ * common), not on the CPU, so this follows the provider's latency, not the cores: at 150 ms, 200 places
+ * keep the provider's connections (PROVIDER_MAX_IN_FLIGHT, 128) busy, up to some 850 events a second.
+ * Each provider call has a deadline (8 s, the wait for a connection included), so calls that hang hold
+ * a few of these places for a while, never all of them.
+ */
+export const WEBHOOK_JOB_CONCURRENCY = 200;
+
 export interface WorkerOptions {
   config: Config;
   dataSource: DataSource;
@@ -41,7 +50,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const hub = buildPaymentHub(config, dataSource, log, 'worker', clock, shop);
   const staff = buildStaffServices(config, dataSource, log, clock, shop);
   const process = (webhookId: number) => hub.processCardGatewayWebhook.execute(webhookId);
-  hub.queue.process(options.concurrency ?? 10, (job) => process(job.webhookId));
+  hub.queue.process(options.concurrency ?? WEBHOOK_JOB_CONCURRENCY, (job) => process(job.webhookId));
   hub.queue.checkStalled(5000);
 
   let stopping = false;
@@ -54,11 +63,14 @@ export function startWorker(options: WorkerOptions): RunningWorker {
 
   const sweep = async () => {
     const ids = await hub.webhooks.dueIds(options.sweepGraceSeconds ?? 10, 200);
+    let processedHere = 0;
     for (const id of ids) {
       if (stopping) return;
-      if (!(await hub.queue.enqueue(id))) await process(id);
+      if (await hub.queue.enqueue(id)) continue;
+      await process(id);
+      processedHere += 1;
     }
-    if (ids.length) log.info('webhooks_swept', { count: ids.length });
+    if (ids.length) log.info('webhooks_swept', { count: ids.length, queued: ids.length - processedHere, processed: processedHere });
   };
   const dunning = async () => {
     const summary = await hub.runDueRetries.execute();

@@ -2,12 +2,18 @@ import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
 import type { Executor, OrderWriteRepository } from '../../data-access/order-write-repository';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
+import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
 import { gmtDateTimeMs } from '../../shop/shop-time';
+
+/** An amount in the provider's minor units as WooCommerce's decimal text (the card gateway uses hundredths). */
+function minorToDecimal(minor: number, decimals: number): string {
+  return (minor / 100).toFixed(decimals);
+}
 
 /** Records the webhook's final status; called inside the handler's transaction so both commit together. */
 export type Finish = (db: Executor, outcome: EventOutcome) => Promise<void>;
@@ -34,6 +40,7 @@ export class CardGatewayEventHandler {
     private readonly orders: OrderWriteRepository,
     private readonly links: OrderLinks,
     private readonly recorder: PaymentRecorder,
+    private readonly changes: WooCommerceChangeRepository,
     private readonly settings: ShopSettingsRepository,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -76,6 +83,16 @@ export class CardGatewayEventHandler {
         const refunded = (invoice.refunded_amount ?? 0) > 0 || (invoice.credit_notes ?? []).length > 0;
         if (!refunded) return skipped(`invoice ${handle} shows no refund`);
         const moved = await this.recorder.move(db, payment, 'REFUNDED', settings, now);
+        if (settings.companion && orderId !== null && (invoice.refunded_amount ?? 0) > 0) {
+          // Each refund event carries the invoice's refunded total, so a later partial refund is heard even
+          // though the payment is REFUNDED already; WooCommerce refunds only what the order does not have yet.
+          await this.changes.enqueue(db, {
+            op: 'order_refunded',
+            objectId: orderId,
+            payload: { refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, settings.priceDecimals), reason: `Refunded at the card gateway (invoice ${handle}).` },
+          }, settings, now);
+          return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
+        }
         return moved.moved ? processed(moved.note) : skipped(moved.note);
       }
       const rule = CONFIRMING_STATES[event.eventType];

@@ -1,6 +1,8 @@
 import type { WebhookRepository } from '../../data-access/webhook-repository';
 import type { WebhookQueue } from '../../data-access/webhook-queue';
 import type { Logger } from '../../logger';
+import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
+import { longerThan, malformedFields } from '../../unicode-text';
 import { verifyCardGatewaySignature } from '../providers/card-gateway/signature';
 import type { CardGatewayWebhookSecret } from './webhook-secret';
 
@@ -8,6 +10,7 @@ export type ReceiveOutcome =
   | { kind: 'stored'; id: number; queued: boolean }
   | { kind: 'duplicate' }
   | { kind: 'invalid_signature' }
+  | { kind: 'malformed'; params: string[] }
   | { kind: 'database_unavailable' };
 
 /**
@@ -25,10 +28,14 @@ export class ReceiveCardGatewayWebhook {
   async execute(rawBody: Buffer): Promise<ReceiveOutcome> {
     const payload = parse(rawBody);
     if (!payload || !(await this.verified(payload))) return { kind: 'invalid_signature' };
+    // Signed, but not an event that can be stored as sent: refused (400), so the gateway stops sending it.
+    const malformed = malformedEvent(payload);
+    if (malformed.length) return { kind: 'malformed', params: malformed };
+    const { event_id: eventId, event_type: eventType } = payload as { event_id: string; event_type: string };
 
     let stored;
     try {
-      stored = await this.webhooks.insertPending('card_gateway', String(payload.event_id), String(payload.event_type), rawBody);
+      stored = await this.webhooks.insertPending('card_gateway', eventId, eventType, rawBody);
     } catch (error) {
       this.log.error('webhook_store_failed', { provider: 'card_gateway', error });
       return { kind: 'database_unavailable' };
@@ -46,12 +53,28 @@ export class ReceiveCardGatewayWebhook {
   }
 }
 
+/** The JSON object of a delivery, or null (which cannot carry a signature). */
 function parse(rawBody: Buffer): Record<string, unknown> | null {
   try {
     const value = JSON.parse(rawBody.toString('utf8'));
-    const ok = value && typeof value === 'object' && !Array.isArray(value) && typeof value.event_id === 'string' && value.event_id !== '' && typeof value.event_type === 'string';
-    return ok ? value : null;
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
   } catch {
     return null;
   }
+}
+
+/** The ids of a delivery the service stores (the event's, and the invoice, payment method and customer it names). */
+const STORED_IDS = ['event_id', 'invoice', 'payment_method', 'customer'];
+
+/** The fields that keep a verified delivery from being stored as the event it names. */
+function malformedEvent(payload: Record<string, unknown>): string[] {
+  const bad = malformedFields(payload);
+  const flag = (field: string) => { if (!bad.includes(field)) bad.push(field); };
+  if (typeof payload.event_id !== 'string' || payload.event_id === '') flag('event_id');
+  if (typeof payload.event_type !== 'string') flag('event_type');
+  for (const field of STORED_IDS) {
+    const value = payload[field];
+    if (typeof value === 'string' && longerThan(value, MAX_EXTERNAL_ID_LENGTH)) flag(field);
+  }
+  return bad;
 }

@@ -9,6 +9,9 @@
  * and both providers must get a 2xx for them.
  */
 
+import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
+import { longerThan, wellFormed } from '../../unicode-text';
+
 // ---------------------------------------------------------------------------------------------------------------
 // Card gateway (Reepay / Frisbii)
 
@@ -190,6 +193,8 @@ export function parseMobileWalletEvent(body: unknown): MobileWalletEvent | null 
   if (!object) return null;
   const eventType = nonEmpty(object.eventType);
   if (!eventType) return null;
+  // The ids are stored as sent; one longer than a stored id may be is refused rather than cut.
+  if ([object.agreementId, object.chargeId].some((id) => typeof id === 'string' && longerThan(id, MAX_EXTERNAL_ID_LENGTH))) return null;
 
   const base: MobileWalletEventBase = {
     ...optional('agreementId', nonEmpty(object.agreementId)),
@@ -246,7 +251,8 @@ function asObject(body: unknown): Record<string, unknown> | null {
       return null;
     }
   }
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  // Text that is not well-formed Unicode (a lone surrogate) could be neither stored as sent nor put in a URL.
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && wellFormed(value) ? (value as Record<string, unknown>) : null;
 }
 
 function nonEmpty(value: unknown): string | undefined {

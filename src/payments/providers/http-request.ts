@@ -2,14 +2,21 @@ import http from 'node:http';
 import https from 'node:https';
 
 /**
+ * Calls in flight to one provider host at most; more wait for a connection, within their deadline. It
+ * keeps the provider's concurrent-request limit and this process's sockets bounded, whatever the
+ * worker's job concurrency (WEBHOOK_JOB_CONCURRENCY) lets start.
+ */
+export const PROVIDER_MAX_IN_FLIGHT = 128;
+
+/**
  * One HTTP exchange with a provider over kept-alive connections (the worker talks to the same host
- * for every event; a new TLS connection per call would dominate). One deadline covers connect,
- * headers and body; it rejects with an error named `TimeoutError`. A GET on a kept-alive socket the
- * server had just closed is tried once more on a fresh one.
+ * for every event; a new TLS connection per call would dominate). One deadline covers the wait for a
+ * connection, connect, headers and body; it rejects with an error named `TimeoutError`. A GET on a
+ * kept-alive socket the server had just closed is tried once more on a fresh one.
  */
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64, scheduling: 'lifo' }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' }),
 };
 
 export interface ProviderResponse {

@@ -4,7 +4,8 @@ import type { PaymentHub } from '../../../composition';
 import { loadConfigOrExit, type Config } from '../../../config';
 import { isMobileWalletEventType, MOBILE_WALLET_EVENT_TYPES } from '../../../payments/providers/events';
 import { parseList } from './format';
-import { action, CliError, EXIT_FAILED, messageOf, printJson, printText, usageError, withHub } from './runtime';
+import { formatOf, outputOptions, RESULT_FORMATS } from './output';
+import { action, cancelledOr, CliError, EXIT_FAILED, messageOf, printJson, printText, requireYesOrTerminal, usageError, withHub } from './runtime';
 
 export interface RegistrationAnswers {
   url: string;
@@ -14,16 +15,15 @@ export interface RegistrationAnswers {
 export function mobileWalletCommands(y: Argv): Argv {
   return y
     .command('webhooks', 'webhook registrations with the mobile wallet', (w) => w
-      .command('register', 'register the webhook URL and events with the mobile wallet and store the secret it returns', (c) => c
+      .command('register', 'register the webhook URL and events with the mobile wallet and store the secret it returns; asks first unless --yes', (c) => outputOptions(c
         .option('url', { type: 'string', describe: 'public webhook URL (default: MOBILE_WALLET_WEBHOOK_URL)' })
         .option('events', { type: 'string', describe: `comma-separated events (default: all ${MOBILE_WALLET_EVENT_TYPES.length} supported)` })
         .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'ask nothing: take the defaults for what no flag gives' })
-        .option('json', { type: 'boolean', default: false, describe: 'print one JSON document' })
         .check((argv) => {
           if (argv.url !== undefined) checkUrl(argv.url);
           if (argv.events !== undefined) checkEvents(parseList(argv.events));
           return true;
-        }),
+        }), RESULT_FORMATS),
       action(async (argv) => {
         const config = loadConfigOrExit();
         requireCredentials(config);
@@ -36,7 +36,7 @@ export function mobileWalletCommands(y: Argv): Argv {
         }
         const registrationId = await withHub(config, (hub) => register(hub, answers));
         // The secret stays in the database: it is shown once by the provider and must not reach logs or scrollback.
-        if (argv.json) return printJson({ registrationId, url: answers.url, events: answers.events });
+        if (formatOf(argv) === 'json') return printJson({ registration_id: registrationId, url: answers.url, events: answers.events });
         printText(`registered mobile wallet webhook ${registrationId} for ${answers.url} (${answers.events.length} events)`);
       }))
       .demandCommand(1, 'name a mobile_wallet webhooks command: register'))
@@ -77,15 +77,11 @@ export async function askRegistration(config: Config, given: { url?: string; eve
   if (given.yes && url === undefined) throw usageError('no webhook URL: pass --url or set MOBILE_WALLET_WEBHOOK_URL');
   if (url !== undefined && events !== undefined && given.yes) return { url, events };
 
-  if (!process.stdin.isTTY) {
-    throw usageError('stdin is not a terminal, so nothing can be asked: pass --url, --events and --yes to run unattended');
-  }
+  requireYesOrTerminal(false, 'mobile_wallet webhooks register asks before it registers', 'pass --url, --events and --yes to run it unattended');
   try {
     return await promptForRest(defaultUrl, url, events);
   } catch (error) {
-    // Ctrl+C in a prompt.
-    if (error instanceof Error && error.name === 'ExitPromptError') throw new CliError('cancelled; nothing registered');
-    throw error;
+    throw cancelledOr(error);
   }
 }
 

@@ -1,47 +1,73 @@
 import type { Argv } from 'yargs';
 import type { PaymentRetryStatus } from '../../../../entities';
 import { loadConfigOrExit } from '../../../config';
-import { formatAmount, formatMeta, renderTable } from './format';
-import { action, printJson, printText, withHub } from './runtime';
+import type { PaymentRecord } from '../../../data-access/payment-repository';
+import type { RetryRecord } from '../../../data-access/retry-repository';
+import { formatAmount, formatMeta } from './format';
+import { LIST_FORMATS, outputOptions, printList, type FieldSet } from './output';
+import { action, withHub } from './runtime';
 import { positiveInteger } from './webhooks';
 
 const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'];
 
+type PaymentWithMeta = PaymentRecord & { meta: Record<string, string> };
+
+/** A payment's fields; the table shows the amount in major units with its currency, and the meta as `key=value`. */
+export const PAYMENT_LIST: FieldSet<PaymentWithMeta> = {
+  fields: [
+    { name: 'id', header: 'ID', align: 'right', value: (p) => p.id },
+    { name: 'provider', header: 'PROVIDER', value: (p) => p.provider },
+    { name: 'external_id', header: 'EXTERNAL ID', maxWidth: 40, value: (p) => p.externalId },
+    { name: 'status', header: 'STATUS', value: (p) => p.status, text: (p) => p.status ?? '(none)' },
+    { name: 'order_id', header: 'ORDER', align: 'right', value: (p) => p.orderId },
+    { name: 'agreement_id', header: 'AGREEMENT', align: 'right', value: (p) => p.agreementId },
+    { name: 'amount_minor', header: 'AMOUNT', align: 'right', value: (p) => p.amountMinor, text: (p) => formatAmount(p.amountMinor, p.currency) },
+    { name: 'currency', header: 'CURRENCY', value: (p) => p.currency },
+    { name: 'created_at', header: 'CREATED (UTC)', value: (p) => p.createdAt },
+    { name: 'updated_at', header: 'UPDATED (UTC)', value: (p) => p.updatedAt },
+    { name: 'meta', header: 'META', value: (p) => p.meta, text: (p) => formatMeta(p.meta) },
+  ],
+  tableDefault: ['id', 'provider', 'external_id', 'status', 'amount_minor', 'created_at', 'updated_at', 'meta'],
+};
+
+export const RETRY_LIST: FieldSet<RetryRecord> = {
+  fields: [
+    { name: 'id', header: 'ID', align: 'right', value: (r) => r.id },
+    { name: 'order_id', header: 'ORDER', align: 'right', value: (r) => r.orderId },
+    { name: 'subscription_id', header: 'SUBSCRIPTION', align: 'right', value: (r) => r.subscriptionId },
+    { name: 'payment_id', header: 'PAYMENT', align: 'right', value: (r) => r.paymentId },
+    { name: 'attempt', header: 'ATTEMPT', align: 'right', value: (r) => r.attempt },
+    { name: 'status', header: 'STATUS', value: (r) => r.status },
+    { name: 'scheduled_at', header: 'SCHEDULED (UTC)', value: (r) => r.scheduledAt },
+    { name: 'idempotency_key', header: 'IDEMPOTENCY KEY', value: (r) => r.idempotencyKey },
+    { name: 'result', header: 'RESULT', maxWidth: 60, value: (r) => r.result },
+  ],
+  tableDefault: ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'status', 'scheduled_at', 'result'],
+};
+
 export function paymentCommands(y: Argv): Argv {
   return y
-    .command('list', "list an order's payments with their meta (failure code, description, state, ...)", (c) => c
+    .command('list', "list an order's payments with their meta (failure code, description, state, ...)", (c) => outputOptions(c
       .option('order', { type: 'number', demandOption: true, describe: 'order id' })
-      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document' })
-      .check((argv) => positiveInteger(argv.order, '--order')),
+      .check((argv) => positiveInteger(argv.order, '--order')), LIST_FORMATS, PAYMENT_LIST),
     action(async (argv) => {
       const config = loadConfigOrExit();
       const payments = await withHub(config, (hub) => hub.payments.listByOrder(argv.order));
-      if (argv.json) return printJson(payments);
-      printText(payments.length === 0 ? `no payments for order ${argv.order}` : renderTable(
-        [{ header: 'ID', align: 'right' }, { header: 'PROVIDER' }, { header: 'EXTERNAL ID', maxWidth: 40 }, { header: 'STATUS' },
-          { header: 'AMOUNT', align: 'right' }, { header: 'CREATED (UTC)' }, { header: 'UPDATED (UTC)' }, { header: 'META' }],
-        payments.map((p) => [p.id, p.provider, p.externalId, p.status ?? '(none)', formatAmount(p.amountMinor, p.currency), p.createdAt, p.updatedAt,
-          formatMeta(p.meta)])));
+      printList(payments, PAYMENT_LIST, argv, `no payments for order ${argv.order}`);
     }))
     .demandCommand(1, 'name a payments command: list');
 }
 
 export function retryCommands(y: Argv): Argv {
   return y
-    .command('list', 'list scheduled dunning attempts, soonest first', (c) => c
+    .command('list', 'list scheduled dunning attempts, soonest first', (c) => outputOptions(c
       .option('status', { type: 'string', choices: RETRY_STATUSES, coerce: (v: unknown) => (typeof v === 'string' ? v.toUpperCase() : v), describe: 'only this status' })
       .option('order', { type: 'number', describe: 'only this renewal order' })
-      .option('json', { type: 'boolean', default: false, describe: 'print one JSON document' })
-      .check((argv) => argv.order === undefined || positiveInteger(argv.order, '--order')),
+      .check((argv) => argv.order === undefined || positiveInteger(argv.order, '--order')), LIST_FORMATS, RETRY_LIST),
     action(async (argv) => {
       const config = loadConfigOrExit();
       const retries = await withHub(config, (hub) => hub.retries.list({ status: argv.status as PaymentRetryStatus | undefined, orderId: argv.order }));
-      if (argv.json) return printJson(retries);
-      printText(retries.length === 0 ? 'no dunning attempts' : renderTable(
-        [{ header: 'ID', align: 'right' }, { header: 'ORDER', align: 'right' }, { header: 'SUBSCRIPTION', align: 'right' },
-          { header: 'PAYMENT', align: 'right' }, { header: 'ATTEMPT', align: 'right' }, { header: 'STATUS' }, { header: 'SCHEDULED (UTC)' },
-          { header: 'RESULT', maxWidth: 60 }],
-        retries.map((r) => [r.id, r.orderId, r.subscriptionId, r.paymentId, r.attempt, r.status, r.scheduledAt, r.result])));
+      printList(retries, RETRY_LIST, argv, 'no dunning attempts');
     }))
     .demandCommand(1, 'name a retries command: list');
 }

@@ -1,3 +1,4 @@
+import inquirer from 'inquirer';
 import { buildPaymentHub, type PaymentHub } from '../../../composition';
 import type { Config } from '../../../config';
 import { createShopDataSource } from '../../../data-access/data-source';
@@ -79,7 +80,7 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The one JSON document of a `--json` run. */
+/** The one JSON document of a `--format=json` (`--json`) run. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -102,4 +103,31 @@ export function action<A>(run: (argv: A) => Promise<number | void>): (argv: A) =
       process.exitCode = error instanceof CliError ? error.exitCode : EXIT_FAILED;
     }
   };
+}
+
+/**
+ * A command that changes the shop or calls a provider asks first unless `--yes` is given. It can ask
+ * only on a terminal (the answer is read from stdin, the question written to stderr); without one and
+ * without `--yes` it stops at once with a usage error rather than wait for an answer that cannot come.
+ */
+export function requireYesOrTerminal(yes: boolean, what: string, hint = 'pass --yes to run it unattended'): void {
+  if (yes) return;
+  const notTerminal = !process.stdin.isTTY ? 'stdin' : !process.stderr.isTTY ? 'stderr' : null;
+  if (notTerminal) throw usageError(`${what}, and ${notTerminal} is not a terminal, so nothing can be asked: ${hint}`);
+}
+
+/** A yes/no question on stderr (stdout carries only the result). Ctrl+C cancels the command. */
+export async function confirm(message: string, defaultAnswer = false): Promise<boolean> {
+  const prompt = inquirer.createPromptModule({ output: process.stderr });
+  try {
+    const { confirmed } = await prompt<{ confirmed: boolean }>([{ type: 'confirm', name: 'confirmed', default: defaultAnswer, message }]);
+    return confirmed;
+  } catch (error) {
+    throw cancelledOr(error);
+  }
+}
+
+/** Ctrl+C in a prompt becomes "cancelled" (exit 1); anything else stays as it is. */
+export function cancelledOr(error: unknown): unknown {
+  return error instanceof Error && error.name === 'ExitPromptError' ? new CliError('cancelled; nothing was changed') : error;
 }

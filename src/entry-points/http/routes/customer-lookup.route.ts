@@ -3,7 +3,8 @@ import type { LookupCustomer } from '../../../customers/lookup-customer.use-case
 import { sendError, sendJson } from '../http-io';
 import { query } from './staff-guard';
 
-const MAX_LENGTH = 320;
+/** The longest email or phone the lookup reads (longer is 400 invalid_params). */
+export const LOOKUP_VALUE_MAX_LENGTH = 320;
 
 /**
  * GET /shop/v3/helpdesk/v1/list?email=... or ?phone=... (SPEC 4.2): exactly one of the two, once;
@@ -18,8 +19,8 @@ export function customerLookupRoute(lookup: LookupCustomer) {
     }
     const name = given[0];
     const values = params.getAll(name);
-    if (values.length !== 1 || values[0].length > MAX_LENGTH) {
-      return sendError(res, 400, 'invalid_params', `Give ${name} once, at most ${MAX_LENGTH} characters.`, { params: [name] });
+    if (values.length !== 1 || values[0].length > LOOKUP_VALUE_MAX_LENGTH) {
+      return sendError(res, 400, 'invalid_params', `Give ${name} once, at most ${LOOKUP_VALUE_MAX_LENGTH} characters.`, { params: [name] });
     }
     const outcome = await lookup.execute(name === 'email' ? { email: values[0] } : { phone: values[0] });
     sendJson(res, 200, outcome.kind === 'found' ? outcome.customer : {});

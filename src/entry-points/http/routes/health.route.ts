@@ -1,19 +1,30 @@
 import type { Request, Response } from 'restify';
 import type { DataSource } from 'typeorm';
 import type { RedisClient } from '../../../data-access/redis';
+import type { ShopData } from '../../../shop-data';
 import { sendJson } from '../http-io';
 
 const within = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 
-/** GET /health: `{status, db, redis}`, 503 when either dependency does not answer. */
-export function healthRoute(dataSource: DataSource, redis: RedisClient) {
+/**
+ * GET /health: `{status, db, redis, woocommerce}`, 503 when the database or Redis does not answer.
+ * `woocommerce` says whether WooCommerce makes the order changes (`companion`) or the service writes
+ * them itself without WooCommerce's e-mails and hooks (`no_companion`), and how many changes wait for
+ * WooCommerce's queue or failed there; the service works either way, so it never makes the answer 503.
+ */
+export function healthRoute(dataSource: DataSource, redis: RedisClient, shop: Pick<ShopData, 'settings' | 'changes'>) {
+  const woocommerce = async () => {
+    const [settings, backlog] = await Promise.all([shop.settings.current(), shop.changes.backlog()]);
+    return { mode: settings.companion ? 'companion' : 'no_companion', changes_waiting: backlog.waiting, changes_failed: backlog.failed };
+  };
   return async (_req: Request, res: Response): Promise<void> => {
-    const [db, cache] = await Promise.all([
+    const [db, cache, shopState] = await Promise.all([
       within(dataSource.query('SELECT 1'), 2000).then(() => 'ok', () => 'down'),
       within(redis.ping(), 2000).then(() => 'ok', () => 'down'),
+      within(woocommerce(), 2000).catch(() => 'unknown'),
     ]);
     const healthy = db === 'ok' && cache === 'ok';
-    sendJson(res, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', db, redis: cache });
+    sendJson(res, healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', db, redis: cache, woocommerce: shopState });
   };
 }

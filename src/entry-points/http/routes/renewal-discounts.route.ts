@@ -7,8 +7,8 @@ import { sendError, sendJson } from '../http-io';
 import { jsonBody, pathId, query, sendBodyError } from './staff-guard';
 import { sendSubscriptionRefusal } from './subscription-support.route';
 
-const DEFAULT_PER_PAGE = 100;
-const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 100;
+export const MAX_PER_PAGE = 100;
 
 /** Handlers of `/renewal-discounts/v1/...` (SPEC 4.4). */
 export function renewalDiscountHandlers(staff: StaffServices) {
@@ -44,6 +44,15 @@ export function renewalDiscountHandlers(staff: StaffServices) {
       const discount = id === null ? null : await staff.getDiscount.execute(id);
       if (!discount) return sendError(res, 404, 'discount_not_found', 'No discount with that ID.');
       sendJson(res, 200, discount);
+    },
+
+    /** DELETE: cancels a pending discount (200 with it, now cancelled); 409 once applied or cancelled. */
+    async cancel(req: Request, res: Response): Promise<void> {
+      const id = pathId(req.params?.id);
+      const outcome = id === null ? { kind: 'discount_not_found' as const } : await staff.cancelDiscount.execute(id);
+      if (outcome.kind === 'discount_not_found') return sendError(res, 404, 'discount_not_found', 'No discount with that ID.');
+      if (outcome.kind === 'invalid_state') return sendError(res, 409, 'invalid_state', outcome.message);
+      sendJson(res, 200, outcome.discount);
     },
 
     async create(req: Request, res: Response, identity: StaffIdentity): Promise<void> {

@@ -2,9 +2,11 @@ import type { Request, Response } from 'restify';
 import type { Logger } from '../../../logger';
 import { parseBasicAuthorization } from '../../../security/basic-credentials';
 import type { AuthenticateStaff } from '../../../staff-auth/authenticate-staff.use-case';
-import type { StaffIdentity } from '../../../staff-auth/staff-identity';
+import type { StaffIdentity, UnauthenticatedReason } from '../../../staff-auth/staff-identity';
+import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
+import { PasswordChecksBusyError } from '../../../wordpress/password-check-pool';
 import { userCan } from '../../../wordpress/capabilities';
-import { parseJsonObject, readBody, sendError } from '../http-io';
+import { parseJsonObject, readBody, sendAttemptRefusal, sendError } from '../http-io';
 import type { Transport } from '../transport';
 
 /** `basic`: WooCommerce API key or application password. `cookie`: the logged-in cookie with a `wp_rest` nonce. */
@@ -13,12 +15,17 @@ export type StaffScheme = 'basic' | 'cookie';
 export interface StaffGuardDeps {
   authenticate: AuthenticateStaff;
   transport: Transport;
+  /** Failed authentications per client address, as on the order status route. */
+  throttle: FailedAttemptThrottle;
   log: Logger;
 }
 
+/** Refusals that are no guess at a credential: plain HTTP (refused before anything is checked), and the site's own secrets missing. */
+const NOT_COUNTED: ReadonlySet<UnauthenticatedReason> = new Set(['https_required', 'secrets_unavailable']);
+
 export type StaffHandler = (req: Request, res: Response, identity: StaffIdentity) => Promise<void>;
 
-const BODY_LIMIT_BYTES = 64 * 1024;
+export const STAFF_BODY_LIMIT_BYTES = 64 * 1024;
 
 export function query(req: Request): URLSearchParams {
   return new URL(req.url ?? '/', 'http://localhost').searchParams;
@@ -30,11 +37,16 @@ function header(req: Request, name: string): string | undefined {
 }
 
 /**
- * A staff route: 401 `unauthorized` without valid credentials of its scheme, 403 `forbidden` without the
- * capability, then the handler; anything unexpected becomes a logged, clean JSON 500.
+ * A staff route: a place under the client address's failed-attempt limit (429 `rate_limited` when it is
+ * blocked, 503 when Redis cannot count), 401 `unauthorized` without valid credentials of its scheme (a
+ * failed attempt), 403 `forbidden` without the capability, then the handler; anything unexpected becomes
+ * a logged, clean JSON 500.
  */
 export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: StaffScheme; capability: string }, handler: StaffHandler) {
   return async (req: Request, res: Response): Promise<void> => {
+    const verdict = await deps.throttle.reserve([`ip:${deps.transport.clientGroup(req)}`]);
+    if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
+    const { reservation } = verdict;
     try {
       const https = deps.transport.isHttps(req);
       const params = query(req);
@@ -49,6 +61,7 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
           https, method: req.method ?? 'GET', cookieHeader: header(req, 'cookie'), nonce: params.get('_wpnonce') || header(req, 'x-wp-nonce'),
         });
       if (authentication.kind !== 'authenticated') {
+        if (!NOT_COUNTED.has(authentication.reason)) await reservation.failed();
         deps.log.info('staff_request_unauthenticated', { route: route.name, reason: authentication.reason, ip: deps.transport.clientIp(req) });
         const challenge: Record<string, string> = route.scheme === 'basic' ? { 'WWW-Authenticate': 'Basic realm="WooCommerce REST API"' } : {};
         return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, challenge);
@@ -60,8 +73,16 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
       }
       await handler(req, res, identity);
     } catch (error) {
+      if (error instanceof PasswordChecksBusyError) {
+        deps.log.warn('staff_password_checks_busy', { route: route.name, ip: deps.transport.clientIp(req) });
+        if (!res.headersSent) sendError(res, 503, 'service_unavailable', 'Too many sign-ins are being checked; try again shortly.', {}, { 'Retry-After': '5' });
+        return;
+      }
       deps.log.error('staff_request_failed', { route: route.name, method: req.method, error });
       if (!res.headersSent) sendError(res, 500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+    } finally {
+      // Anything but a failed authentication gives the place back.
+      reservation.released();
     }
   };
 }
@@ -70,11 +91,11 @@ export type JsonBody = { ok: true; body: Record<string, unknown> } | { ok: false
 
 /** The JSON object body; an empty body is `{}`. */
 export async function jsonBody(req: Request): Promise<JsonBody> {
-  const read = await readBody(req, BODY_LIMIT_BYTES);
+  const read = await readBody(req, STAFF_BODY_LIMIT_BYTES);
   if (!read.ok) return { ok: false, status: 413, code: 'payload_too_large', message: 'The body is too large.' };
   if (!read.bytes.length) return { ok: true, body: {} };
   const parsed = parseJsonObject(read.bytes);
-  return parsed.ok ? { ok: true, body: parsed.value } : { ok: false, status: 400, code: 'invalid_params', message: parsed.message, params: ['body'] };
+  return parsed.ok ? { ok: true, body: parsed.value } : { ok: false, status: 400, code: 'invalid_params', message: parsed.message, params: parsed.params };
 }
 
 export function sendBodyError(res: Response, failure: Extract<JsonBody, { ok: false }>): void {

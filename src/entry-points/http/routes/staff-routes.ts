@@ -5,6 +5,7 @@ import type { Logger } from '../../../logger';
 import { buildStaffServices } from '../../../staff-composition';
 import type { ShopData } from '../../../shop-data';
 import { EDIT_SHOP_ORDERS, MANAGE_WOOCOMMERCE } from '../../../staff-auth/staff-identity';
+import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import type { Transport } from '../transport';
 import { customerLookupRoute } from './customer-lookup.route';
 import { renewalDiscountHandlers } from './renewal-discounts.route';
@@ -16,6 +17,8 @@ export interface StaffRouteDeps {
   dataSource: DataSource;
   log: Logger;
   transport: Transport;
+  /** Failed staff authentications per client address. */
+  throttle: FailedAttemptThrottle;
   /** Pinned in tests; the real clock otherwise. */
   clock?: () => Date;
   /** The shop's repositories, shared with the rest of the API. */
@@ -29,7 +32,7 @@ export interface StaffRouteDeps {
  */
 export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps): void {
   const staff = buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock, deps.shop);
-  const guard = { authenticate: staff.authenticate, transport: deps.transport, log: deps.log };
+  const guard = { authenticate: staff.authenticate, transport: deps.transport, throttle: deps.throttle, log: deps.log };
   const basic = (name: string) => ({ name, scheme: 'basic' as const, capability: MANAGE_WOOCOMMERCE });
   const cookie = (name: string) => ({ name, scheme: 'cookie' as const, capability: EDIT_SHOP_ORDERS });
 
@@ -49,4 +52,5 @@ export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps
   server.get('/renewal-discounts/v1/discounts', staffRoute(guard, basic('discounts'), discounts.list));
   server.post('/renewal-discounts/v1/discounts', staffRoute(guard, basic('create-discount'), discounts.create));
   server.get('/renewal-discounts/v1/discounts/:id', staffRoute(guard, basic('discount'), discounts.one));
+  server.del('/renewal-discounts/v1/discounts/:id', staffRoute(guard, basic('cancel-discount'), discounts.cancel));
 }

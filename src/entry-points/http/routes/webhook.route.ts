@@ -2,6 +2,8 @@ import type { Request, Response } from 'restify';
 import type { PaymentHub } from '../../../composition';
 import { readBody, sendError, sendJson } from '../http-io';
 
+export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+
 /** POST /payment-hub/v1/webhook/{provider}: the signature first, then store (card gateway) or act (mobile wallet). */
 export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' | 'receiveMobileWalletWebhook'>) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -9,7 +11,7 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
     if (provider !== 'card_gateway' && provider !== 'mobile_wallet') {
       return sendError(res, 404, 'unknown_provider', `Unknown payment provider "${String(provider).slice(0, 40)}".`);
     }
-    const body = await readBody(req, 1024 * 1024);
+    const body = await readBody(req, WEBHOOK_BODY_LIMIT_BYTES);
     if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
 
     if (provider === 'card_gateway') {
@@ -18,6 +20,7 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
         case 'stored': return sendJson(res, 200, { status: 'accepted', id: outcome.id });
         case 'duplicate': return sendJson(res, 200, { status: 'duplicate' });
         case 'invalid_signature': return sendError(res, 401, 'invalid_signature', 'The webhook signature does not verify.');
+        case 'malformed': return sendError(res, 400, 'invalid_params', `Not a card gateway event that can be stored: ${outcome.params.join(', ')}.`, { params: outcome.params });
         case 'database_unavailable': return sendError(res, 503, 'service_unavailable', 'The webhook could not be stored; send it again.', {}, { 'Retry-After': '30' });
       }
     }

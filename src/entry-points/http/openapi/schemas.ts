@@ -1,0 +1,317 @@
+/**
+ * JSON Schemas (2020-12, as OpenAPI 3.1 uses them) of what the routes take and answer. The limits come
+ * from the constants the handlers check with, so a changed limit changes the document too; the tests
+ * validate real answers against these schemas, so a changed answer shape fails there.
+ */
+import {
+  CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_AGREEMENT_EVENTS, MOBILE_WALLET_CHARGE_EVENTS,
+} from '../../../payments/providers/events';
+import { DISCOUNT_SCHEMES } from '../../../renewal-discounts/discount-schemes';
+import { MAX_CREATED_VIA } from '../../../renewal-discounts/renewal-discounts.use-case';
+import { MAX_REASONS_PER_REQUEST } from '../../../subscriptions/cancellation-reasons.use-case';
+import { ORDER_STATUS_FIELD_MAX_LENGTH } from '../routes/order-status.route';
+
+export type Schema = Record<string, unknown>;
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+const dateTime: Schema = { type: 'string', format: 'date-time', description: 'ISO 8601 in the shop\'s time zone, with its offset.' };
+const gmtDateTime: Schema = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS` as WordPress stores it.' };
+const decimal: Schema = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'A decimal as text, with the shop\'s price decimals.' };
+/** A positive ID: a JSON number, or a digit string as WordPress coerces it. */
+const idInput: Schema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\s*\\d{1,15}\\s*$' }] };
+
+export const components: Record<string, Schema> = {
+  Error: {
+    type: 'object',
+    description: 'Every refusal and failure, on every route.',
+    required: ['code', 'message', 'data'],
+    additionalProperties: false,
+    properties: {
+      code: { type: 'string', description: 'Stable, machine-readable.' },
+      message: { type: 'string', description: 'For people; may change.' },
+      data: {
+        type: 'object',
+        required: ['status'],
+        properties: {
+          status: { type: 'integer', description: 'The HTTP status again.' },
+          params: { type: 'array', items: { type: 'string' }, description: 'With `invalid_params` (and `params_must_be_in_body`): each field at fault.' },
+          invalid_ids: { type: 'array', items: { type: 'integer' }, description: 'Cancellation reason IDs that are not published reasons.' },
+          subscription_status: { type: 'string', description: 'With `invalid_state`: the subscription\'s status.' },
+        },
+      },
+    },
+  },
+
+  OrderStatusRequest: {
+    type: 'object',
+    description: '`order_number` and at least one of `email` and `phone`; a match on either is enough. Empty strings count as missing.',
+    required: ['order_number'],
+    anyOf: [{ required: ['email'] }, { required: ['phone'] }],
+    properties: {
+      order_number: { anyOf: [{ type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH }, { type: 'integer', minimum: 1 }] },
+      email: { type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH },
+      phone: { type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH, description: 'Compared after normalisation: `+45`, spaces and dashes do not matter.' },
+    },
+  },
+
+  OrderStatus: {
+    type: 'object',
+    description: 'The order as the helpdesk sees it. A site filter (`helpdesk_order_status_data`) may add, change or remove fields.',
+    required: [
+      'order_number', 'status', 'date_created', 'date_paid', 'date_completed', 'needs_payment', 'payment_method_title', 'total', 'currency',
+      'item_count', 'shipping_method', 'shipping_country', 'is_refunded', 'estimated_delivery', 'tracking',
+    ],
+    properties: {
+      order_number: { type: 'string', description: 'As the customer knows it (a sequential numbering plugin\'s number when one is active).' },
+      status: { type: 'string', description: 'WooCommerce\'s status without `wc-`: `pending`, `processing`, `completed`, ...' },
+      date_created: nullable(dateTime),
+      date_paid: nullable(dateTime),
+      date_completed: nullable(dateTime),
+      needs_payment: { type: 'boolean' },
+      payment_method_title: { type: 'string' },
+      total: decimal,
+      currency: { type: 'string' },
+      item_count: { type: 'integer', minimum: 0 },
+      shipping_method: { type: 'string', description: 'The shipping lines\' titles, comma-separated.' },
+      shipping_country: { type: 'string' },
+      is_refunded: { type: 'boolean' },
+      estimated_delivery: {
+        anyOf: [{ type: 'string', minLength: 1 }, { type: 'null' }],
+        description: '`YYYY-MM-DD`, or null when there is no estimate; a site filter may put other text here.',
+      },
+      tracking: {
+        type: 'object',
+        description: '`{}` when the order has no shipping label, `{tracking_url}` when it has.',
+        additionalProperties: false,
+        properties: { tracking_url: { type: 'string', minLength: 1 } },
+      },
+    },
+  },
+
+  CustomerSubscription: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'status', 'start_date', 'next_payment_date', 'end_date', 'auto_reactivation_date', 'recurring_total', 'currency', 'billing_period', 'billing_interval', 'payment_method_title', 'items'],
+    properties: {
+      id: { type: 'integer' },
+      status: { type: 'string' },
+      start_date: nullable(dateTime),
+      next_payment_date: nullable(dateTime),
+      end_date: nullable(dateTime),
+      auto_reactivation_date: { ...nullable(dateTime), description: 'Set while the subscription is paused.' },
+      recurring_total: decimal,
+      currency: { type: 'string' },
+      billing_period: { type: 'string' },
+      billing_interval: { type: 'integer' },
+      payment_method_title: { type: 'string' },
+      items: {
+        type: 'array',
+        items: { type: 'object', additionalProperties: false, required: ['name', 'quantity'], properties: { name: { type: 'string' }, quantity: { type: 'integer' } } },
+      },
+    },
+  },
+
+  Customer: {
+    type: 'object',
+    description: 'The customer as the helpdesk\'s end user (Dixa\'s field names beside the plain ones), with the ten newest orders and the subscriptions.',
+    additionalProperties: false,
+    required: ['name', 'email', 'phone', 'displayName', 'firstName', 'lastName', 'phoneNumber', 'externalId', 'additionalEmails', 'additionalPhoneNumbers', 'orders', 'subscriptions'],
+    properties: {
+      name: { type: 'string' },
+      email: nullable({ type: 'string' }),
+      phone: { ...nullable({ type: 'string' }), description: 'E.164 when the stored number could be read, otherwise as stored.' },
+      displayName: { type: 'string' },
+      firstName: { type: 'string' },
+      lastName: { type: 'string' },
+      phoneNumber: nullable({ type: 'string' }),
+      externalId: { ...nullable({ type: 'string' }), description: 'The WooCommerce customer (user) ID; null for a guest.' },
+      additionalEmails: { type: 'array', items: { type: 'string' } },
+      additionalPhoneNumbers: { type: 'array', items: { type: 'string' } },
+      orders: {
+        type: 'array',
+        maxItems: 10,
+        items: { allOf: [ref('OrderStatus'), { type: 'object', required: ['id'], properties: { id: { type: 'integer' } } }] },
+      },
+      subscriptions: { type: 'array', items: ref('CustomerSubscription') },
+    },
+  },
+
+  NoCustomer: { type: 'object', maxProperties: 0, description: 'Nothing matches.' },
+
+  CancellationReason: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'title', 'slug'],
+    properties: { id: { type: 'integer', description: 'The `cancellation_reason` post\'s ID.' }, title: { type: 'string' }, slug: { type: 'string' } },
+  },
+
+  RecordedCancellationReason: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'subscription_id', 'date', 'date_gmt', 'reason_id', 'title', 'slug'],
+    properties: {
+      id: { type: 'integer' },
+      subscription_id: { type: 'integer' },
+      date: { type: 'string', description: 'In the shop\'s local time, `YYYY-MM-DD HH:MM:SS`.' },
+      date_gmt: gmtDateTime,
+      reason_id: { type: 'integer' },
+      title: { type: 'string' },
+      slug: { type: 'string' },
+    },
+  },
+
+  RecordCancellationReasonsRequest: {
+    type: 'object',
+    required: ['reason_post_ids'],
+    properties: {
+      reason_post_ids: { type: 'array', minItems: 1, maxItems: MAX_REASONS_PER_REQUEST, items: idInput, description: 'Published `cancellation_reason` post IDs; all are recorded or none.' },
+    },
+  },
+
+  PauseRequest: {
+    type: 'object',
+    required: ['end_date'],
+    properties: { end_date: { type: 'string', format: 'date', description: 'A future date, in the shop\'s calendar; the subscription is active again then.' } },
+  },
+
+  SubscriptionState: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'status', 'next_payment_date', 'auto_reactivation_date'],
+    properties: {
+      id: { type: 'integer' },
+      status: { type: 'string' },
+      next_payment_date: nullable(dateTime),
+      auto_reactivation_date: nullable(dateTime),
+    },
+  },
+
+  DiscountScheme: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'label', 'amount_type', 'max', 'decimals'],
+    properties: {
+      id: { enum: Object.keys(DISCOUNT_SCHEMES) },
+      label: { type: 'string' },
+      amount_type: { enum: [...new Set(Object.values(DISCOUNT_SCHEMES).map((scheme) => scheme.amount_type))], description: '`currency`: money in the subscription\'s currency; `percent`: a share of the renewal.' },
+      max: { ...nullable({ type: 'number' }), description: 'Null when bounded only by the subscription\'s recurring total.' },
+      decimals: { ...nullable({ type: 'integer' }), description: 'Null for money, which follows the shop\'s price decimals.' },
+    },
+  },
+
+  DiscountType: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'slug', 'name', 'description', 'scheme'],
+    properties: { id: { type: 'integer' }, slug: { type: 'string' }, name: { type: 'string' }, description: nullable({ type: 'string' }), scheme: ref('DiscountScheme') },
+  },
+
+  CreateDiscountRequest: {
+    type: 'object',
+    required: ['subscription', 'type', 'amount'],
+    properties: {
+      subscription: { ...idInput, description: 'A subscription of the shop that still renews.' },
+      type: { ...idInput, description: 'A discount type ID (`GET /renewal-discounts/v1/renewal-discount-types`).' },
+      amount: {
+        anyOf: [{ type: 'number', exclusiveMinimum: 0 }, { type: 'string', pattern: '^\\s*\\d{1,18}(\\.\\d{1,8})?\\s*$' }],
+        description: 'Positive; a percentage at most 100 with at most two decimals, money at most the recurring total with the shop\'s price decimals.',
+      },
+      created_via: { anyOf: [{ type: 'string', minLength: 1, maxLength: MAX_CREATED_VIA }, { type: 'null' }], description: 'Default `rest`.' },
+      order: { anyOf: [idInput, { type: 'null' }], description: 'The subscription\'s parent or one of its renewal orders.' },
+    },
+  },
+
+  Discount: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'subscription', 'order', 'type', 'amount', 'currency', 'status', 'applied_amount', 'date_applied_gmt', 'created_via', 'created_by', 'date_created', 'date_created_gmt', 'order_edit_url'],
+    properties: {
+      id: { type: 'integer' },
+      subscription: { type: 'integer' },
+      order: nullable({ type: 'integer' }),
+      type: { anyOf: [ref('DiscountType'), { type: 'null' }], description: 'Null when the type row names a scheme this version does not know.' },
+      amount: decimal,
+      currency: { type: 'string' },
+      status: { type: 'string', enum: ['pending', 'applied', 'cancelled'], description: 'Pending until the next renewal order carries it (applied, `order` then that order), or cancelled.' },
+      applied_amount: { anyOf: [decimal, { type: 'null' }], description: 'What the renewal in `order` was lowered by; null until applied.' },
+      date_applied_gmt: nullable({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' }),
+      created_via: { type: 'string' },
+      created_by: { type: 'integer', description: 'The WordPress user ID of the staff member.' },
+      date_created: nullable(dateTime),
+      date_created_gmt: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' },
+      order_edit_url: { type: 'string', format: 'uri', description: 'WP admin\'s edit screen of the linked order, else of the subscription.' },
+    },
+  },
+
+  CardGatewayEvent: {
+    type: 'object',
+    description: 'A card gateway webhook delivery. `signature` is the lowercase hex HMAC-SHA256 of `timestamp + id` under the webhook secret.',
+    required: ['id', 'event_id', 'event_type', 'timestamp', 'signature'],
+    properties: {
+      id: { type: 'string' },
+      event_id: { type: 'string', minLength: 1, description: 'The same in every resend; the dedupe key.' },
+      event_type: { type: 'string', examples: [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS] },
+      timestamp: { type: 'string' },
+      signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
+      invoice: { type: 'string' },
+      transaction: { type: 'string' },
+      customer: { type: 'string' },
+      subscription: { type: 'string' },
+      payment_method: { type: 'string' },
+      payment_method_reference: { type: 'string' },
+      credit_note: { type: 'string' },
+      credit: { type: 'string' },
+    },
+  },
+
+  MobileWalletEvent: {
+    type: 'object',
+    description: 'A mobile wallet (Vipps MobilePay Recurring) webhook event, authenticated by the `Authorization: HMAC-SHA256 ...`, `x-ms-date` and `x-ms-content-sha256` headers.',
+    required: ['eventType'],
+    properties: {
+      eventType: { type: 'string', minLength: 1, examples: [...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS] },
+      agreementId: { type: 'string' },
+      chargeId: { type: 'string' },
+      occurred: { type: 'string' },
+      msn: { type: ['string', 'integer'] },
+    },
+  },
+
+  WebhookAccepted: {
+    oneOf: [
+      {
+        type: 'object', additionalProperties: false, required: ['status', 'id'],
+        properties: { status: { const: 'accepted' }, id: { type: 'integer', description: 'The stored webhook\'s ID (`payment-hub webhooks show --id`).' } },
+        description: 'Card gateway: stored PENDING, processed by the worker.',
+      },
+      { type: 'object', additionalProperties: false, required: ['status'], properties: { status: { const: 'duplicate' } }, description: 'Card gateway: this event was stored before; nothing changed.' },
+      {
+        type: 'object', additionalProperties: false, required: ['status', 'note'],
+        properties: { status: { enum: ['PROCESSED', 'SKIPPED'] }, note: { type: 'string' } },
+        description: 'Mobile wallet: handled in the request.',
+      },
+    ],
+  },
+
+  Health: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['status', 'db', 'redis', 'woocommerce'],
+    properties: {
+      status: { enum: ['ok', 'unavailable'] },
+      db: { enum: ['ok', 'down'] },
+      redis: { enum: ['ok', 'down'] },
+      woocommerce: {
+        description: 'Whether WooCommerce makes the order changes (`companion`) or the service writes them itself; `unknown` when it could not be read in time.',
+        anyOf: [
+          {
+            type: 'object', additionalProperties: false, required: ['mode', 'changes_waiting', 'changes_failed'],
+            properties: { mode: { enum: ['companion', 'no_companion'] }, changes_waiting: { type: 'integer', minimum: 0 }, changes_failed: { type: 'integer', minimum: 0 } },
+          },
+          { const: 'unknown' },
+        ],
+      },
+    },
+  },
+};

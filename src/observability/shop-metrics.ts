@@ -1,0 +1,67 @@
+import { Gauge, Registry } from 'prom-client';
+import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities';
+
+/** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
+export interface ShopMetricSources {
+  webhookCounts(): Promise<{ provider: string; status: string; count: number }[]>;
+  oldestPendingWebhookAgeSeconds(): Promise<number>;
+  retryCounts(): Promise<{ status: string; count: number }[]>;
+  changeBacklog(): Promise<{ waiting: number; failed: number }>;
+  queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
+}
+
+// Listed so that a status with no rows is a 0, not a missing series.
+const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
+const WEBHOOK_STATUSES: WebhookStatus[] = ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'];
+const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'];
+
+const within = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+
+/**
+ * The shop-wide state, read when /metrics is scraped (the same for every API process, so read once per
+ * scrape, not kept per process): webhooks by provider and status, the oldest PENDING one's age, the
+ * queue, dunning attempts by status and the WooCommerce hand-over backlog. A source that does not answer
+ * within `timeoutMs` leaves its series out and `sidecar_source_up{source}` at 0.
+ */
+export async function sampleShopMetrics(sources: ShopMetricSources, processes: number, timeoutMs = 2000): Promise<Registry> {
+  const registry = new Registry();
+  const registers = [registry];
+  const [webhooks, oldest, retries, backlog, queue] = await Promise.allSettled([
+    within(sources.webhookCounts(), timeoutMs),
+    within(sources.oldestPendingWebhookAgeSeconds(), timeoutMs),
+    within(sources.retryCounts(), timeoutMs),
+    within(sources.changeBacklog(), timeoutMs),
+    within(sources.queueCounts(), timeoutMs),
+  ]);
+
+  const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
+  const databaseUp = [webhooks, oldest, retries, backlog].every((result) => result.status === 'fulfilled');
+  up.set({ source: 'database' }, databaseUp ? 1 : 0);
+  up.set({ source: 'queue' }, queue.status === 'fulfilled' ? 1 : 0);
+  new Gauge({ name: 'sidecar_metrics_processes', help: 'API processes whose metrics this answer holds.', registers }).set(processes);
+
+  if (webhooks.status === 'fulfilled') {
+    const gauge = new Gauge({ name: 'sidecar_webhooks', help: 'Stored webhooks by provider and status (PENDING, PROCESSED, SKIPPED, FAILED).', labelNames: ['provider', 'status'], registers });
+    for (const provider of PROVIDERS) for (const status of WEBHOOK_STATUSES) gauge.set({ provider, status }, 0);
+    for (const row of webhooks.value) gauge.set({ provider: row.provider, status: row.status }, row.count);
+  }
+  if (oldest.status === 'fulfilled') {
+    new Gauge({ name: 'sidecar_webhook_oldest_pending_age_seconds', help: 'Age of the oldest PENDING webhook; 0 when none waits.', registers }).set(oldest.value);
+  }
+  if (queue.status === 'fulfilled') {
+    const gauge = new Gauge({ name: 'sidecar_webhook_queue_jobs', help: 'Jobs in the webhook queue (bee-queue) by state.', labelNames: ['state'], registers });
+    for (const [state, count] of Object.entries(queue.value)) gauge.set({ state }, count);
+  }
+  if (retries.status === 'fulfilled') {
+    const gauge = new Gauge({ name: 'sidecar_dunning_attempts', help: 'Dunning attempts (planned renewal payment retries) by status.', labelNames: ['status'], registers });
+    for (const status of RETRY_STATUSES) gauge.set({ status }, 0);
+    for (const row of retries.value) gauge.set({ status: row.status }, row.count);
+  }
+  if (backlog.status === 'fulfilled') {
+    const gauge = new Gauge({ name: 'sidecar_woocommerce_changes', help: 'Changes handed to WooCommerce that wait for its queue, or failed there.', labelNames: ['state'], registers });
+    gauge.set({ state: 'waiting' }, backlog.value.waiting);
+    gauge.set({ state: 'failed' }, backlog.value.failed);
+  }
+  return registry;
+}

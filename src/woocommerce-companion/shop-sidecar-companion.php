@@ -1,0 +1,311 @@
+<?php
+/**
+ * Plugin Name: Shop Sidecar companion
+ * Description: Applies the order and subscription changes the shop-sidecar service decides (payments, dunning, pauses) with WooCommerce's and WooCommerce Subscriptions' own calls, so e-mails, stock, Analytics, scheduled actions and every plugin's hooks follow as if WooCommerce had made the change itself.
+ * Version: 1.0.0
+ * Requires PHP: 7.4
+ *
+ * Install as a must-use plugin: copy this one file to wp-content/mu-plugins/.
+ *
+ * The service stores each change in the table {prefix}sidecar_woocommerce_changes and, in the same
+ * database transaction, schedules an Action Scheduler action `shop_sidecar_apply_change` with the row's
+ * ID. Action Scheduler (WooCommerce's own queue, run by WP-Cron) calls this plugin, which makes the
+ * change once. This plugin decides nothing: what happens, and when, the service has decided already.
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+const SHOP_SIDECAR_COMPANION_VERSION = 1;
+const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
+
+/**
+ * Tells the service the companion runs here (it hands changes over only then). Refreshed at most
+ * hourly, so a removed companion is noticed within the service's silence limit.
+ */
+add_action(
+	'init',
+	static function () {
+		$stated = json_decode( (string) get_option( SHOP_SIDECAR_COMPANION_OPTION, '' ), true );
+		if ( is_array( $stated ) && SHOP_SIDECAR_COMPANION_VERSION === ( $stated['version'] ?? null ) && time() - (int) ( $stated['seen'] ?? 0 ) < HOUR_IN_SECONDS ) {
+			return;
+		}
+		update_option(
+			SHOP_SIDECAR_COMPANION_OPTION,
+			wp_json_encode( array( 'version' => SHOP_SIDECAR_COMPANION_VERSION, 'seen' => time() ) ),
+			false
+		);
+	}
+);
+
+add_action( 'shop_sidecar_apply_change', 'shop_sidecar_apply_change', 10, 1 );
+
+/**
+ * Applies change $change_id, after any earlier change of the same order or subscription that is still
+ * waiting, so that two actions run out of order (or side by side) still apply in the order decided.
+ *
+ * @param int $change_id Row ID in {prefix}sidecar_woocommerce_changes.
+ * @throws Exception When the change cannot be applied; Action Scheduler records the message.
+ */
+function shop_sidecar_apply_change( $change_id ) {
+	global $wpdb;
+	$table  = $wpdb->prefix . 'sidecar_woocommerce_changes';
+	$change = $wpdb->get_row( $wpdb->prepare( "SELECT id, object_id FROM {$table} WHERE id = %d", $change_id ) );
+	if ( ! $change ) {
+		throw new Exception( "Shop sidecar change {$change_id} does not exist." );
+	}
+	$lock = 'shop_sidecar_' . $wpdb->prefix . $change->object_id;
+	if ( '1' !== (string) $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 30)', $lock ) ) ) {
+		throw new Exception( "Shop sidecar change {$change_id}: order {$change->object_id} is busy; try again." );
+	}
+	try {
+		$waiting = $wpdb->get_results(
+			$wpdb->prepare( "SELECT id, op, object_id, payload FROM {$table} WHERE object_id = %d AND id <= %d AND status = 'pending' ORDER BY id", $change->object_id, $change->id )
+		);
+		foreach ( $waiting as $row ) {
+			shop_sidecar_apply_one( $table, $row );
+		}
+	} finally {
+		$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $lock ) );
+	}
+}
+
+/**
+ * @param string $table The changes table.
+ * @param object $row   id, op, object_id, payload.
+ */
+function shop_sidecar_apply_one( $table, $row ) {
+	global $wpdb;
+	$claimed = $wpdb->query( $wpdb->prepare( "UPDATE {$table} SET status = 'applying', attempts = attempts + 1 WHERE id = %d AND status = 'pending'", $row->id ) );
+	if ( 1 !== $claimed ) {
+		return;
+	}
+	try {
+		$result = shop_sidecar_run_change( (string) $row->op, (int) $row->object_id, (array) json_decode( (string) $row->payload, true ) );
+		$wpdb->update( $table, array( 'status' => 'applied', 'result' => $result, 'applied_at' => current_time( 'mysql', true ) ), array( 'id' => $row->id ) );
+	} catch ( Throwable $error ) {
+		$wpdb->update( $table, array( 'status' => 'failed', 'result' => $error->getMessage(), 'applied_at' => current_time( 'mysql', true ) ), array( 'id' => $row->id ) );
+		throw new Exception( "Shop sidecar change {$row->id} ({$row->op} of #{$row->object_id}) failed: " . $error->getMessage(), 0, $error );
+	}
+}
+
+/**
+ * One change, made with the calls a payment gateway plugin or a shop manager would make.
+ *
+ * @return string What was done, stored with the change.
+ */
+function shop_sidecar_run_change( $op, $id, array $p ) {
+	switch ( $op ) {
+		case 'order_payment_failed':
+			$order = shop_sidecar_order( $id );
+			if ( $order->has_status( 'failed' ) ) {
+				// update_status() drops the note when the status does not change.
+				$order->add_order_note( $p['note'] );
+				return 'order already failed; noted';
+			}
+			$order->update_status( 'failed', $p['note'] );
+			return 'order failed';
+
+		case 'order_payment_authorized':
+			$order = shop_sidecar_order( $id );
+			if ( ! $order->has_status( array( 'pending', 'failed' ) ) ) {
+				return 'order is ' . $order->get_status() . '; left as it is';
+			}
+			$order->set_transaction_id( $p['transaction_id'] );
+			$order->update_status( 'on-hold', $p['note'] );
+			return 'order on hold';
+
+		case 'order_payment_complete':
+			$order    = shop_sidecar_order( $id );
+			$awaiting = apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order );
+			if ( ! $order->has_status( $awaiting ) ) {
+				return 'order is ' . $order->get_status() . '; left as it is';
+			}
+			$order->add_order_note( $p['note'] );
+			$order->payment_complete( $p['transaction_id'] );
+			return 'payment complete';
+
+		case 'order_refunded':
+			$order  = shop_sidecar_order( $id );
+			$amount = round( (float) $p['refunded_total'] - (float) $order->get_total_refunded(), wc_get_price_decimals() );
+			if ( $amount <= 0 ) {
+				return 'nothing more to refund';
+			}
+			$refund = wc_create_refund(
+				array(
+					'order_id'       => $id,
+					'amount'         => $amount,
+					'reason'         => $p['reason'],
+					'refund_payment' => false, // The provider has refunded already.
+					'restock_items'  => false, // Money back says nothing of goods back.
+				)
+			);
+			if ( is_wp_error( $refund ) ) {
+				throw new Exception( $refund->get_error_message() );
+			}
+			return 'refunded ' . $amount;
+
+		case 'subscription_pause':
+			$subscription = shop_sidecar_subscription( $id );
+			return shop_sidecar_as_user(
+				(int) $p['user_id'],
+				static function () use ( $subscription, $p ) {
+					if ( $subscription->has_status( 'on-hold' ) ) {
+						$subscription->add_order_note( $p['note'], 0, true );
+					} else {
+						$subscription->update_status( 'on-hold', $p['note'], true );
+					}
+					$subscription->update_dates( array( 'next_payment' => $p['next_payment'] ) );
+					$subscription->update_meta_data( '_schedule_auto_reactivation', $p['auto_reactivation'] );
+					$subscription->save();
+					return 'paused';
+				}
+			);
+
+		case 'subscription_activate':
+			$subscription = shop_sidecar_subscription( $id );
+			return shop_sidecar_as_user(
+				(int) $p['user_id'],
+				static function () use ( $subscription, $p ) {
+					$subscription->delete_meta_data( '_schedule_auto_reactivation' );
+					if ( ! $subscription->has_status( 'on-hold' ) || ! $subscription->can_be_updated_to( 'active' ) ) {
+						$subscription->save();
+						return 'subscription is ' . $subscription->get_status() . '; left as it is';
+					}
+					$subscription->update_status( 'active', $p['note'], (int) $p['user_id'] > 0 );
+					return 'active';
+				}
+			);
+	}
+	throw new Exception( "unknown change {$op}" );
+}
+
+/*
+ * Renewal discounts. Staff create them through the service (pending, in {prefix}sidecar_renewal_discounts).
+ * When Subscriptions creates a renewal order (scheduled payment, early or manual renewal) the pending
+ * discounts of its subscription lower that order before any gateway charges it: one negative fee line
+ * each, taxed by WooCommerce as it taxes a negative fee (split over the order's tax classes), the total
+ * lower by exactly the discount, never below zero. Each discount is then applied and linked to the order.
+ * The subscription itself is never changed, so later renewals are at the full price again.
+ */
+add_filter( 'wcs_renewal_order_created', 'shop_sidecar_apply_renewal_discounts', 20, 2 );
+add_action( 'woocommerce_subscription_status_cancelled', 'shop_sidecar_cancel_renewal_discounts' );
+add_action( 'woocommerce_subscription_status_expired', 'shop_sidecar_cancel_renewal_discounts' );
+
+/**
+ * @param WC_Order|mixed  $renewal      The renewal order Subscriptions just created.
+ * @param WC_Subscription $subscription Its subscription.
+ * @return WC_Order|mixed The same order, lowered by the subscription's pending discounts.
+ */
+function shop_sidecar_apply_renewal_discounts( $renewal, $subscription ) {
+	global $wpdb;
+	if ( ! $renewal instanceof WC_Order || ! is_object( $subscription ) ) {
+		return $renewal;
+	}
+	$table    = $wpdb->prefix . 'sidecar_renewal_discounts';
+	$types    = $wpdb->prefix . 'sidecar_renewal_discount_types';
+	$suppress = $wpdb->suppress_errors( true ); // The service's tables exist only once it has been migrated.
+	$pending  = $wpdb->get_results(
+		$wpdb->prepare( "SELECT d.id, d.amount, d.currency, t.scheme, t.name FROM {$table} d JOIN {$types} t ON t.id = d.type_id WHERE d.subscription_id = %d AND d.status = 'pending' ORDER BY d.id", $subscription->get_id() )
+	);
+	$wpdb->suppress_errors( $suppress );
+	if ( empty( $pending ) ) {
+		return $renewal;
+	}
+	$decimals = wc_get_price_decimals();
+	$base     = (float) $renewal->get_total();
+	foreach ( $pending as $discount ) {
+		// Claimed first: a discount is applied to one renewal only, whatever runs beside this request.
+		if ( 1 !== $wpdb->query( $wpdb->prepare( "UPDATE {$table} SET status = 'applying' WHERE id = %d AND status = 'pending'", $discount->id ) ) ) {
+			continue;
+		}
+		if ( 'percentage' !== $discount->scheme && $discount->currency !== $renewal->get_currency() ) {
+			// Money in another currency than the renewal's: kept for a renewal in its own currency.
+			$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET status = 'pending' WHERE id = %d", $discount->id ) );
+			continue;
+		}
+		$wanted  = 'percentage' === $discount->scheme ? $base * (float) $discount->amount / 100 : (float) $discount->amount;
+		$applied = min( round( $wanted, $decimals ), round( (float) $renewal->get_total(), $decimals ) );
+		if ( $applied > 0 ) {
+			shop_sidecar_add_discount_line( $renewal, $applied, $discount );
+		}
+		$now = current_time( 'mysql', true );
+		$wpdb->query(
+			$wpdb->prepare(
+				"UPDATE {$table} SET status = 'applied', order_id = %d, applied_amount = %s, applied_at = %s, updated_at = %s WHERE id = %d",
+				$renewal->get_id(),
+				wc_format_decimal( $applied, $decimals ),
+				$now,
+				$now,
+				$discount->id
+			)
+		);
+		/* translators: 1: discount ID, 2: discount type name, 3: amount, 4: currency */
+		$renewal->add_order_note( sprintf( 'Renewal discount #%1$d (%2$s) applied: %3$s %4$s.', $discount->id, $discount->name, wc_format_decimal( $applied, $decimals ), $renewal->get_currency() ) );
+	}
+	return $renewal;
+}
+
+/** One negative fee line lowering the order's total, taxes included, by exactly $amount. */
+function shop_sidecar_add_discount_line( WC_Order $order, $amount, $discount ) {
+	$decimals = wc_get_price_decimals();
+	$before   = (float) $order->get_total();
+	$tax      = (float) $order->get_total_tax();
+	// WooCommerce taxes a negative fee on top of its (net) total, in the order's own proportions.
+	$rate = $before - $tax > 0 ? $tax / ( $before - $tax ) : 0;
+	$fee  = new WC_Order_Item_Fee();
+	$fee->set_name( $discount->name );
+	$fee->set_tax_status( 'taxable' );
+	$fee->set_tax_class( '' );
+	$fee->set_total( -$amount / ( 1 + $rate ) );
+	$fee->add_meta_data( '_sidecar_renewal_discount', (int) $discount->id, true );
+	$order->add_item( $fee );
+	$order->calculate_totals();
+	// Taxes are rounded per line: nudge the net amount until the total is exactly what was asked.
+	for ( $attempt = 0; $attempt < 3; $attempt++ ) {
+		$off = round( (float) $order->get_total() - ( $before - $amount ), $decimals );
+		if ( 0.0 === (float) $off ) {
+			break;
+		}
+		$fee->set_total( (float) $fee->get_total() - $off / ( 1 + $rate ) );
+		$order->calculate_totals();
+	}
+	$fee->save();
+}
+
+/** A subscription that ends takes its pending discounts with it. */
+function shop_sidecar_cancel_renewal_discounts( $subscription ) {
+	global $wpdb;
+	$table    = $wpdb->prefix . 'sidecar_renewal_discounts';
+	$suppress = $wpdb->suppress_errors( true );
+	$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET status = 'cancelled', updated_at = %s WHERE subscription_id = %d AND status = 'pending'", current_time( 'mysql', true ), $subscription->get_id() ) );
+	$wpdb->suppress_errors( $suppress );
+}
+
+function shop_sidecar_order( $id ) {
+	$order = wc_get_order( $id );
+	if ( ! $order || 'shop_order' !== $order->get_type() ) {
+		throw new Exception( "order {$id} not found" );
+	}
+	return $order;
+}
+
+function shop_sidecar_subscription( $id ) {
+	$subscription = function_exists( 'wcs_get_subscription' ) ? wcs_get_subscription( $id ) : false;
+	if ( ! $subscription ) {
+		throw new Exception( "subscription {$id} not found" );
+	}
+	return $subscription;
+}
+
+/** Runs $work as the staff member who asked for it, so notes and status changes carry their name. */
+function shop_sidecar_as_user( $user_id, callable $work ) {
+	$previous = get_current_user_id();
+	if ( $user_id > 0 ) {
+		wp_set_current_user( $user_id );
+	}
+	try {
+		return $work();
+	} finally {
+		wp_set_current_user( $previous );
+	}
+}

@@ -1,0 +1,109 @@
+import test from 'ava';
+import { logger } from '../../src/logger';
+import { basic, request } from '../support/http-client';
+import { eventually } from '../support/payment-hub-fixture';
+import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let shop: TestShop;
+let api: RunningApi;
+let untrusted: RunningApi;
+let orderId: number;
+// The service's own logger writes JSON lines to stderr; this file keeps them to read them back.
+const logged: Record<string, any>[] = [];
+const writeToStderr = process.stderr.write;
+
+const lines = (match: Record<string, unknown>) => logged.filter((line) => Object.entries(match).every(([key, value]) => line[key] === value));
+/** The first line matching, once written (the access line is written as the answer's connection closes). */
+const lineOnceWritten = async (match: Record<string, unknown>): Promise<Record<string, any>> =>
+  (await eventually(async () => lines(match)[0] ?? null, 5000, JSON.stringify(match)))!;
+
+test.before(async () => {
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    for (const text of String(chunk).split('\n').filter(Boolean)) {
+      try { logged.push(JSON.parse(text)); } catch { /* not a log line */ }
+    }
+    return true;
+  }) as typeof process.stderr.write;
+  shop = await createTestShop('request_id', { hpos: true });
+  orderId = await shop.seeder.createOrder({ status: 'processing', total: '100', billing: { email: 'anna@example.dk', country: 'DK' } });
+  api = await startApi(shop.config(), logger);
+  untrusted = await startApi(shop.config({ TRUSTED_PROXIES: '10.9.9.9' }), logger);
+});
+
+test.after.always(async () => {
+  await Promise.allSettled([api?.stop(), untrusted?.stop()]);
+  await shop?.drop();
+  process.stderr.write = writeToStderr;
+});
+
+test('When a request comes without X-Request-Id, Then the answer carries a new UUID, a different one each time', async (t) => {
+  const [one, two] = [await request(api.url, 'GET', '/health'), await request(api.url, 'GET', '/health')];
+  t.regex(String(one.headers['x-request-id']), UUID);
+  t.regex(String(two.headers['x-request-id']), UUID);
+  t.not(one.headers['x-request-id'], two.headers['x-request-id']);
+});
+
+test('When a trusted proxy sends a sane X-Request-Id, Then the answer carries that one', async (t) => {
+  for (const id of ['abc', 'nginx-4f2a.9:17_x', 'a'.repeat(128)]) {
+    const res = await request(api.url, 'GET', '/health', { headers: { 'x-request-id': id } });
+    t.is(res.headers['x-request-id'], id);
+  }
+});
+
+test('When a trusted proxy sends an X-Request-Id that is not a sane token, Then the service makes its own', async (t) => {
+  for (const id of ['a'.repeat(129), 'two words', 'semi;colon', '{"json":1}', 'slash/ed', '']) {
+    const res = await request(api.url, 'GET', '/health', { headers: { 'x-request-id': id } });
+    t.regex(String(res.headers['x-request-id']), UUID, JSON.stringify(id));
+  }
+});
+
+test('When an address that is not a trusted proxy sends X-Request-Id, Then it is ignored', async (t) => {
+  const res = await request(untrusted.url, 'GET', '/health', { headers: { 'x-request-id': 'client-chosen-id' } });
+  t.is(res.status, 200);
+  t.regex(String(res.headers['x-request-id']), UUID);
+});
+
+test('When the answer is a refusal, of a route or of restify itself, Then it carries X-Request-Id too', async (t) => {
+  const answers = [
+    await request(api.url, 'GET', '/no/such/route'),
+    await request(api.url, 'DELETE', '/health'),
+    await request(api.url, 'POST', '/helpdesk/v1/order-status', { body: { order_number: '1', email: 'a@b.dk' } }),
+    await request(api.url, 'GET', '/metrics', { headers: { 'x-forwarded-for': '203.0.113.9' } }),
+  ];
+  t.deepEqual(answers.map((res) => res.status), [404, 405, 401, 403]);
+  for (const res of answers) t.regex(String(res.headers['x-request-id']), UUID);
+});
+
+test('When a request is answered, Then one http_request line logs its id, method, route, status, duration and client address', async (t) => {
+  const headers = { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.5', 'x-request-id': 'helpdesk-lookup-1' };
+  const res = await request(api.url, 'POST', '/helpdesk/v1/order-status', { headers, body: { order_number: String(orderId), email: 'nobody@example.dk' } });
+  t.is(res.status, 404);
+  const line = await lineOnceWritten({ event: 'http_request', requestId: 'helpdesk-lookup-1' });
+  t.like(line, { level: 'info', method: 'POST', route: '/helpdesk/v1/order-status', status: 404, clientIp: '203.0.113.5' });
+  t.true(typeof line.durationMs === 'number' && line.durationMs >= 15, `durationMs ${line.durationMs}: a failed lookup takes at least 15 ms`);
+  t.regex(line.time, /^\d{4}-\d{2}-\d{2}T/);
+  t.false('aborted' in line);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is(lines({ event: 'http_request', requestId: 'helpdesk-lookup-1' }).length, 1, 'one line per request');
+
+  await request(api.url, 'GET', '/renewal-discounts/v1/discounts/77', { headers: { 'x-request-id': 'unknown-discount' } });
+  const staffLine = await lineOnceWritten({ event: 'http_request', requestId: 'unknown-discount' });
+  t.like(staffLine, { route: '/renewal-discounts/v1/discounts/:id', status: 401, clientIp: '127.0.0.1' }, 'the registered route, not the path asked for');
+});
+
+test('When handling a request logs events, Then each line carries that request\'s id, even among concurrent requests', async (t) => {
+  const ids = Array.from({ length: 8 }, (_, i) => `concurrent-${i}`);
+  // Staff routes without credentials log `staff_request_unauthenticated` after awaiting the authentication.
+  await Promise.all(ids.map((id, i) => request(api.url, 'GET', '/shop/v3/helpdesk/v1/list?email=a%40b.dk', {
+    headers: { 'x-request-id': id, 'x-forwarded-proto': 'https', 'x-forwarded-for': `198.51.100.${i + 1}` },
+  })));
+  for (const [i, id] of ids.entries()) {
+    const events = lines({ event: 'staff_request_unauthenticated', ip: `198.51.100.${i + 1}` });
+    t.is(events.length, 1);
+    t.is(events[0].requestId, id);
+  }
+  logger.info('outside_any_request');
+  t.false('requestId' in lines({ event: 'outside_any_request' })[0], 'a line written outside a request has no request id');
+});

@@ -1,0 +1,139 @@
+import test from 'ava';
+import type { PaymentHub } from '../../src/composition';
+import { setOption } from '../../src/demo/woocommerce-schema';
+import { hposIsAuthoritative, settingsFromOptions } from '../../src/data-access/shop-settings-repository';
+import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
+import { openHub } from '../support/payment-hub-fixture';
+import { createTestShop, type TestShop } from '../support/test-shop';
+
+// With the companion plugin in WordPress, the service decides and WooCommerce writes: these check the
+// hand-over through the service's own surface, with no PHP. test/woocommerce runs the real plugins.
+
+const HOUR = 3600_000;
+let shop: TestShop;
+let card: FakeCardGateway;
+let now = new Date('2026-11-23T08:00:00Z');
+const clock = () => now;
+
+const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+const changesOf = (objectId: number) => q(`SELECT * FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? ORDER BY id`, [objectId]);
+const statusOf = async (id: number) => (await q(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0].post_status;
+const notesOf = (id: number) => q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [id]);
+
+async function companionSeen(at: Date) {
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen: Math.floor(at.getTime() / 1000) }), 'no');
+}
+
+async function processCardGatewayEvent(hub: PaymentHub, event: CardGatewayDeliveryEvent) {
+  const delivery = cardGatewayDelivery(event, card.webhookSecret);
+  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), event.event_type, delivery.body);
+  if (stored.kind !== 'stored') throw new Error('not stored');
+  return hub.processCardGatewayWebhook.execute(stored.id);
+}
+
+test.before(async () => {
+  shop = await createTestShop('handover', { hpos: false });
+  card = new FakeCardGateway();
+  await card.start();
+  await companionSeen(new Date());
+});
+
+test.after.always(async () => {
+  await card?.stop();
+  await shop?.drop();
+});
+
+async function renewalOrder() {
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+  return { subscriptionId, orderId, handle: `order-${orderId}` };
+}
+
+test.serial('When a renewal payment fails, Then WooCommerce is asked to fail the order in the same transaction, the shop rows are left to it, and the retry is planned', async (t) => {
+  const hub = await openHub(shop.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey }), clock);
+  try {
+    const { subscriptionId, orderId, handle } = await renewalOrder();
+    card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-h', error: 'insufficient_funds', error_state: 'soft_declined' });
+    t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle }), { kind: 'done', status: 'PROCESSED' });
+
+    const [change] = await changesOf(orderId);
+    t.like(change, { op: 'order_payment_failed', status: 'pending' });
+    t.deepEqual(JSON.parse(change.payload), { note: `Payment ${handle} failed: insufficient_funds, code insufficient_funds, soft_declined.` });
+    const [action] = await q(
+      `SELECT a.hook, a.status, a.args, a.priority, a.scheduled_date_gmt, g.slug FROM ${shop.prefix}actionscheduler_actions a
+       JOIN ${shop.prefix}actionscheduler_groups g ON g.group_id = a.group_id WHERE a.action_id = ?`, [change.action_id]);
+    t.deepEqual(action, { hook: 'shop_sidecar_apply_change', status: 'pending', args: `[${change.id}]`, priority: 5, scheduled_date_gmt: '2026-11-23 08:00:00', slug: 'shop-sidecar' });
+
+    t.is(await statusOf(orderId), 'wc-pending', 'WooCommerce changes the order, not the service');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    // Dunning's own notes are the service's, written directly (a deliberate difference, README).
+    t.deepEqual(await notesOf(orderId), [{ comment_content: 'Payment retry 1 of 5 scheduled for 2026-11-23 20:00:00.000 UTC.' }]);
+    const retries = await q(`SELECT attempt, status FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [orderId]);
+    t.deepEqual(retries, [{ attempt: 1, status: 'PENDING' }], 'the subscription is about to be on hold, so dunning goes on');
+
+    // Settled later: WooCommerce completes the order, after the failure it was handed first.
+    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-h' });
+    t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { kind: 'done', status: 'PROCESSED' });
+    const changes = await changesOf(orderId);
+    t.deepEqual(changes.map((row) => row.op), ['order_payment_failed', 'order_payment_complete']);
+    t.deepEqual(JSON.parse(changes[1].payload), { transaction_id: handle, note: `Payment ${handle} captured.` });
+
+    // A repeat of the event changes nothing and asks nothing more.
+    t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { kind: 'done', status: 'SKIPPED' });
+    t.is((await changesOf(orderId)).length, 2);
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When a renewal of a subscription pending cancellation fails, Then no retry is planned', async (t) => {
+  const hub = await openHub(shop.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey }), clock);
+  try {
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'pending-cancel', total: '99.00', endGmt: new Date(now.getTime() + 240 * HOUR) });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 9900, customer: 'cust-h', error: 'insufficient_funds', error_state: 'soft_declined' });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: `order-${orderId}` });
+    t.deepEqual((await changesOf(orderId)).map((row) => row.op), ['order_payment_failed']);
+    t.deepEqual(await q(`SELECT * FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [orderId]), []);
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the invoice is refunded in two parts, Then each event asks WooCommerce for the refunded total so far', async (t) => {
+  const hub = await openHub(shop.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey }), clock);
+  try {
+    const orderId = await shop.seeder.createOrder({ status: 'processing', total: '300.00', currency: 'DKK' });
+    const handle = `order-${orderId}`;
+    card.setInvoice(handle, { state: 'settled', amount: 30000, customer: 'cust-r', refunded_amount: 10000 });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_refund', invoice: handle });
+    card.setInvoice(handle, { state: 'settled', amount: 30000, customer: 'cust-r', refunded_amount: 25000 });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_refund', invoice: handle });
+    const changes = await changesOf(orderId);
+    t.deepEqual(changes.map((row) => [row.op, JSON.parse(row.payload).refunded_total]), [['order_refunded', '100.00'], ['order_refunded', '250.00']]);
+    t.is(await statusOf(orderId), 'wc-processing');
+  } finally {
+    await hub.close();
+  }
+});
+
+test('WooCommerce\'s own rule for which store is authoritative, by version', (t) => {
+  const options = (entries: Record<string, string>) => new Map(Object.entries(entries));
+  t.false(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'no' })));
+  t.true(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'yes' })), 'an unknown version is a current one');
+  t.true(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'yes', woocommerce_version: '10.0.2', woocommerce_feature_custom_order_tables_enabled: 'no' })));
+  t.false(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'yes', woocommerce_version: '7.9.0' })), 'before 8.1 the feature had to be on too');
+  t.false(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'yes', woocommerce_version: '8.0.3', woocommerce_feature_custom_order_tables_enabled: 'no' })));
+  t.true(hposIsAuthoritative(options({ woocommerce_custom_orders_table_enabled: 'yes', woocommerce_version: '7.9.0', woocommerce_feature_custom_order_tables_enabled: 'yes' })));
+});
+
+test('The companion counts as present while it has been heard from within three days', (t) => {
+  const at = new Date('2026-11-23T08:00:00Z');
+  const seen = (daysAgo: number, version = 1) => new Map([['shop_sidecar_companion', JSON.stringify({ version, seen: at.getTime() / 1000 - daysAgo * 86400 })]]);
+  t.true(settingsFromOptions(seen(0), at).companion);
+  t.true(settingsFromOptions(seen(2.9), at).companion);
+  t.false(settingsFromOptions(seen(3.1), at).companion, 'a removed companion is noticed');
+  t.false(settingsFromOptions(seen(0, 2), at).companion, 'a version the service does not know is not used');
+  t.false(settingsFromOptions(new Map([['shop_sidecar_companion', 'not json']]), at).companion);
+  t.false(settingsFromOptions(new Map(), at).companion);
+});

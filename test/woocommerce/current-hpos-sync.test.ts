@@ -1,0 +1,3 @@
+import { serviceMatchesWooCommerce } from './service-matches-woocommerce';
+
+serviceMatchesWooCommerce('current', 'hpos-sync');

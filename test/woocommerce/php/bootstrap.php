@@ -1,0 +1,134 @@
+<?php
+/**
+ * Test-only WordPress bootstrap for one shop: stands in for wp-config.php (Debian's reads /etc/wordpress), so
+ * the same WordPress tree serves many shops, each with its own database and wp-content folder.
+ *
+ * Environment (set by test/woocommerce/support/woocommerce-shop.ts):
+ *   SIDECAR_WP_DIR       WordPress tree (the folder with wp-settings.php)
+ *   SIDECAR_WC_DIR       unpacked WooCommerce plugin folder
+ *   SIDECAR_WCS_DIR      unpacked WooCommerce Subscriptions plugin folder
+ *   SIDECAR_SITE_DIR     this shop's own folder; wp-content is made inside it
+ *   SIDECAR_DB_NAME      this shop's database
+ *   SIDECAR_DB_PREFIX    table prefix (default wp_)
+ *   SIDECAR_DB_HOST/USER/PASSWORD   default 127.0.0.1:3306, root, no password
+ *   SIDECAR_COMPANION    optional PHP file loaded as a must-use plugin (e.g. the shop's own companion plugin)
+ *   SIDECAR_SALT_<NAME>  optional override of a salt constant (AUTH_KEY ... NONCE_SALT)
+ *
+ * Define SIDECAR_INSTALLING before requiring this file to load WordPress before its tables exist.
+ */
+
+function sidecar_env( string $name, ?string $default = null ): string {
+	$value = getenv( $name );
+	if ( false === $value || '' === $value ) {
+		if ( null === $default ) {
+			fwrite( STDERR, "bootstrap.php: environment variable $name is not set\n" );
+			exit( 2 );
+		}
+		return $default;
+	}
+	return $value;
+}
+
+/** Makes $link a symlink to $target unless it already is one (a changed release gets a new target). */
+function sidecar_link( string $target, string $link ): void {
+	if ( is_link( $link ) && readlink( $link ) === $target ) {
+		return;
+	}
+	if ( is_link( $link ) || file_exists( $link ) ) {
+		unlink( $link );
+	}
+	if ( ! symlink( $target, $link ) ) {
+		fwrite( STDERR, "bootstrap.php: cannot link $link to $target\n" );
+		exit( 2 );
+	}
+}
+
+/** The per-shop wp-content: plugins link to the unpacked releases, must-use plugins to the test plugins. */
+function sidecar_prepare_content( string $content ): void {
+	// themes/ too: without a theme folder WordPress warns on every wp_is_block_theme() call.
+	foreach ( array( "$content/plugins", "$content/mu-plugins", "$content/uploads", "$content/themes" ) as $dir ) {
+		if ( ! is_dir( $dir ) && ! mkdir( $dir, 0777, true ) && ! is_dir( $dir ) ) {
+			fwrite( STDERR, "bootstrap.php: cannot create $dir\n" );
+			exit( 2 );
+		}
+	}
+	sidecar_link( rtrim( sidecar_env( 'SIDECAR_WC_DIR' ), '/' ), "$content/plugins/woocommerce" );
+	sidecar_link( rtrim( sidecar_env( 'SIDECAR_WCS_DIR' ), '/' ), "$content/plugins/woocommerce-subscriptions" );
+	foreach ( array( 'sidecar-test-recorder.php', 'sidecar-test-gateways.php' ) as $file ) {
+		sidecar_link( __DIR__ . "/mu-plugins/$file", "$content/mu-plugins/$file" );
+	}
+	// The companion is named by the test, so it may differ between runs of the same shop folder.
+	$companion = getenv( 'SIDECAR_COMPANION' );
+	$link      = "$content/mu-plugins/zz-sidecar-companion.php";
+	if ( $companion ) {
+		$real = realpath( $companion );
+		if ( false === $real ) {
+			fwrite( STDERR, "bootstrap.php: SIDECAR_COMPANION $companion does not exist\n" );
+			exit( 2 );
+		}
+		sidecar_link( $real, $link );
+	} elseif ( is_link( $link ) ) {
+		unlink( $link );
+	}
+}
+
+$sidecar_site    = rtrim( sidecar_env( 'SIDECAR_SITE_DIR' ), '/' );
+$sidecar_content = "$sidecar_site/wp-content";
+sidecar_prepare_content( $sidecar_content );
+
+define( 'ABSPATH', rtrim( sidecar_env( 'SIDECAR_WP_DIR' ), '/' ) . '/' );
+define( 'DB_NAME', sidecar_env( 'SIDECAR_DB_NAME' ) );
+define( 'DB_USER', sidecar_env( 'SIDECAR_DB_USER', 'root' ) );
+define( 'DB_PASSWORD', (string) getenv( 'SIDECAR_DB_PASSWORD' ) );
+define( 'DB_HOST', sidecar_env( 'SIDECAR_DB_HOST', '127.0.0.1:3306' ) );
+define( 'DB_CHARSET', 'utf8mb4' );
+define( 'DB_COLLATE', '' );
+$table_prefix = sidecar_env( 'SIDECAR_DB_PREFIX', 'wp_' ); // phpcs:ignore WordPress.WP.GlobalVariablesOverride
+
+define( 'WP_CONTENT_DIR', $sidecar_content );
+define( 'WP_PLUGIN_DIR', "$sidecar_content/plugins" );
+define( 'WPMU_PLUGIN_DIR', "$sidecar_content/mu-plugins" );
+// URLs are never fetched (no web server); they only have to be stable, like the site URL the install sets.
+define( 'WP_CONTENT_URL', 'https://shop.example.dk/wp-content' );
+
+// Errors go to stderr, never into the JSON on stdout. WordPress' fatal error page would print HTML to stdout
+// and try to mail the admin: PHP's own handling (message on stderr, exit 255) is what the TS side reads.
+define( 'WP_DEBUG', true );
+define( 'WP_DEBUG_DISPLAY', false );
+define( 'WP_DEBUG_LOG', 'php://stderr' );
+define( 'WP_DISABLE_FATAL_ERROR_HANDLER', true );
+ini_set( 'display_errors', 'stderr' );
+ini_set( 'log_errors', '1' );
+ini_set( 'error_log', 'php://stderr' );
+
+// Time-driven work runs only when a test asks for it (driver.php run_actions), never on its own.
+define( 'DISABLE_WP_CRON', true );
+// No internet: a request to the outside fails at once instead of waiting for a time-out. Local servers a test
+// starts (webhook receivers on 127.0.0.1) stay reachable.
+define( 'WP_HTTP_BLOCK_EXTERNAL', true );
+define( 'AUTOMATIC_UPDATER_DISABLED', true );
+define( 'WP_AUTO_UPDATE_CORE', false );
+define( 'WP_MEMORY_LIMIT', '512M' );
+define( 'WP_MAX_MEMORY_LIMIT', '512M' );
+
+// Fixed salts: test shops are throw-away and their cookies and nonces never leave the machine. The TS side
+// passes the ones the service's tests use (SIDECAR_SALT_LOGGED_IN_KEY...), so cookies made here verify there.
+foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT' ) as $sidecar_salt ) {
+	define( $sidecar_salt, sidecar_env( "SIDECAR_SALT_$sidecar_salt", "sidecar-test-$sidecar_salt-0123456789abcdef" ) );
+}
+
+// wp-settings.php expects what a web request has.
+$_SERVER['HTTP_HOST']   = 'shop.example.dk';
+$_SERVER['SERVER_NAME'] = 'shop.example.dk';
+$_SERVER['REQUEST_URI'] = '/';
+$_SERVER['HTTPS']       = 'on';
+if ( ! isset( $_SERVER['REQUEST_METHOD'] ) ) {
+	$_SERVER['REQUEST_METHOD'] = 'GET';
+}
+
+if ( defined( 'SIDECAR_INSTALLING' ) ) {
+	// Before wp_install() there are no tables: without this WordPress would redirect to install.php and exit.
+	define( 'WP_INSTALLING', true );
+}
+
+require_once ABSPATH . 'wp-settings.php';
