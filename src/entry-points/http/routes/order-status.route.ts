@@ -2,7 +2,7 @@ import type { Request, Response } from 'restify';
 import type { LookupOrderStatus } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { errorBody, parseJsonObject, queryNames, readBody, sendError, sendJson, sendText } from '../http-io';
+import { errorBody, parseJsonObject, queryNames, readBody, sendAttemptRefusal, sendError, sendJson, sendText } from '../http-io';
 import type { Transport } from '../transport';
 
 export interface OrderStatusRouteDeps {
@@ -13,6 +13,9 @@ export interface OrderStatusRouteDeps {
 }
 
 const LOOKUP_FIELDS = ['order_number', 'email', 'phone'] as const;
+/** The longest order number, email or phone the route reads (longer is 400 invalid_params). */
+export const ORDER_STATUS_FIELD_MAX_LENGTH = 320;
+export const ORDER_STATUS_BODY_LIMIT_BYTES = 16 * 1024;
 // One precomputed answer for "no such order" and "not yours": the same status and the same bytes.
 const NOT_FOUND = JSON.stringify(errorBody(404, 'order_not_found', 'No order matches that order number and contact detail.'));
 /**
@@ -21,6 +24,13 @@ const NOT_FOUND = JSON.stringify(errorBody(404, 'order_not_found', 'No order mat
  * missing one; the floor (well above a lookup's own time) hides that difference.
  */
 export const FAILED_LOOKUP_FLOOR_MS = 15;
+
+/** Node's timers may fire up to a millisecond early (the loop's clock is cached), so wait again until the moment has passed. */
+async function waitUntil(moment: number): Promise<void> {
+  for (let left = moment - performance.now(); left > 0; left = moment - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
+}
 
 type Refusal = { ok: false; status: number; code: string; message: string; params?: string[] };
 type Parsed = { ok: true; orderNumber: string; email?: string; phone?: string } | Refusal;
@@ -38,7 +48,7 @@ function parseOrderStatusRequest(body: Record<string, unknown>): Parsed {
   const text = (field: string, value: unknown): string | undefined => {
     if (value === undefined || value === null) return undefined;
     if (field === 'order_number' && typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-    if (typeof value !== 'string' || value.length > 320) {
+    if (typeof value !== 'string' || value.length > ORDER_STATUS_FIELD_MAX_LENGTH) {
       bad.push(field);
       return undefined;
     }
@@ -54,44 +64,65 @@ function parseOrderStatusRequest(body: Record<string, unknown>): Parsed {
   return { ok: true, orderNumber, email, phone };
 }
 
-/** POST /helpdesk/v1/order-status: HTTPS, Basic credentials, throttled failures, then the lookup. */
+/**
+ * What an attempt counts against, and what it is only checked against (README, "Failed attempts and
+ * the limit"). Every failed authentication counts against the client's address (an IPv6 /64), whatever
+ * user name it sends: a new name per request must be neither a new count nor a new Redis key. A wrong
+ * secret for the helpdesk key's name also counts against that key at that address, never the key alone,
+ * so nobody elsewhere can lock the helpdesk out. With the right credentials a failed lookup counts
+ * against the API key (SPEC 5.1 item 4); the address is then only checked, so a blocked address gets no
+ * answer that would tell a right secret from a wrong one.
+ */
+function attemptSubjects(credentials: StaticBasicCredentials, authorized: boolean, client: string, supplied: { user: string } | null): { counted: string[]; checked: string[] } {
+  const address = `ip:${client}`;
+  if (!supplied) return { counted: [address], checked: [] };
+  const keyHere = `key:${supplied.user}@${client}`;
+  if (authorized) return { counted: [`key:${supplied.user}`], checked: [address, keyHere] };
+  return { counted: credentials.namesKey(supplied.user) ? [address, keyHere] : [address], checked: [] };
+}
+
+/**
+ * POST /helpdesk/v1/order-status: HTTPS, then a place under the failed-attempt limit (taken before the
+ * credentials or the lookup are evaluated, given back when neither fails), Basic credentials, the lookup.
+ */
 export function orderStatusRoute({ transport, credentials, throttle, lookup }: OrderStatusRouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
     const arrived = performance.now();
     if (!transport.isHttps(req)) {
       return sendError(res, 401, 'unauthorized', 'This route is served over HTTPS only.');
     }
-    const supplied = parseBasicAuthorization(req.headers.authorization);
-    const subject = supplied ? `key:${supplied.user}` : `ip:${transport.clientIp(req)}`;
-    const state = throttle.state(subject);
-    if (state.kind === 'unavailable') {
-      return sendError(res, 503, 'service_unavailable', 'The service cannot check attempt limits right now; try again shortly.', {}, { 'Retry-After': '5' });
-    }
-    if (state.kind === 'blocked') {
-      return sendError(res, 429, 'rate_limited', 'Too many failed attempts; try again later.', {}, { 'Retry-After': String(state.retryAfterSeconds) });
-    }
-    if (!credentials.acceptsHeader(req.headers.authorization)) {
-      await throttle.recordFailure(subject);
-      return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
-    }
+    // Checked here, answered only once the attempt holds its place: the credentials decide what it counts against.
+    const authorized = credentials.acceptsHeader(req.headers.authorization);
+    const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), parseBasicAuthorization(req.headers.authorization));
+    const verdict = await throttle.reserve(subjects.counted, subjects.checked);
+    if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
+    const { reservation } = verdict;
+    try {
+      if (!authorized) {
+        await reservation.failed();
+        return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
+      }
 
-    const refuse = (refusal: Refusal) => sendError(res, refusal.status, refusal.code, refusal.message, refusal.params ? { params: refusal.params } : {});
-    const inQuery = queryStringRefusal(queryNames(req));
-    if (inQuery) return refuse(inQuery);
-    const body = await readBody(req, 16 * 1024);
-    if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
-    const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
-    if (!json.ok) return sendError(res, 400, 'invalid_params', json.message, { params: ['body'] });
-    const parsed = parseOrderStatusRequest(json.value);
-    if (!parsed.ok) return refuse(parsed);
+      const refuse = (refusal: Refusal) => sendError(res, refusal.status, refusal.code, refusal.message, refusal.params ? { params: refusal.params } : {});
+      const inQuery = queryStringRefusal(queryNames(req));
+      if (inQuery) return refuse(inQuery);
+      const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
+      if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
+      const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
+      if (!json.ok) return sendError(res, 400, 'invalid_params', json.message, { params: json.params });
+      const parsed = parseOrderStatusRequest(json.value);
+      if (!parsed.ok) return refuse(parsed);
 
-    const outcome = await lookup.execute(parsed);
-    if (outcome.kind === 'not_found') {
-      await throttle.recordFailure(subject);
-      const wait = arrived + FAILED_LOOKUP_FLOOR_MS - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      return sendText(res, 404, NOT_FOUND);
+      const outcome = await lookup.execute(parsed);
+      if (outcome.kind === 'not_found') {
+        await reservation.failed();
+        await waitUntil(arrived + FAILED_LOOKUP_FLOOR_MS);
+        return sendText(res, 404, NOT_FOUND);
+      }
+      sendJson(res, 200, outcome.data);
+    } finally {
+      // Anything but a failed attempt (an answer, a refused body, an error) gives the place back.
+      reservation.released();
     }
-    sendJson(res, 200, outcome.data);
   };
 }
