@@ -40,8 +40,8 @@ export class OrderWriteRepository {
     for (let attempt = 1; ; attempt += 1) {
       const connection = await this.pool.getConnection();
       try {
-        await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-        await connection.beginTransaction();
+        // Both in one round trip: the level applies to the transaction started right after it.
+        await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION');
         const result = await work(connection);
         await connection.commit();
         return result;

@@ -76,13 +76,15 @@ export class WebhookRepository {
    * when no other attempt holds it. Returns null when there is nothing to do.
    */
   async claim(id: number): Promise<WebhookRecord | null> {
-    const [result] = await this.pool.query<ResultSetHeader>(
+    // One round trip: the row comes back only when this very UPDATE took it (ROW_COUNT() is the UPDATE's).
+    const [[, rows]] = await this.pool.query<RowDataPacket[][]>(
       `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
        WHERE id = ? AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
-         AND (locked_until IS NULL OR locked_until < NOW(3))`,
-      [id],
+         AND (locked_until IS NULL OR locked_until < NOW(3));
+       SELECT * FROM ${this.table} WHERE id = ? AND ROW_COUNT() = 1`,
+      [id, id],
     );
-    return result.affectedRows === 1 ? this.find(id) : null;
+    return rows.length ? toWebhook(rows[0]) : null;
   }
 
   /** The final status; `db` lets it commit together with what the handler wrote. */
