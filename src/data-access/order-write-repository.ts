@@ -7,6 +7,11 @@ import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import { plainStatus, storedStatus } from '../shop/order';
 
 export type Executor = Pool | PoolConnection;
+/** One parameterised SQL statement, to be run later. */
+export interface Statement {
+  sql: string;
+  values: unknown[];
+}
 type Store = 'legacy' | 'hpos';
 
 /**
@@ -35,15 +40,19 @@ export class OrderWriteRepository {
    * locks and changes to neighbouring orders (concurrent webhooks, staff at work) do not deadlock one
    * another; and retried from the start, after a random pause, if InnoDB still picks it as a deadlock
    * victim. `work` must do nothing but database work on `connection`, so running it again is safe.
+   * `last`, given what `work` returned, is a statement sent together with the COMMIT (one round trip
+   * for both), such as the row that records the outcome.
    */
-  async transaction<T>(work: (connection: PoolConnection) => Promise<T>, attempts = 3): Promise<T> {
+  async transaction<T>(work: (connection: PoolConnection) => Promise<T>, last?: (result: T) => Statement, attempts = 3): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const connection = await this.pool.getConnection();
       try {
         // Both in one round trip: the level applies to the transaction started right after it.
         await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION');
         const result = await work(connection);
-        await connection.commit();
+        const closing = last?.(result);
+        if (closing) await connection.query(`${closing.sql}; COMMIT`, closing.values);
+        else await connection.commit();
         return result;
       } catch (error) {
         await connection.rollback().catch(() => undefined);

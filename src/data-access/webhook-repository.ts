@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import type { Statement } from './order-write-repository';
 
 export interface WebhookRecord {
   id: number;
@@ -87,12 +87,18 @@ export class WebhookRepository {
     return rows.length ? toWebhook(rows[0]) : null;
   }
 
-  /** The final status; `db` lets it commit together with what the handler wrote. */
-  async finish(db: Executor, id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Promise<void> {
-    await db.query(
-      `UPDATE ${this.table} SET status = ?, outcome = ?, last_error = NULL, next_attempt_at = NULL, locked_until = NULL, processed_at = NOW(3), updated_at = NOW(3) WHERE id = ?`,
-      [status, outcome.slice(0, 255), id],
-    );
+  /** The final status, as a statement to commit together with what the handler wrote. */
+  finishStatement(id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Statement {
+    return {
+      sql: `UPDATE ${this.table} SET status = ?, outcome = ?, last_error = NULL, next_attempt_at = NULL, locked_until = NULL, processed_at = NOW(3), updated_at = NOW(3) WHERE id = ?`,
+      values: [status, outcome.slice(0, 255), id],
+    };
+  }
+
+  /** The final status of a webhook whose handling wrote nothing else. */
+  async finish(id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Promise<void> {
+    const { sql, values } = this.finishStatement(id, status, outcome);
+    await this.pool.query(sql, values);
   }
 
   /** FAILED; `retryInSeconds` null leaves it for the operator. */

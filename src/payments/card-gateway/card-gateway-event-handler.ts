@@ -1,5 +1,5 @@
 import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
-import type { Executor, OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { Executor, OrderWriteRepository, Statement } from '../../data-access/order-write-repository';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
@@ -15,8 +15,8 @@ function minorToDecimal(minor: number, decimals: number): string {
   return (minor / 100).toFixed(decimals);
 }
 
-/** Records the webhook's final status; called inside the handler's transaction so both commit together. */
-export type Finish = (db: Executor, outcome: EventOutcome) => Promise<void>;
+/** The statement that records the webhook's final status, sent with the handler's COMMIT so both land together. */
+export type Finish = (outcome: EventOutcome) => Statement;
 
 
 /** One transaction for the handler's writes and the webhook's final status. */
@@ -48,11 +48,7 @@ export class CardGatewayEventHandler {
   async handle(event: CardGatewayEvent, finish?: Finish): Promise<EventOutcome> {
     if (!event.supported) return skipped(`unsupported event ${event.eventType}`);
     const settings = await this.settings.current();
-    const unit = (work: (db: Executor) => Promise<EventOutcome>) => this.orders.transaction(async (db) => {
-      const outcome = await work(db);
-      await finish?.(db, outcome);
-      return outcome;
-    });
+    const unit: Unit = (work) => this.orders.transaction(work, finish);
     if ('invoice' in event && event.eventType.startsWith('invoice_')) return this.invoiceEvent(event as CardGatewayInvoiceEvent, settings, unit);
     return this.paymentMethodEvent(event as CardGatewayPaymentMethodEvent, unit);
   }

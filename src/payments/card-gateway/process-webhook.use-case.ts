@@ -27,13 +27,14 @@ export class ProcessCardGatewayWebhook {
     if (!webhook) return { kind: 'not_claimed' };
     const event = parseCardGatewayEvent(webhook.rawBody);
     try {
+      // A handler that writes commits the final status with its writes; one that wrote nothing leaves it to us.
       let finished = false;
-      const finish: Finish = async (db, outcome) => {
-        await this.webhooks.finish(db, webhook.id, outcome.status, outcome.note);
+      const finish: Finish = (outcome) => {
         finished = true;
+        return this.webhooks.finishStatement(webhook.id, outcome.status, outcome.note);
       };
       const outcome = event ? await this.handler.handle(event, finish) : skipped('not a well-formed card-gateway event');
-      if (!finished) await finish(this.webhooks.pool, outcome);
+      if (!finished) await this.webhooks.finish(webhook.id, outcome.status, outcome.note);
       return { kind: 'done', ...outcome };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
