@@ -1,5 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
 import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities';
+import { within } from '../within';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -14,9 +15,6 @@ export interface ShopMetricSources {
 const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
 const WEBHOOK_STATUSES: WebhookStatus[] = ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'];
 const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'];
-
-const within = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 
 /**
  * The shop-wide state, read when /metrics is scraped (the same for every API process, so read once per

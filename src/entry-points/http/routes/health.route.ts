@@ -3,9 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { RedisClient } from '../../../data-access/redis';
 import type { ShopData } from '../../../shop-data';
 import { sendJson } from '../http-io';
-
-const within = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+import { within } from '../../../within';
 
 /**
  * GET /health: `{status, db, redis, woocommerce}`, 503 when the database or Redis does not answer.
