@@ -46,8 +46,16 @@ export function rawPool(dataSource: DataSource): Pool {
   return (dataSource.driver as MysqlDriver).pool.promise() as Pool;
 }
 
-/** How many connections the data source's pool has open and idle, and how many queries wait for one. */
-export function poolState(dataSource: DataSource): { open: number; idle: number; waiting: number; limit: number } | null {
+/** How many connections a pool has open and idle, how many queries wait for one, and the most it opens. */
+export interface PoolState {
+  open: number;
+  idle: number;
+  waiting: number;
+  limit: number;
+}
+
+/** The state of the data source's pool. */
+export function poolState(dataSource: DataSource): PoolState | null {
   // mysql2 keeps these in its pool's own fields; read defensively, as they are not a published API.
   const pool = (dataSource.driver as MysqlDriver | undefined)?.pool as unknown as {
     _allConnections?: { length: number }; _freeConnections?: { length: number }; _connectionQueue?: { length: number }; config?: { connectionLimit?: number };

@@ -1,12 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-
-/** The state of one process's database pool. */
-export interface PoolState {
-  open: number;
-  idle: number;
-  waiting: number;
-  limit: number;
-}
+import type { PoolState } from '../data-access/data-source';
 
 /** What the API process reads about its own connections when it is scraped. */
 export interface ConnectionProbes {

@@ -15,22 +15,18 @@ export class Transport {
     this.trusted = new AddressList(trustedProxies);
   }
 
-  private isTrusted(address: string): boolean {
-    return this.trusted.has(address);
-  }
-
   private peer(req: Request): string {
     return unmapped(req.socket.remoteAddress ?? '');
   }
 
   /** Whether the request came straight from one of our own proxies, whose headers are believed. */
   fromTrustedProxy(req: Request): boolean {
-    return this.isTrusted(this.peer(req));
+    return this.trusted.has(this.peer(req));
   }
 
   isHttps(req: Request): boolean {
     if ((req.socket as TLSSocket).encrypted) return true;
-    if (!this.isTrusted(this.peer(req))) return false;
+    if (!this.fromTrustedProxy(req)) return false;
     const proto = req.headers['x-forwarded-proto'];
     const value = (Array.isArray(proto) ? proto[0] : proto ?? '').split(',')[0].trim().toLowerCase();
     return value === 'https';
@@ -44,13 +40,13 @@ export class Transport {
    */
   clientIp(req: Request): string {
     let known = this.peer(req);
-    if (!this.isTrusted(known)) return known;
+    if (!this.trusted.has(known)) return known;
     const header = req.headers['x-forwarded-for'];
     const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map(hopAddress).filter((hop) => hop !== '');
     for (let i = hops.length - 1; i >= 0; i--) {
       if (!net.isIP(hops[i])) return known;
       known = hops[i];
-      if (!this.isTrusted(known)) return known;
+      if (!this.trusted.has(known)) return known;
     }
     return known;
   }
