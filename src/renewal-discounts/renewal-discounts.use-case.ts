@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import type { OrderRepository } from '../data-access/order-repository';
-import type { DiscountFilter, RenewalDiscountRepository } from '../data-access/renewal-discount-repository';
+import type { DiscountFilter, DiscountRecord, RenewalDiscountRepository } from '../data-access/renewal-discount-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { SubscriptionRefusal } from '../subscriptions/subscription-outcomes';
@@ -54,15 +54,19 @@ export class ListDiscounts {
   }
 }
 
+/** One discount as the API shows it, with its type, the shop's settings and the site's address. */
+async function viewOne(deps: Pick<Deps, 'discounts' | 'settings' | 'siteUrl'>, discount: DiscountRecord): Promise<DiscountView> {
+  const settings = await deps.settings.current();
+  const types = await deps.discounts.typesByIds([discount.typeId]);
+  return discountView(discount, types.get(discount.typeId), settings, await deps.siteUrl());
+}
+
 export class GetDiscount {
   constructor(private readonly deps: Pick<Deps, 'discounts' | 'settings' | 'siteUrl'>) {}
 
   async execute(id: number): Promise<DiscountView | null> {
     const discount = await this.deps.discounts.findById(id);
-    if (!discount) return null;
-    const settings = await this.deps.settings.current();
-    const types = await this.deps.discounts.typesByIds([discount.typeId]);
-    return discountView(discount, types.get(discount.typeId), settings, await this.deps.siteUrl());
+    return discount ? viewOne(this.deps, discount) : null;
   }
 }
 
@@ -176,8 +180,6 @@ export class CancelDiscount {
     const discount = await this.deps.discounts.findById(id);
     if (!discount) return { kind: 'discount_not_found' };
     if (!cancelled) return { kind: 'invalid_state', status: discount.status, message: `Only a pending discount can be cancelled; this one is ${discount.status}.` };
-    const settings = await this.deps.settings.current();
-    const types = await this.deps.discounts.typesByIds([discount.typeId]);
-    return { kind: 'cancelled', discount: discountView(discount, types.get(discount.typeId), settings, await this.deps.siteUrl()) };
+    return { kind: 'cancelled', discount: await viewOne(this.deps, discount) };
   }
 }
