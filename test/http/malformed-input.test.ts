@@ -1,7 +1,7 @@
 import net from 'node:net';
 import test from 'ava';
 import { basic, request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 import { createApiKey, createStaffUser, type ApiKey } from '../support/wordpress-fixtures';
@@ -85,8 +85,7 @@ test('When a signed card gateway event has a lone surrogate in its event id or i
     ['event_id', { event_type: 'invoice_settled', invoice: 'inv-1', event_id: `evt-${LONE}` }],
     ['invoice', { event_type: 'invoice_settled', invoice: `inv-${LONE}` }],
   ] as const) {
-    const delivery = cardGatewayDelivery(event, cardGateway.webhookSecret);
-    const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
+    const { res } = await sendCardGatewayEvent(api.url, event, cardGateway.webhookSecret);
     t.is(res.status, 400, res.text);
     t.deepEqual(res.json.data, { status: 400, params: [field] });
   }

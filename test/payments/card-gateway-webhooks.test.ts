@@ -1,6 +1,6 @@
 import test from 'ava';
 import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { cardGatewayDelivery, FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { eventually, openHub, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 
@@ -19,11 +19,7 @@ const finalStatus = (eventId: string) => eventually(async () => {
   return row && row.status !== 'PENDING' ? row : null;
 }, 10_000, `webhook ${eventId} to be processed`);
 
-async function deliver(event: Parameters<typeof cardGatewayDelivery>[0], secret = fake.webhookSecret) {
-  const delivery = cardGatewayDelivery(event, secret);
-  const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
-  return { res, eventId: String(delivery.payload.event_id) };
-}
+const deliver = (event: Parameters<typeof cardGatewayDelivery>[0], secret = fake.webhookSecret) => sendCardGatewayEvent(api.url, event, secret);
 
 async function orderStatusInBothStores(id: number) {
   const [hpos] = await q(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]);

@@ -1,6 +1,5 @@
 import test from 'ava';
-import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 
@@ -29,11 +28,9 @@ test('When 200 events for one new payment are processed at once, Then none fails
   const types = ['invoice_created', 'invoice_authorized', 'invoice_settled'];
   // Stored first, with no worker running, so the worker finds all 200 at once.
   for (let batch = 0; batch < 10; batch++) {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => {
-      const delivery = cardGatewayDelivery({ event_type: types[(batch * 20 + i) % 3], invoice: handle }, fake.webhookSecret);
-      return request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
-    }));
-    t.true(answers.every((answer) => answer.status === 200));
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      sendCardGatewayEvent(api.url, { event_type: types[(batch * 20 + i) % 3], invoice: handle }, fake.webhookSecret)));
+    t.true(answers.every(({ res }) => res.status === 200));
   }
 
   // As the real worker runs: ten jobs at a time on a pool of ten connections.

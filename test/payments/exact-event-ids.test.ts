@@ -1,6 +1,6 @@
 import test from 'ava';
 import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { cardGatewayDelivery, FakeCardGateway, sendCardGatewayEvent, sendInvoiceSettled } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
@@ -19,8 +19,7 @@ let worker: Awaited<ReturnType<typeof startTestWorker>>;
 const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 
 async function deliverCard(event: Parameters<typeof cardGatewayDelivery>[0]) {
-  const delivery = cardGatewayDelivery(event, cardGateway.webhookSecret);
-  return request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
+  return (await sendCardGatewayEvent(api.url, event, cardGateway.webhookSecret)).res;
 }
 
 test.before(async () => {
@@ -73,11 +72,9 @@ test('When invoices differ only by case or a trailing space, Then each is a paym
   const handles = ['inv-Exact', 'inv-exact', 'inv-exact ', `inv-${'h'.repeat(251)}`];
   const eventIds: string[] = [];
   for (const handle of handles) {
-    cardGateway.setInvoice(handle, { state: 'settled', amount: 1000 });
-    const delivery = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle }, cardGateway.webhookSecret);
-    const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
+    const { res, eventId } = await sendInvoiceSettled(api.url, cardGateway, handle);
     t.is(res.status, 200, res.text);
-    eventIds.push(String(delivery.payload.event_id));
+    eventIds.push(eventId);
   }
   await eventually(async () => {
     const rows = await q(`SELECT status FROM ${shop.prefix}sidecar_webhooks WHERE external_id IN (?)`, [eventIds]);

@@ -1,6 +1,5 @@
 import test from 'ava';
-import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { PrivateRedis } from '../support/private-redis';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
@@ -13,10 +12,8 @@ let api: RunningApi;
 let worker: Awaited<ReturnType<typeof startTestWorker>>;
 
 async function deliverSettled(handle: string) {
-  fake.setInvoice(handle, { state: 'settled', amount: 1000 });
-  const delivery = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle }, fake.webhookSecret);
-  const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
-  return { status: res.status, eventId: String(delivery.payload.event_id) };
+  const { res, eventId } = await sendInvoiceSettled(api.url, fake, handle);
+  return { status: res.status, eventId };
 }
 
 test.before(async () => {

@@ -1,6 +1,5 @@
 import test from 'ava';
-import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 
@@ -15,11 +14,9 @@ let worker: Awaited<ReturnType<typeof startTestWorker>>;
 const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 
 async function deliver(handle: string): Promise<string> {
-  fake.setInvoice(handle, { state: 'settled', amount: 1000 });
-  const delivery = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle }, fake.webhookSecret);
-  const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
+  const { res, eventId } = await sendInvoiceSettled(api.url, fake, handle);
   if (res.status !== 200) throw new Error(`delivery answered ${res.status}: ${res.text}`);
-  return String(delivery.payload.event_id);
+  return eventId;
 }
 
 test.before(async () => {

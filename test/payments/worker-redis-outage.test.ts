@@ -1,6 +1,5 @@
 import test from 'ava';
-import { request } from '../support/http-client';
-import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
 import { eventually } from '../support/payment-hub-fixture';
 import { PrivateRedis } from '../support/private-redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
@@ -19,11 +18,8 @@ let sent = 0;
 const eventIds: string[] = [];
 
 async function deliverSettled(): Promise<number> {
-  const handle = `inv-${++sent}`;
-  fake.setInvoice(handle, { state: 'settled', amount: 1000 });
-  const delivery = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle }, fake.webhookSecret);
-  const res = await request(api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
-  eventIds.push(String(delivery.payload.event_id));
+  const { res, eventId } = await sendInvoiceSettled(api.url, fake, `inv-${++sent}`);
+  eventIds.push(eventId);
   return res.status;
 }
 

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { FakeProviderServer, type ProviderAnswer } from './fake-provider-server';
+import { request, type TestResponse } from './http-client';
 import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/signature.js';
 
 /**
@@ -192,4 +193,17 @@ export function cardGatewayDelivery(
   payload.signature = signCardGatewayEvent({ timestamp, id }, secret);
   const body = Buffer.from(JSON.stringify(payload), 'utf8');
   return { body, payload, headers: { 'content-type': 'application/json', 'content-length': String(body.length) } };
+}
+
+/** Signs `event` with `secret` as the card gateway does and sends it to the service's webhook route. */
+export async function sendCardGatewayEvent(apiUrl: string, event: CardGatewayDeliveryEvent, secret: string): Promise<{ res: TestResponse; eventId: string }> {
+  const delivery = cardGatewayDelivery(event, secret);
+  const res = await request(apiUrl, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body });
+  return { res, eventId: String(delivery.payload.event_id) };
+}
+
+/** A settled invoice of 10.00 at the fake gateway, and its signed `invoice_settled` event sent to the service. */
+export function sendInvoiceSettled(apiUrl: string, gateway: FakeCardGateway, handle: string): Promise<{ res: TestResponse; eventId: string }> {
+  gateway.setInvoice(handle, { state: 'settled', amount: 1000 });
+  return sendCardGatewayEvent(apiUrl, { event_type: 'invoice_settled', invoice: handle }, gateway.webhookSecret);
 }
