@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Post, SubscriptionCancellationReason } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import type { Executor } from './transaction';
 import { gmtDateTime } from '../shop/shop-time';
 
 /** A selectable reason: a published `cancellation_reason` post. */

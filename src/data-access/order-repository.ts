@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import type { Executor } from './order-write-repository';
+import type { Executor } from './transaction';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { ShopSettings } from './shop-settings-repository';

@@ -1,17 +1,12 @@
 import type { DataSource } from 'typeorm';
-import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { Transaction, write, type Executor, type Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import { plainStatus, storedStatus } from '../shop/order';
 
-export type Executor = Pool | PoolConnection;
-/** One parameterised SQL statement, to be run later. */
-export interface Statement {
-  sql: string;
-  values: unknown[];
-}
 type Store = 'legacy' | 'hpos';
 
 /**
@@ -43,19 +38,16 @@ export class OrderWriteRepository {
    * `last`, given what `work` returned, is a statement sent together with the COMMIT (one round trip
    * for both), such as the row that records the outcome.
    */
-  async transaction<T>(work: (connection: PoolConnection) => Promise<T>, last?: (result: T) => Statement, attempts = 3): Promise<T> {
+  async transaction<T>(work: (db: Transaction) => Promise<T>, last?: (result: T) => Statement, attempts = 3): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const connection = await this.pool.getConnection();
+      const transaction = new Transaction(connection);
       try {
-        // Both in one round trip: the level applies to the transaction started right after it.
-        await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION');
-        const result = await work(connection);
-        const closing = last?.(result);
-        if (closing) await connection.query(`${closing.sql}; COMMIT`, closing.values);
-        else await connection.commit();
+        const result = await work(transaction);
+        await transaction.commit(last?.(result));
         return result;
       } catch (error) {
-        await connection.rollback().catch(() => undefined);
+        await transaction.rollback().catch(() => undefined);
         const code = (error as { code?: string }).code;
         if (attempt >= attempts || (code !== 'ER_LOCK_DEADLOCK' && code !== 'ER_LOCK_WAIT_TIMEOUT')) throw error;
       } finally {
@@ -85,9 +77,9 @@ export class OrderWriteRepository {
     const stored = storedStatus(status);
     for (const store of this.stores(settings)) {
       if (store === 'hpos') {
-        await db.query(`UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);
+        await write(db, `UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);
       } else {
-        await db.query(`UPDATE ${this.t.posts} SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
+        await write(db, `UPDATE ${this.t.posts} SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
           [stored, localDateTime(now, settings.timeZone), gmtDateTime(now), id]);
       }
     }
@@ -113,7 +105,7 @@ export class OrderWriteRepository {
       const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
       const [result] = await db.query<ResultSetHeader>(`UPDATE ${table} SET meta_value = ? WHERE ${idColumn} = ? AND meta_key = ?`, [value, id, key]);
       if (result.affectedRows === 0) {
-        await db.query(`INSERT INTO ${table} (${idColumn}, meta_key, meta_value) VALUES (?, ?, ?)`, [id, key, value]);
+        await write(db, `INSERT INTO ${table} (${idColumn}, meta_key, meta_value) VALUES (?, ?, ?)`, [id, key, value]);
       }
     }
   }
@@ -121,7 +113,7 @@ export class OrderWriteRepository {
   async deleteMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<void> {
     for (const store of this.stores(settings)) {
       const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
-      await db.query(`DELETE FROM ${table} WHERE ${idColumn} = ? AND meta_key = ?`, [id, key]);
+      await write(db, `DELETE FROM ${table} WHERE ${idColumn} = ? AND meta_key = ?`, [id, key]);
     }
   }
 
@@ -129,7 +121,7 @@ export class OrderWriteRepository {
   async setDatePaid(db: Executor, id: number, paid: Date, settings: ShopSettings): Promise<void> {
     const stores = this.stores(settings);
     if (stores.includes('hpos')) {
-      await db.query(`UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
+      await write(db, `UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
     }
     if (stores.includes('legacy')) {
       await this.setMeta(db, id, '_date_paid', String(Math.floor(paid.getTime() / 1000)), { ...settings, hpos: false, sync: false });
@@ -145,7 +137,7 @@ export class OrderWriteRepository {
     const host = (() => {
       try { return new URL(settings.siteUrl).hostname.replace(/^www\./, ''); } catch { return 'localhost'; }
     })();
-    await db.query(
+    await write(db, 
       `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
         comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
        VALUES (?, ?, ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,

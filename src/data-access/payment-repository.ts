@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agreement, Payment, PaymentMeta, type AgreementDisableReason, type AgreementStatus, type PaymentStatus, type Provider } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import { write, type Executor } from './transaction';
 
 export interface PaymentRecord {
   id: number;
@@ -114,13 +114,13 @@ export class PaymentRepository {
   }
 
   async setStatus(db: Executor, id: number, status: PaymentStatus, now: string): Promise<void> {
-    await db.query(`UPDATE ${this.t.payments} SET status = ?, updated_at = ? WHERE id = ?`, [status, now, id]);
+    await write(db, `UPDATE ${this.t.payments} SET status = ?, updated_at = ? WHERE id = ?`, [status, now, id]);
   }
 
   async setMeta(db: Executor, paymentId: number, values: Record<string, string | null | undefined>): Promise<void> {
     for (const [key, value] of Object.entries(values)) {
       if (value === undefined) continue;
-      await db.query(`INSERT INTO ${this.t.meta} (payment_id, meta_key, meta_value) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE meta_value = VALUES(meta_value)`,
+      await write(db, `INSERT INTO ${this.t.meta} (payment_id, meta_key, meta_value) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE meta_value = VALUES(meta_value)`,
         [paymentId, key, value]);
     }
   }
@@ -141,7 +141,7 @@ export class PaymentRepository {
   /** The agreement, locked; created pending when unknown. */
   async lockOrCreateAgreement(db: Executor, fields: { provider: Provider; externalId: string; customerHandle?: string | null; subscriptionId?: number | null }, now: string): Promise<AgreementRecord> {
     // A known agreement only gains the customer and subscription it did not have yet.
-    await db.query(
+    await write(db, 
       `INSERT INTO ${this.t.agreements} (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
        VALUES (?, ?, 'PENDING', ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE customer_handle = COALESCE(customer_handle, VALUES(customer_handle)), subscription_id = COALESCE(subscription_id, VALUES(subscription_id))`,
@@ -159,7 +159,7 @@ export class PaymentRepository {
   }
 
   async updateAgreement(db: Executor, id: number, fields: { status: AgreementStatus; disableReason: AgreementDisableReason | null; paymentMethod?: string | null }, now: string): Promise<void> {
-    await db.query(`UPDATE ${this.t.agreements} SET status = ?, disable_reason = ?, payment_method = COALESCE(?, payment_method), updated_at = ? WHERE id = ?`,
+    await write(db, `UPDATE ${this.t.agreements} SET status = ?, disable_reason = ?, payment_method = COALESCE(?, payment_method), updated_at = ? WHERE id = ?`,
       [fields.status, fields.disableReason, fields.paymentMethod ?? null, now, id]);
   }
 }

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { PaymentRetry, type PaymentRetryStatus } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import { write, type Executor } from './transaction';
 import { gmtDateTime } from '../shop/shop-time';
 
 export interface RetryRecord {
@@ -77,7 +77,7 @@ export class RetryRepository {
   }
 
   async finish(db: Executor, id: number, status: Exclude<PaymentRetryStatus, 'PENDING' | 'PROCESSING'>, result: string, now: Date): Promise<void> {
-    await db.query(`UPDATE ${this.table} SET status = ?, result = ?, updated_at = ? WHERE id = ?`, [status, result.slice(0, 255), gmtDateTime(now), id]);
+    await write(db, `UPDATE ${this.table} SET status = ?, result = ?, updated_at = ? WHERE id = ?`, [status, result.slice(0, 255), gmtDateTime(now), id]);
   }
 
   /** The provider could not be reached: the same attempt (same idempotency key) runs again later. */

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { ScheduledAction, ScheduledActionGroup } from '../../entities';
 import { tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import { write, type Executor } from './transaction';
 import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import type { ShopSettings } from './shop-settings-repository';
 
@@ -63,12 +63,12 @@ export class ScheduledActionRepository {
     const gmt = gmtDateTime(when);
     const local = localDateTime(when, settings.timeZone);
     if (keep) {
-      await db.query(`UPDATE ${this.t.actions} SET scheduled_date_gmt = ?, scheduled_date_local = ?, schedule = ? WHERE action_id = ?`,
+      await write(db, `UPDATE ${this.t.actions} SET scheduled_date_gmt = ?, scheduled_date_local = ?, schedule = ? WHERE action_id = ?`,
         [gmt, local, rescheduled(keep.schedule ?? null, timestamp), keep.action_id]);
       return;
     }
     const groupId = await this.groupId(db, SUBSCRIPTION_ACTION_GROUP);
-    await db.query(
+    await write(db, 
       `INSERT INTO ${this.t.actions} (hook, status, scheduled_date_gmt, scheduled_date_local, priority, args, schedule, group_id, attempts, claim_id)
        VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, 0, 0)`,
       [SUBSCRIPTION_PAYMENT_HOOK, gmt, local, SUBSCRIPTION_ACTION_PRIORITY, args, simpleSchedule(timestamp), groupId]);

@@ -1,5 +1,6 @@
 import type { OrderRepository } from './order-repository';
-import type { Executor, OrderWriteRepository } from './order-write-repository';
+import type { OrderWriteRepository } from './order-write-repository';
+import type { Executor } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { subscriptionFrom, type ShopSubscription } from '../shop/subscription';
 

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Statement } from './order-write-repository';
+import type { Statement } from './transaction';
 
 export interface WebhookRecord {
   id: number;

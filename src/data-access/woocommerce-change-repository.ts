@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { WooCommerceChange } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import type { Executor } from './order-write-repository';
+import { write, type Executor } from './transaction';
 import type { ScheduledActionRepository } from './scheduled-action-repository';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTimeMs } from '../shop/shop-time';
@@ -52,7 +52,7 @@ export class WooCommerceChangeRepository {
     const actionId = await this.actions.scheduleSingle(db, {
       hook: APPLY_CHANGE_HOOK, args: JSON.stringify([inserted.insertId]), group: CHANGE_ACTION_GROUP, priority: CHANGE_ACTION_PRIORITY,
     }, now, settings);
-    await db.query(`UPDATE ${this.table} SET action_id = ? WHERE id = ?`, [actionId, inserted.insertId]);
+    await write(db, `UPDATE ${this.table} SET action_id = ? WHERE id = ?`, [actionId, inserted.insertId]);
     return inserted.insertId;
   }
 

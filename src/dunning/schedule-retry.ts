@@ -1,4 +1,5 @@
-import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { Executor } from '../data-access/transaction';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';

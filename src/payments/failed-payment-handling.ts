@@ -1,4 +1,5 @@
-import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';

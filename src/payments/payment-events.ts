@@ -1,4 +1,4 @@
-import type { Executor } from '../data-access/order-write-repository';
+import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 
 /** Fired when a renewal payment ends FAILED (SPEC 6.3); schedules the next dunning attempt. */

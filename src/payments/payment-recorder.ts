@@ -1,5 +1,5 @@
 import type { PaymentStatus } from '../../entities';
-import type { Executor } from '../data-access/order-write-repository';
+import type { Executor } from '../data-access/transaction';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';

@@ -1,4 +1,5 @@
-import type { Executor, OrderWriteRepository } from '../data-access/order-write-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { Executor } from '../data-access/transaction';
 import { gmtDateTime } from '../shop/shop-time';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';

@@ -1,5 +1,6 @@
 import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
-import type { Executor, OrderWriteRepository, Statement } from '../../data-access/order-write-repository';
+import type { OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { Executor, Statement } from '../../data-access/transaction';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';

@@ -1,0 +1,74 @@
+import type { FieldPacket, PoolConnection, QueryResult } from 'mysql2/promise';
+
+/** Where a statement runs: the pool (each statement on its own) or a transaction. */
+export interface Executor {
+  query<T extends QueryResult>(sql: string, values?: unknown[]): Promise<[T, FieldPacket[]]>;
+}
+
+/** One parameterised SQL statement, to be run later. */
+export interface Statement {
+  sql: string;
+  values: unknown[];
+}
+
+const BEGIN: Statement[] = [
+  // The level applies to the transaction started right after it.
+  { sql: 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
+  { sql: 'START TRANSACTION', values: [] },
+];
+
+/**
+ * One transaction on one connection, sent in as few round trips as its work allows. A write whose answer
+ * nobody reads (`write()`) waits and travels in the same packet as the next statement whose answer is
+ * needed, ahead of it, so the order of statements is kept; START TRANSACTION waits the same way, and
+ * COMMIT takes whatever is still waiting. A waiting write that fails, fails the statement it travelled
+ * with, and the transaction is rolled back as a whole, as it would have been.
+ */
+export class Transaction implements Executor {
+  private waiting: Statement[] = [...BEGIN];
+  private begun = false;
+
+  constructor(private readonly connection: PoolConnection) {}
+
+  /** Sends `statement` with the next one whose answer is needed (or with COMMIT). */
+  defer(statement: Statement): void {
+    this.waiting.push(statement);
+  }
+
+  async query<T extends QueryResult>(sql: string, values: unknown[] = []): Promise<[T, FieldPacket[]]> {
+    if (!this.waiting.length) return this.connection.query<T>(sql, values);
+    const ahead = this.take();
+    const [results, fields] = await this.connection.query<T[] & QueryResult>(
+      [...ahead.map((statement) => statement.sql), sql].join(';\n'), [...ahead.flatMap((statement) => statement.values), ...values]);
+    // A statement of several (such as `UPDATE ...; SELECT ...`) keeps its own list of answers.
+    const own = results.length - ahead.length;
+    return own === 1
+      ? [results[ahead.length], fields[ahead.length] as unknown as FieldPacket[]]
+      : [results.slice(ahead.length) as unknown as T, fields.slice(ahead.length) as unknown as FieldPacket[]];
+  }
+
+  /** COMMIT, with what is still waiting and `last` ahead of it, in one round trip; nothing at all when nothing was done. */
+  async commit(last?: Statement): Promise<void> {
+    if (last) this.defer(last);
+    if (!this.begun && this.waiting.length === BEGIN.length) return;
+    const statements = [...this.take(), { sql: 'COMMIT', values: [] }];
+    await this.connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => statement.values));
+  }
+
+  async rollback(): Promise<void> {
+    if (this.begun) await this.connection.query('ROLLBACK');
+  }
+
+  private take(): Statement[] {
+    const taken = this.waiting;
+    this.waiting = [];
+    this.begun = true;
+    return taken;
+  }
+}
+
+/** A write whose answer nobody reads: in a transaction it waits for the next round trip; elsewhere it runs now. */
+export async function write(db: Executor, sql: string, values: unknown[]): Promise<void> {
+  if (db instanceof Transaction) db.defer({ sql, values });
+  else await db.query(sql, values);
+}
