@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import { loadConfig } from '../src/config';
@@ -22,6 +24,27 @@ function delivery(eventId: string, invoice: string): string {
   const id = crypto.randomBytes(16).toString('hex');
   const timestamp = new Date().toISOString();
   return JSON.stringify({ id, event_id: eventId, event_type: 'invoice_settled', timestamp, invoice, customer: 'bench-customer', signature: signCardGatewayEvent({ timestamp, id }, SECRET) });
+}
+
+/** CPU seconds a process has used so far (user and system), from /proc; null where that cannot be read. */
+function cpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    // Fields 14 and 15 (utime, stime), counted after the command name, which may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** The pid of a local server program (the database, Redis), to count its CPU; undefined when it is not found. */
+function pidOf(...names: string[]): number | undefined {
+  try {
+    return Number(execFileSync('pidof', ['-s', ...names], { encoding: 'utf8' }).trim()) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -76,6 +99,8 @@ export async function benchPayments(duration: number): Promise<PaymentBenchRow[]
   /** Starts one worker and times it until no webhook is PENDING. */
   const processAll = async (measure: string, target: number) => {
     const batch = await pendingCount();
+    const servers = { database: pidOf('mariadbd', 'mysqld'), redis: pidOf('redis-server') };
+    const cpuBefore = { database: cpuSeconds(servers.database), redis: cpuSeconds(servers.redis), bench: process.cpuUsage() };
     const started = Date.now();
     const worker = await startProcess('dist/src/entry-points/worker/main.js', serviceEnv, 'ignore');
     try {
@@ -85,12 +110,17 @@ export async function benchPayments(duration: number): Promise<PaymentBenchRow[]
         pending = await pendingCount();
       }
       const seconds = (Date.now() - started) / 1000;
+      // CPU per event, which varies far less from run to run than the rate on a shared machine.
+      const perEvent = (used: number | null, before: number | null) => (used === null || before === null ? 'n/a' : `${((used - before) * 1000 / batch).toFixed(2)} ms`);
+      const benchCpu = process.cpuUsage(cpuBefore.bench);
+      const cpu = `CPU per event: worker ${perEvent(cpuSeconds(worker.pid), 0)}, database ${perEvent(cpuSeconds(servers.database), cpuBefore.database)}, `
+        + `Redis ${perEvent(cpuSeconds(servers.redis), cpuBefore.redis)}, provider and bench ${perEvent((benchCpu.user + benchCpu.system) / 1e6, 0)}`;
       const [byStatus] = await db.query<mysql.RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${prefix}sidecar_webhooks GROUP BY status`);
       const rate = Math.round(batch / seconds);
       rows.push({
         measure,
         value: rate.toLocaleString('en'),
-        detail: `${batch} events in ${seconds.toFixed(1)} s (from worker start); target >= ${target.toLocaleString('en')}/s: ${rate >= target ? 'met' : 'not met'}; all webhooks so far: ${byStatus.map((r) => `${r.status} ${r.n}`).join(', ')}`,
+        detail: `${batch} events in ${seconds.toFixed(1)} s (from worker start); target >= ${target.toLocaleString('en')}/s: ${rate >= target ? 'met' : 'not met'}; ${cpu}; all webhooks so far: ${byStatus.map((r) => `${r.status} ${r.n}`).join(', ')}`,
       });
     } finally {
       worker.kill('SIGTERM');

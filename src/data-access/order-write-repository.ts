@@ -31,10 +31,10 @@ export class OrderWriteRepository {
   }
 
   /**
-   * Runs `work` in one transaction on one connection: READ COMMITTED, so meta writes take no gap
-   * locks and changes to neighbouring orders (concurrent webhooks, staff at work) do not deadlock one
-   * another; and retried from the start, after a random pause, if InnoDB still picks it as a deadlock
-   * victim. `work` must do nothing but database work on `connection`, so running it again is safe.
+   * Runs `work` in one transaction on one connection (READ COMMITTED, its statements sent together
+   * where the work allows: see `Transaction`), retried from the start, after a random pause, if InnoDB
+   * still picks it as a deadlock victim. `work` must do nothing but database work on `db`, so running
+   * it again is safe.
    * `last`, given what `work` returned, is a statement sent together with the COMMIT (one round trip
    * for both), such as the row that records the outcome.
    */

@@ -11,11 +11,14 @@ export interface Statement {
   values: unknown[];
 }
 
-const BEGIN: Statement[] = [
-  // The level applies to the transaction started right after it.
-  { sql: 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
-  { sql: 'START TRANSACTION', values: [] },
-];
+const START: Statement = { sql: 'START TRANSACTION', values: [] };
+/**
+ * Every transaction runs READ COMMITTED, so meta writes take no gap locks and changes to neighbouring
+ * orders do not deadlock one another. It is set once per connection, for its session, the first time a
+ * transaction runs on it, rather than sent again with every transaction.
+ */
+const READ_COMMITTED: Statement = { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] };
+const readCommitted = new WeakSet<object>();
 
 /**
  * One transaction on one connection, sent in as few round trips as its work allows. A write whose answer
@@ -25,10 +28,12 @@ const BEGIN: Statement[] = [
  * with, and the transaction is rolled back as a whole, as it would have been.
  */
 export class Transaction implements Executor {
-  private waiting: Statement[] = [...BEGIN];
+  private waiting: Statement[];
   private begun = false;
 
-  constructor(private readonly connection: PoolConnection) {}
+  constructor(private readonly connection: PoolConnection) {
+    this.waiting = readCommitted.has(connection.connection) ? [START] : [READ_COMMITTED, START];
+  }
 
   /** Sends `statement` with the next one whose answer is needed (or with COMMIT). */
   defer(statement: Statement): void {
@@ -50,7 +55,7 @@ export class Transaction implements Executor {
   /** COMMIT, with what is still waiting and `last` ahead of it, in one round trip; nothing at all when nothing was done. */
   async commit(last?: Statement): Promise<void> {
     if (last) this.defer(last);
-    if (!this.begun && this.waiting.length === BEGIN.length) return;
+    if (!this.begun && this.waiting[this.waiting.length - 1] === START) return;
     const statements = [...this.take(), { sql: 'COMMIT', values: [] }];
     await this.connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => statement.values));
   }
@@ -63,6 +68,7 @@ export class Transaction implements Executor {
     const taken = this.waiting;
     this.waiting = [];
     this.begun = true;
+    readCommitted.add(this.connection.connection);
     return taken;
   }
 }

@@ -65,7 +65,7 @@ test.serial('Writes whose answer is not read travel with the next read, in order
 
   t.deepEqual(outcome, { status: 'fulfilled', value: 1 }, 'the read saw the write sent ahead of it');
   t.is(sent.length, 2);
-  t.regex(sent[0], /^SET TRANSACTION ISOLATION LEVEL READ COMMITTED;\nSTART TRANSACTION;\nINSERT .*;\nSELECT COUNT/s);
+  t.regex(sent[0], /^(SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;\n)?START TRANSACTION;\nINSERT .*;\nSELECT COUNT/s);
   t.regex(sent[1], /^INSERT .*;\nINSERT .*;\nCOMMIT$/s);
   t.deepEqual(await metaOf(101), ['first=a', 'second=1', 'last=2']);
 });
@@ -91,4 +91,12 @@ test.serial('A transaction that neither reads nor writes sends nothing; one that
   t.deepEqual(reading.outcome, { status: 'fulfilled', value: 1 });
   t.is(reading.sent.length, 2);
   t.regex(reading.sent[1], /^COMMIT$/);
+});
+
+test.serial('Every transaction runs READ COMMITTED, on a new connection and on one that served before; the level is sent once per connection', async (t) => {
+  const { sent, outcome } = await roundTrips(() => Promise.all(Array.from({ length: 6 }, () =>
+    orders.transaction(async (db) => (await db.query<RowDataPacket[]>('SELECT @@tx_isolation AS level'))[0][0].level))));
+  t.deepEqual(outcome, { status: 'fulfilled', value: Array(6).fill('READ-COMMITTED') });
+  const levelsSent = sent.filter((sql) => sql.includes('ISOLATION LEVEL')).length;
+  t.true(levelsSent >= 1 && levelsSent <= 2, `the pool has two connections; the level was sent ${levelsSent} times`);
 });
