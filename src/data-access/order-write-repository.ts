@@ -161,10 +161,23 @@ export class OrderWriteRepository {
 
   /** IDs of rows of `type` carrying `key = value` in the authoritative store, oldest first. */
   async findIdsByMeta(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Promise<number[]> {
-    const sql = settings.hpos
-      ? `SELECT m.order_id AS id FROM ${this.t.ordersMeta} m JOIN ${this.t.orders} o ON o.id = m.order_id AND o.type = ? WHERE m.meta_key = ? AND m.meta_value = ?`
-      : `SELECT m.post_id AS id FROM ${this.t.postmeta} m JOIN ${this.t.posts} p ON p.ID = m.post_id AND p.post_type = ? WHERE m.meta_key = ? AND m.meta_value = ?`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [type, key, value]);
-    return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+    const { sql, values } = this.findIdsByMetaStatement(key, value, type, settings);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map((row) => Number(row.id));
+  }
+
+  /**
+   * The search of `findIdsByMeta` as a statement (rows with an `id`, oldest first), to send with others;
+   * with `onlyIf`, a condition that does not depend on the rows, it searches only when that holds.
+   */
+  findIdsByMetaStatement(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings, onlyIf?: Statement): Statement {
+    const [meta, rows, idColumn, typeColumn] = settings.hpos
+      ? [this.t.ordersMeta, this.t.orders, 'order_id', 'o.type']
+      : [this.t.postmeta, this.t.posts, 'post_id', 'o.post_type'];
+    return {
+      sql: `SELECT m.${idColumn} AS id FROM ${meta} m JOIN ${rows} o ON o.${settings.hpos ? 'id' : 'ID'} = m.${idColumn} AND ${typeColumn} = ?
+            WHERE m.meta_key = ? AND m.meta_value = ?${onlyIf ? ` AND ${onlyIf.sql}` : ''} ORDER BY m.${idColumn}`,
+      values: [type, key, value, ...(onlyIf?.values ?? [])],
+    };
   }
 }

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agreement, Payment, PaymentMeta, type AgreementDisableReason, type AgreementStatus, type PaymentStatus, type Provider } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import { write, type Executor } from './transaction';
+import { write, type Executor, type Statement } from './transaction';
 
 export interface PaymentRecord {
   id: number;
@@ -67,35 +67,47 @@ export class PaymentRepository {
 
   /**
    * The payment, locked for the rest of the transaction; created (without a status) when unknown, and
-   * given the order, amount and currency an earlier, thinner event could not know.
+   * given the order, amount and currency an earlier, thinner event could not know. One round trip.
    *
    * One statement takes the row's exclusive lock whether it inserts the row or finds it: with INSERT
    * IGNORE, concurrent events for a new payment each took a shared lock on the row another had just
    * inserted, then all asked for the exclusive one (SELECT ... FOR UPDATE) and deadlocked one another.
-   * The duplicate branch hands the existing row's id back through LAST_INSERT_ID, offset by
-   * EXISTING_ROW, since with mysql2's FOUND_ROWS an unchanged duplicate counts one affected row, as
-   * an insert does.
+   * Whether it inserted shows in LAST_INSERT_ID: the duplicate branch sets it to the existing row's id
+   * offset by EXISTING_ROW (with mysql2's FOUND_ROWS an unchanged duplicate counts one affected row,
+   * as an insert does).
+   *
+   * `searchOrder`, given a condition that holds while the payment has no order, is a search for its
+   * order sent in the same round trip; what it found comes back as `foundOrders` (the database skips
+   * the search when the condition does not hold, as it does not depend on the rows searched).
    */
-  async lockOrCreate(db: Executor, fields: { provider: Provider; externalId: string; orderId: number | null; agreementId?: number | null; amountMinor?: number | null; currency?: string | null }, now: string): Promise<{ payment: PaymentRecord; created: boolean }> {
-    const [result] = await db.query<import('mysql2').ResultSetHeader>(
-      `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
-       VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
-         order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
-      [fields.provider, fields.externalId, fields.orderId, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
+  async lockOrCreate(
+    db: Executor,
+    fields: { provider: Provider; externalId: string; orderId?: number | null; agreementId?: number | null; amountMinor?: number | null; currency?: string | null },
+    now: string,
+    searchOrder?: (withoutOrder: Statement) => Statement,
+  ): Promise<{ payment: PaymentRecord; created: boolean; foundOrders: number[] }> {
+    const key = [fields.provider, fields.externalId];
+    const search = searchOrder?.({ sql: `(SELECT order_id FROM ${this.t.payments} WHERE provider = ? AND external_id = ?) IS NULL`, values: key });
+    const [results] = await db.query<RowDataPacket[][]>(
+      [
+        `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
+         VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
+         ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
+           order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
+        // A locking read sees the latest committed row, not the transaction's snapshot.
+        `SELECT *, LAST_INSERT_ID() < ${EXISTING_ROW} AS created FROM ${this.t.payments} WHERE provider = ? AND external_id = ? FOR UPDATE`,
+        ...(search ? [search.sql] : []),
+      ].join(';\n'),
+      [...key, fields.orderId ?? null, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now, ...key, ...(search?.values ?? [])],
     );
-    if (result.insertId < EXISTING_ROW) {
-      // Just inserted in this transaction, so already locked: no need to read it back.
-      const payment: PaymentRecord = {
-        id: result.insertId, provider: fields.provider, externalId: fields.externalId, status: null, orderId: fields.orderId,
-        agreementId: fields.agreementId ?? null, amountMinor: fields.amountMinor ?? null, currency: fields.currency ?? null, createdAt: now, updatedAt: now,
-      };
-      return { payment, created: true };
-    }
-    // Locked already; a locking read sees the latest committed row, not the transaction's snapshot.
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE id = ? FOR UPDATE`, [result.insertId - EXISTING_ROW]);
+    const [, rows, found] = results;
     if (!rows.length) throw new Error(`payment ${fields.provider}/${fields.externalId} vanished after insert`);
-    return { payment: toPayment(rows[0]), created: false };
+    return { payment: toPayment(rows[0]), created: Number(rows[0].created) === 1, foundOrders: (found ?? []).map((row) => Number(row.id)) };
+  }
+
+  /** Links a payment that has no order yet to `orderId`. */
+  async setOrder(db: Executor, id: number, orderId: number): Promise<void> {
+    await write(db, `UPDATE ${this.t.payments} SET order_id = ? WHERE id = ? AND order_id IS NULL`, [orderId, id]);
   }
 
   async lock(db: Executor, provider: Provider, externalId: string): Promise<PaymentRecord | null> {

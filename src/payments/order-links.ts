@@ -2,6 +2,10 @@ import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { Statement } from '../data-access/transaction';
+
+/** Where the card gateway's WooCommerce plugin keeps an order's invoice handle. */
+const CARD_GATEWAY_ORDER_META = '_reepay_order';
 
 /**
  * How payments find their orders and subscriptions, as the providers' own WooCommerce plugins
@@ -12,8 +16,17 @@ export class OrderLinks {
 
   /** Card gateway: the order whose `_reepay_order` holds the handle, else `order-<n>[-suffix]` names order number n. */
   async orderForCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
-    const [byMeta] = await this.writes.findIdsByMeta('_reepay_order', handle, 'shop_order', settings);
-    if (byMeta) return byMeta;
+    const [byMeta] = await this.writes.findIdsByMeta(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings);
+    return byMeta ?? this.orderNamedByCardGatewayHandle(handle, settings);
+  }
+
+  /** The first half of `orderForCardGatewayHandle`, the `_reepay_order` search, as a statement to send with others. */
+  cardGatewayHandleSearch(handle: string, settings: ShopSettings, onlyIf?: Statement): Statement {
+    return this.writes.findIdsByMetaStatement(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings, onlyIf);
+  }
+
+  /** The second half: the order whose number an `order-<n>[-suffix]` handle names. */
+  async orderNamedByCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
     const match = /^order-([^-]+)(?:-.+)?$/.exec(handle);
     if (!match) return null;
     const order = await this.orders.findByOrderNumber(match[1], settings);

@@ -68,11 +68,11 @@ export class CardGatewayEventHandler {
 
     const invoice = await this.readInvoice(handle);
     if (!invoice) return skipped(`invoice ${handle} is unknown to the provider`);
-    const orderId = await this.linkedOrder(handle, settings);
     const now = this.clock();
 
     return unit(async (db) => {
-      const { payment, created } = await this.recordPayment(db, handle, orderId, invoice, now);
+      const { payment, created } = await this.recordPayment(db, handle, invoice, settings, now);
+      const orderId = payment.orderId;
       if (event.eventType === 'invoice_created') {
         return created ? processed('payment recorded') : skipped('payment already known');
       }
@@ -100,19 +100,23 @@ export class CardGatewayEventHandler {
     });
   }
 
-  /** The payment of an invoice, locked; a new one also keeps the provider's customer handle. */
-  private async recordPayment(db: Executor, handle: string, orderId: number | null, read: { amount: number; currency: string; customer?: string | null }, now: Date) {
-    const recorded = await this.payments.lockOrCreate(db, {
-      provider: 'card_gateway', externalId: handle, orderId, amountMinor: read.amount, currency: read.currency,
-    }, gmtDateTimeMs(now));
-    if (recorded.created) await this.payments.setMeta(db, recorded.payment.id, { customer_handle: read.customer || undefined });
+  /**
+   * The payment of an invoice, locked, and linked to its order if it was not yet; a new one also keeps the
+   * provider's customer handle. The search for the order travels with the payment's own statements.
+   */
+  private async recordPayment(db: Executor, handle: string, read: { amount: number; currency: string; customer?: string | null }, settings: ShopSettings, now: Date) {
+    const recorded = await this.payments.lockOrCreate(db, { provider: 'card_gateway', externalId: handle, amountMinor: read.amount, currency: read.currency },
+      gmtDateTimeMs(now), (withoutOrder) => this.links.cardGatewayHandleSearch(handle, settings, withoutOrder));
+    const { payment } = recorded;
+    if (payment.orderId === null) {
+      const orderId = recorded.foundOrders[0] ?? (await this.links.orderNamedByCardGatewayHandle(handle, settings));
+      if (orderId !== null) {
+        await this.payments.setOrder(db, payment.id, orderId);
+        payment.orderId = orderId;
+      }
+    }
+    if (recorded.created) await this.payments.setMeta(db, payment.id, { customer_handle: read.customer || undefined });
     return recorded;
-  }
-
-  /** A known payment's order; only a new payment needs the (costlier) search through order meta. */
-  private async linkedOrder(handle: string, settings: ShopSettings): Promise<number | null> {
-    const known = await this.payments.find('card_gateway', handle);
-    return known?.orderId ?? this.links.orderForCardGatewayHandle(handle, settings);
   }
 
   /** Only the charge carries the error and error state, so it is read instead of the invoice. */
@@ -122,10 +126,9 @@ export class CardGatewayEventHandler {
     if (!result.ok) throw new ProviderUnavailableError(`reading charge ${handle}`, result);
     const charge = result.value;
     if (charge.state !== 'failed') return skipped(`charge ${handle} is ${charge.state}, not failed`);
-    const orderId = await this.linkedOrder(handle, settings);
     const now = this.clock();
     return unit(async (db) => {
-      const { payment, created } = await this.recordPayment(db, handle, orderId, charge, now);
+      const { payment } = await this.recordPayment(db, handle, charge, settings, now);
       const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
         code: charge.error ?? null,
         description: charge.source?.acquirer_message ?? charge.error ?? null,
