@@ -30,6 +30,8 @@ export class Webhook {
   @Column({ type: 'varchar', length: 255, nullable: true }) outcome!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'next_attempt_at', nullable: true }) nextAttemptAt!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'locked_until', nullable: true }) lockedUntil!: string | null;
+  /** The processing attempt that took the webhook last (see WebhookRepository.claim). */
+  @Column({ type: 'char', length: 22, name: 'claim_token', nullable: true, charset: 'ascii', collation: 'ascii_bin' }) claimToken!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
   @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
   @Column({ type: 'datetime', precision: 3, name: 'processed_at', nullable: true }) processedAt!: string | null;

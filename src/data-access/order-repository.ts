@@ -3,11 +3,11 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Executor } from './transaction';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { TurnBatch } from './turn-batch';
 import type { ShopSettings } from './shop-settings-repository';
 import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
-type PendingLookups = Map<number, { resolve: (order: ShopOrder | null) => void; reject: (error: unknown) => void }[]>;
 /** Orders read together at most; a busier turn starts another batch. */
 const LOOKUP_BATCH_LIMIT = 100;
 
@@ -30,7 +30,7 @@ export class OrderRepository {
   private readonly pool: Pool;
   private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
   private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; orders: string; metaOf: string; itemsOf: string }>;
-  private readonly pendingLookups = new Map<ShopSettings, PendingLookups>();
+  private readonly lookups = new TurnBatch<{ id: number; settings: ShopSettings }, ShopOrder | null>(LOOKUP_BATCH_LIMIT, (items) => this.readLookups(items));
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -89,37 +89,27 @@ export class OrderRepository {
     return order && !NUMBER_META_KEYS.some((key) => order.meta[key]) ? order : null;
   }
 
-  /**
-   * One order, outside any transaction. Lookups that arrive in the same turn of the event loop are read
-   * together in one round trip: under load many do, and one round trip for several orders costs the API and
-   * the database far less than one each. Alone, a lookup waits for nothing but the end of the current turn.
-   */
+  /** One order, outside any transaction; lookups that arrive in the same turn are read together (`TurnBatch`). */
   findById(id: number, settings: ShopSettings): Promise<ShopOrder | null> {
-    let batch = this.pendingLookups.get(settings);
-    if (!batch) {
-      const created: PendingLookups = new Map();
-      setImmediate(() => void this.readLookups(created, settings));
-      batch = created;
-      this.pendingLookups.set(settings, batch);
-    }
-    if (batch.size >= LOOKUP_BATCH_LIMIT - 1) this.pendingLookups.delete(settings);
-    const waiters = batch.get(id) ?? [];
-    batch.set(id, waiters);
-    return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+    return this.lookups.add({ id, settings });
   }
 
-  private async readLookups(batch: PendingLookups, settings: ShopSettings): Promise<void> {
-    if (this.pendingLookups.get(settings) === batch) this.pendingLookups.delete(settings);
-    try {
-      const orders = new Map((await this.findManyByIds([...batch.keys()], settings)).map((order) => [order.id, order]));
-      for (const [id, waiters] of batch) {
-        const order = orders.get(id) ?? null;
-        // Each caller gets its own copy: site extensions receive the order and may change it.
-        waiters.forEach((waiter, index) => waiter.resolve(index === 0 || !order ? order : structuredClone(order)));
-      }
-    } catch (error) {
-      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+  private async readLookups(items: { id: number; settings: ShopSettings }[]): Promise<(ShopOrder | null)[]> {
+    const found = new Map<ShopSettings, Map<number, ShopOrder>>();
+    // Settings change rarely, so a batch nearly always holds one kind; each kind is read on its own.
+    for (const settings of new Set(items.map((item) => item.settings))) {
+      const ids = [...new Set(items.filter((item) => item.settings === settings).map((item) => item.id))];
+      found.set(settings, new Map((await this.findManyByIds(ids, settings)).map((order) => [order.id, order])));
     }
+    const given = new Set<ShopOrder>();
+    return items.map(({ id, settings }) => {
+      const order = found.get(settings)?.get(id) ?? null;
+      if (!order) return null;
+      // Each caller gets its own copy: site extensions receive the order and may change it.
+      if (given.has(order)) return structuredClone(order);
+      given.add(order);
+      return order;
+    });
   }
 
   /**

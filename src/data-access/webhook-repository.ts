@@ -1,8 +1,10 @@
+import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import type { Statement } from './transaction';
+import { TurnBatch } from './turn-batch';
 
 export interface WebhookRecord {
   id: number;
@@ -40,11 +42,14 @@ export type InsertOutcome = { kind: 'stored'; id: number } | { kind: 'duplicate'
 
 /** How long one processing attempt may hold a webhook before another worker may take it over. */
 const CLAIM_SECONDS = 120;
+/** Webhooks taken in one statement at most. */
+const CLAIM_BATCH_LIMIT = 100;
 
 /** Received webhooks: unique per (provider, external_id); the row's status is the truth about processing. */
 export class WebhookRepository {
   readonly pool: Pool;
   private readonly table: string;
+  private readonly claims = new TurnBatch<number, WebhookRecord | null>(CLAIM_BATCH_LIMIT, (ids) => this.claimTogether(ids));
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -74,17 +79,31 @@ export class WebhookRepository {
    * Takes a webhook for one processing attempt: a PENDING one, or a FAILED one whose automatic retry
    * is due (a FAILED one left for the operator goes back to PENDING through `requeue` first), and only
    * when no other attempt holds it. Returns null when there is nothing to do.
+   *
+   * Claims made in the same turn are taken together (`TurnBatch`), in one round trip; a webhook asked
+   * for twice in one batch goes to the first asker only.
    */
-  async claim(id: number): Promise<WebhookRecord | null> {
-    // One round trip: the row comes back only when this very UPDATE took it (ROW_COUNT() is the UPDATE's).
+  claim(id: number): Promise<WebhookRecord | null> {
+    return this.claims.add(id);
+  }
+
+  private async claimTogether(ids: number[]): Promise<(WebhookRecord | null)[]> {
+    // The token marks the rows this very UPDATE took, so the SELECT returns those and no others.
+    const token = crypto.randomBytes(16).toString('base64url');
+    const unique = [...new Set(ids)];
     const [[, rows]] = await this.pool.query<RowDataPacket[][]>(
-      `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
-       WHERE id = ? AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
+      `UPDATE ${this.table} SET claim_token = ?, locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
+       WHERE id IN (?) AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
          AND (locked_until IS NULL OR locked_until < NOW(3));
-       SELECT * FROM ${this.table} WHERE id = ? AND ROW_COUNT() = 1`,
-      [id, id],
+       SELECT * FROM ${this.table} WHERE id IN (?) AND claim_token = ?`,
+      [token, unique, unique, token],
     );
-    return rows.length ? toWebhook(rows[0]) : null;
+    const taken = new Map(rows.map((row) => [Number(row.id), toWebhook(row)]));
+    return ids.map((id) => {
+      const webhook = taken.get(id) ?? null;
+      taken.delete(id);
+      return webhook;
+    });
   }
 
   /** The final status, as a statement to commit together with what the handler wrote. */
