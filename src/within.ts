@@ -1,3 +1,8 @@
-/** `promise`, or a rejection (`timeout`) once `ms` have passed without its answer; the timer does not hold the process open. */
-export const within = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+/** `promise`, or a rejection (`timeout`) once `ms` have passed without its answer; the timer does not hold the process open, and goes with the answer. */
+export function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), ms).unref();
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

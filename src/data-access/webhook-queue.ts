@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import BeeQueue from 'bee-queue';
 import type { Logger } from '../logger';
+import { within } from '../within';
 
 /** The background job of SPEC 6.3: one stored card-gateway webhook to process. */
 export const WEBHOOK_JOB = 'paymenthub/webhook/process';
@@ -8,6 +9,9 @@ export const WEBHOOK_JOB = 'paymenthub/webhook/process';
 export interface WebhookJob {
   webhookId: number;
 }
+
+/** The longest one job holds one of the worker's places. */
+const JOB_DEADLINE_MS = 60_000;
 
 /**
  * bee-queue carrying webhook ids. It only speeds processing up: the webhook rows in MySQL are the
@@ -23,7 +27,7 @@ export interface WebhookJob {
 export class WebhookQueue {
   private queue: BeeQueue<WebhookJob>;
   private readonly retiring = new Set<Promise<void>>();
-  private handler: { concurrency: number; handle: (job: WebhookJob) => Promise<unknown> } | null = null;
+  private handler: { concurrency: number; handle: (job: BeeQueue.Job<WebhookJob>) => Promise<unknown> } | null = null;
   private stalledTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private down = false;
@@ -53,10 +57,7 @@ export class WebhookQueue {
     // Commands failing while Redis is away are expected; the outage itself is logged once below.
     queue.on('error', () => undefined);
     queue.ready().then(() => this.watch(queue), () => undefined);
-    if (this.handler) {
-      const { handle } = this.handler;
-      queue.process(this.handler.concurrency, async (job) => handle(job.data));
-    }
+    if (this.handler) queue.process(this.handler.concurrency, this.handler.handle);
     return queue;
   }
 
@@ -90,15 +91,21 @@ export class WebhookQueue {
   /** Queues the webhook; false when Redis did not take it within `timeoutMs` (the sweep will). */
   async enqueue(webhookId: number, timeoutMs = 500): Promise<boolean> {
     if (this.down) return false;
-    const job = this.queue.createJob({ webhookId }).setId(String(webhookId)).timeout(60_000);
+    const job = this.queue.createJob({ webhookId }).setId(String(webhookId));
     const saved = job.save().then(() => true, () => false);
     const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
     return Promise.race([saved, late]);
   }
 
+  /**
+   * Runs `handler` for each job, `concurrency` at once. A job holds its place for JOB_DEADLINE_MS at most
+   * (the webhook itself stays claimed, and is taken up again by the sweep once its claim runs out). The
+   * deadline is kept here rather than as bee-queue's job timeout, which builds an error for every job.
+   */
   process(concurrency: number, handler: (job: WebhookJob) => Promise<unknown>): void {
-    this.handler = { concurrency, handle: handler };
-    this.queue.process(concurrency, async (job) => handler(job.data));
+    const handle = (job: BeeQueue.Job<WebhookJob>) => within(handler(job.data), JOB_DEADLINE_MS);
+    this.handler = { concurrency, handle };
+    this.queue.process(concurrency, handle);
   }
 
   /**

@@ -45,6 +45,19 @@ const CLAIM_SECONDS = 120;
 /** Webhooks taken in one statement at most. */
 const CLAIM_BATCH_LIMIT = 100;
 
+/** Tokens no other claim uses: a random part per process (as random as a UUID's), then a count. */
+const claimTokens = {
+  prefix: crypto.randomBytes(12).toString('base64url'),
+  count: 0,
+  next(): string {
+    if (this.count >= 36 ** 6) {
+      this.prefix = crypto.randomBytes(12).toString('base64url');
+      this.count = 0;
+    }
+    return `${this.prefix}${(this.count++).toString(36).padStart(6, '0')}`;
+  },
+};
+
 /** Received webhooks: unique per (provider, external_id); the row's status is the truth about processing. */
 export class WebhookRepository {
   readonly pool: Pool;
@@ -89,7 +102,7 @@ export class WebhookRepository {
 
   private async claimTogether(ids: number[]): Promise<(WebhookRecord | null)[]> {
     // The token marks the rows this very UPDATE took, so the SELECT returns those and no others.
-    const token = crypto.randomBytes(16).toString('base64url');
+    const token = claimTokens.next();
     const unique = [...new Set(ids)];
     const [[, rows]] = await this.pool.query<RowDataPacket[][]>(
       `UPDATE ${this.table} SET claim_token = ?, locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
