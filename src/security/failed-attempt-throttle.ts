@@ -28,18 +28,18 @@ export interface Reservation {
 export type AttemptVerdict = { kind: 'allowed'; reservation: Reservation } | Exclude<ThrottleState, { kind: 'open' }>;
 
 // An attempt takes a place under the limit of every subject it counts against, before it is evaluated,
-// all in one step on the server: refused (the milliseconds to wait returned) while any of its subjects
-// (also those it is only checked against) is blocked, or while a counted one has as many failures and
-// undecided attempts as it may have failures. KEYS: each counted subject's failure counter and block,
-// then the blocks of the subjects only checked. ARGV: limit, window (ms), busy wait (ms), counted subjects.
+// all in one step on the server: refused while any of its subjects (also those it is only checked
+// against) is blocked (the milliseconds left returned), or while a counted one has as many failures and
+// undecided attempts as it may have failures (-1: busy). KEYS: each counted subject's failure counter
+// and block, then the blocks of the subjects only checked. ARGV: limit, window (ms), counted subjects.
 const RESERVE = `
-local counted = tonumber(ARGV[4])
+local counted = tonumber(ARGV[3])
 local wait = 0
 for i = 1, counted do wait = math.max(wait, redis.call('PTTL', KEYS[2 * i])) end
 for i = 2 * counted + 1, #KEYS do wait = math.max(wait, redis.call('PTTL', KEYS[i])) end
 if wait > 0 then return wait end
 for i = 1, counted do
-  if tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0') >= tonumber(ARGV[1]) then return tonumber(ARGV[3]) end
+  if tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0') >= tonumber(ARGV[1]) then return -1 end
 end
 for i = 1, counted do
   if redis.call('INCR', KEYS[2 * i - 1]) == 1 then redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[2]) end
@@ -68,8 +68,15 @@ for i = 1, #KEYS, 2 do
 end
 return 0`;
 
-/** While a subject's places are all taken by attempts not yet decided, a retry is worth it this soon. */
-const BUSY_RETRY_MS = 1000;
+/**
+ * While a subject's places are all taken by attempts not yet decided, an attempt waits this long at most
+ * for one of them to be given back (a burst of lookups that succeed), asking again after 5, 10, 20 ms and
+ * so on; it is refused at once when the attempts it waits for fail and block the subject. At most
+ * MAX_WAITING attempts wait at a time in one process; more are refused at once, with a retry worth it
+ * this soon.
+ */
+const BUSY_WAIT_MS = 1000;
+const MAX_WAITING = 100;
 
 /**
  * Failed authentications and failed lookups, counted in Redis per subject (a client address, an API
@@ -86,6 +93,8 @@ export class FailedAttemptThrottle {
   private subscriber: RedisClient | null = null;
   private subscribed = false;
   private listening = false;
+  /** Attempts waiting here for a place (MAX_WAITING). */
+  private waiting = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -173,8 +182,26 @@ export class FailedAttemptThrottle {
    * Takes a place for one attempt under the limit of every subject in `counted`, before the attempt is
    * evaluated, so that however many arrive at once, no more attempts are evaluated than a subject may
    * fail. A block of any subject in `checked` refuses the attempt too, but it does not count there.
+   * While the places are only taken by attempts still undecided, it waits briefly for one (BUSY_WAIT_MS).
    */
   async reserve(counted: string[], checked: string[] = []): Promise<AttemptVerdict> {
+    const deadline = Date.now() + BUSY_WAIT_MS;
+    let waiting = false;
+    try {
+      for (let pause = 5; ; pause *= 2) {
+        const verdict = await this.tryReserve(counted, checked);
+        if (verdict.kind !== 'busy') return verdict;
+        if (Date.now() + pause > deadline || (!waiting && this.waiting >= MAX_WAITING)) return { kind: 'blocked', retryAfterSeconds: 1 };
+        if (!waiting) this.waiting += 1;
+        waiting = true;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    } finally {
+      if (waiting) this.waiting -= 1;
+    }
+  }
+
+  private async tryReserve(counted: string[], checked: string[]): Promise<AttemptVerdict | { kind: 'busy' }> {
     for (const subject of [...counted, ...checked]) {
       const known = this.state(subject);
       if (known.kind !== 'open') return known;
@@ -186,12 +213,13 @@ export class FailedAttemptThrottle {
     let waitMs: number;
     try {
       waitMs = Number(await this.redis.eval(RESERVE, {
-        keys: [...keys, ...checkedKeys], arguments: [String(maxFailures), String(windowSeconds * 1000), String(BUSY_RETRY_MS), String(ids.length)],
+        keys: [...keys, ...checkedKeys], arguments: [String(maxFailures), String(windowSeconds * 1000), String(ids.length)],
       }));
     } catch {
       // Redis is away: the subscription drops too, and requests are refused until it is back.
       return { kind: 'unavailable' };
     }
+    if (waitMs < 0) return { kind: 'busy' };
     if (waitMs > 0) return { kind: 'blocked', retryAfterSeconds: Math.ceil(waitMs / 1000) };
 
     let settled = false;

@@ -56,3 +56,13 @@ test('When lookups succeed, Then they use up nothing: more than the limit of the
     t.is(res.status, 200, `lookup ${i + 1}: ${res.text}`);
   }
 });
+
+test('When 40 lookups that all succeed arrive at once with the helpdesk key, Then every one is answered 200: those beyond the limit wait for a place', async (t) => {
+  const orderId = await shop.seeder.createOrder({
+    status: 'processing', createdGmt: new Date('2026-11-16T08:00:00Z'), currency: 'DKK', total: '100',
+    billing: { first_name: 'Bo', country: 'DK', email: 'bo@example.dk' }, lineItems: [{ name: 'Te', qty: 1, total: '100' }],
+  });
+  const a = await api({ HELPDESK_API_KEY: HELPDESK_KEY });
+  const counts = await lookups(a, 40, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.80', authorization: basic(HELPDESK_KEY, HELPDESK_SECRET) }, { order_number: String(orderId), email: 'bo@example.dk' });
+  t.deepEqual(counts, { 200: 40 });
+});
