@@ -71,4 +71,15 @@ export class WooCommerceChangeRepository {
     const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
     return { waiting: count('pending') + count('applying'), failed: count('failed') };
   }
+
+  /**
+   * Deletes up to `limit` changes WooCommerce applied before `before`, oldest first; returns how many.
+   * Pending and failed ones stay, whatever their age. A range of the status index.
+   */
+  async pruneApplied(before: Date, limit: number): Promise<number> {
+    const cutoff = gmtDateTimeMs(before);
+    const [result] = await this.pool.query<ResultSetHeader>(
+      `DELETE FROM ${this.table} WHERE status = 'applied' AND created_at < ? AND applied_at < ? ORDER BY created_at LIMIT ?`, [cutoff, cutoff, limit]);
+    return result.affectedRows;
+  }
 }

@@ -3,7 +3,7 @@ import type { PaymentHub } from '../../src/composition';
 import { setOption } from '../../src/demo/woocommerce-schema';
 import { hposIsAuthoritative, settingsFromOptions } from '../../src/data-access/shop-settings-repository';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { openHub } from '../support/payment-hub-fixture';
+import { openHub, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, type TestShop } from '../support/test-shop';
 
 // With the companion plugin in WordPress, the service decides and WooCommerce writes: these check the
@@ -136,4 +136,30 @@ test('The companion counts as present while it has been heard from within three 
   t.false(settingsFromOptions(seen(0, 2), at).companion, 'a version the service does not know is not used');
   t.false(settingsFromOptions(new Map([['shop_sidecar_companion', 'not json']]), at).companion);
   t.false(settingsFromOptions(new Map(), at).companion);
+});
+
+test.serial('When changes were applied more than 31 days ago, Then the worker deletes them; newer ones, and pending or failed ones of any age, stay', async (t) => {
+  const table = `${shop.prefix}sidecar_woocommerce_changes`;
+  const day = 24 * HOUR;
+  const base = now.getTime();
+  const at = (ms: number) => new Date(base - ms).toISOString().replace('T', ' ').replace('Z', '');
+  const rows: [string, string, string | null][] = [
+    ['applied', at(40 * day), at(40 * day)],
+    ['applied', at(32 * day), at(32 * day - HOUR)],
+    ['applied', at(30 * day), at(30 * day)],
+    ['pending', at(60 * day), null],
+    ['failed', at(60 * day), at(60 * day)],
+  ];
+  const objectId = 987_654;
+  for (const [status, created, applied] of rows) {
+    await q(`INSERT INTO ${table} (op, object_id, payload, status, attempts, created_at, applied_at) VALUES ('order_payment_failed', ?, '{}', ?, 1, ?, ?)`, [objectId, status, created, applied]);
+  }
+  const worker = await startTestWorker(shop.config(), { clock: () => new Date(base) });
+  try {
+    await worker.tick();
+  } finally {
+    await worker.stop();
+  }
+  const left = await changesOf(objectId);
+  t.deepEqual(left.map((row) => [row.status, row.created_at.slice(0, 10)]), [['applied', at(30 * day).slice(0, 10)], ['pending', at(60 * day).slice(0, 10)], ['failed', at(60 * day).slice(0, 10)]]);
 });

@@ -17,6 +17,9 @@ export const QUEUE_CLOSE_TIMEOUT_MS = 30_000;
  */
 export const WEBHOOK_JOB_CONCURRENCY = 200;
 
+/** Changes WooCommerce has applied are deleted this many days after they were made. */
+export const APPLIED_CHANGES_KEPT_DAYS = 31;
+
 export interface WorkerOptions {
   config: Config;
   dataSource: DataSource;
@@ -28,6 +31,7 @@ export interface WorkerOptions {
   dunningIntervalMs?: number;
   customerIndexIntervalMs?: number;
   pauseEndsIntervalMs?: number;
+  changesPruneIntervalMs?: number;
   clock?: () => Date;
 }
 
@@ -40,8 +44,8 @@ export interface RunningWorker {
 /**
  * The background worker: processes queued card-gateway webhooks; sweeps the webhook table for rows
  * whose job never reached Redis or failed for a while (processing them itself while Redis is away);
- * runs the dunning attempts that are due; keeps the customer lookup index current; and reactivates
- * paused subscriptions whose pause has ended.
+ * runs the dunning attempts that are due; keeps the customer lookup index current; reactivates
+ * paused subscriptions whose pause has ended; and deletes the changes WooCommerce applied long ago.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
@@ -92,11 +96,17 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       track(work()).catch((error) => log.error(`${name}_failed`, { error })).finally(() => { busy = false; });
     }, intervalMs);
   };
+  const changesPrune = async () => {
+    // Kept as long as Action Scheduler keeps the actions that applied them (a month by default).
+    const pruned = await shop.changes.pruneApplied(new Date(clock().getTime() - APPLIED_CHANGES_KEPT_DAYS * 86_400_000), 1000);
+    if (pruned) log.info('woocommerce_changes_pruned', { count: pruned });
+  };
   const timers = [
     loop('sweep', sweep, options.sweepIntervalMs ?? 2000),
     loop('dunning', dunning, options.dunningIntervalMs ?? 5000),
     loop('customer_index', customerIndex, options.customerIndexIntervalMs ?? 5000),
     loop('pause_ends', pauseEnds, options.pauseEndsIntervalMs ?? 60_000),
+    loop('woocommerce_changes_prune', changesPrune, options.changesPruneIntervalMs ?? 3_600_000),
   ];
 
   return {
@@ -105,6 +115,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await track(dunning());
       await track(customerIndex());
       await track(pauseEnds());
+      await track(changesPrune());
     },
     async stop() {
       stopping = true;
