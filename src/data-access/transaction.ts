@@ -28,11 +28,13 @@ const readCommitted = new WeakSet<object>();
  * with, and the transaction is rolled back as a whole, as it would have been.
  */
 export class Transaction implements Executor {
-  private waiting: Statement[];
+  /** What starts the transaction, sent with its first statement. */
+  private readonly begin: Statement[];
+  private waiting: Statement[] = [];
   private begun = false;
 
   constructor(private readonly connection: PoolConnection) {
-    this.waiting = readCommitted.has(connection.connection) ? [START] : [READ_COMMITTED, START];
+    this.begin = readCommitted.has(connection.connection) ? [START] : [READ_COMMITTED, START];
   }
 
   /** Sends `statement` with the next one whose answer is needed (or with COMMIT). */
@@ -41,10 +43,9 @@ export class Transaction implements Executor {
   }
 
   async query<T extends QueryResult>(sql: string, values: unknown[] = []): Promise<[T, FieldPacket[]]> {
-    if (!this.waiting.length) return this.connection.query<T>(sql, values);
+    if (this.begun && !this.waiting.length) return this.connection.query<T>(sql, values);
     const ahead = this.take();
-    const [results, fields] = await this.connection.query<T[] & QueryResult>(
-      [...ahead.map((statement) => statement.sql), sql].join(';\n'), [...ahead.flatMap((statement) => statement.values), ...values]);
+    const [results, fields] = await this.send<T[] & QueryResult>([...ahead, { sql, values }]);
     // A statement of several (such as `UPDATE ...; SELECT ...`) keeps its own list of answers.
     const own = results.length - ahead.length;
     return own === 1
@@ -55,21 +56,25 @@ export class Transaction implements Executor {
   /** COMMIT, with what is still waiting and `last` ahead of it, in one round trip; nothing at all when nothing was done. */
   async commit(last?: Statement): Promise<void> {
     if (last) this.defer(last);
-    if (!this.begun && this.waiting[this.waiting.length - 1] === START) return;
-    const statements = [...this.take(), { sql: 'COMMIT', values: [] }];
-    await this.connection.query(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => statement.values));
+    if (!this.begun && !this.waiting.length) return;
+    await this.send([...this.take(), { sql: 'COMMIT', values: [] }]);
   }
 
   async rollback(): Promise<void> {
     if (this.begun) await this.connection.query('ROLLBACK');
   }
 
+  /** What waits, after what starts the transaction if it has not started yet. */
   private take(): Statement[] {
-    const taken = this.waiting;
+    const taken = this.begun ? this.waiting : [...this.begin, ...this.waiting];
     this.waiting = [];
+    if (!this.begun) readCommitted.add(this.connection.connection);
     this.begun = true;
-    readCommitted.add(this.connection.connection);
     return taken;
+  }
+
+  private send<T extends QueryResult>(statements: Statement[]): Promise<[T, FieldPacket[]]> {
+    return this.connection.query<T>(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => statement.values));
   }
 }
 
