@@ -5,6 +5,7 @@ declare module 'autocannon' {
     interface RequestSpec { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer; setupRequest?(req: RequestSpec, context: unknown): RequestSpec; }
     interface Options { url: string; connections?: number; duration?: number; amount?: number; pipelining?: number; method?: string; headers?: Record<string, string>; body?: string; requests?: RequestSpec[]; }
   }
-  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  /** Runs the load; the answer is also the running instance, which `stop()` ends early. */
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result> & { stop(): void };
   export = autocannon;
 }

@@ -3,6 +3,13 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 
+/** One measured value with what it rests on: a line of the webhook and hardening tables. */
+export interface MeasureRow {
+  measure: string;
+  value: string;
+  detail: string;
+}
+
 /** One measured scenario: a line of the printed tables. */
 export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
 

@@ -8,13 +8,7 @@ import { createShopDataSource } from '../src/data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
 import { FakeCardGateway } from '../test/support/fake-card-gateway';
-import { startProcess } from './common';
-
-export interface PaymentBenchRow {
-  measure: string;
-  value: string;
-  detail: string;
-}
+import { startProcess, type MeasureRow } from './common';
 
 const dbName = 'shop_sidecar_bench_payments';
 const prefix = 'wp_';
@@ -53,7 +47,7 @@ function pidOf(...names: string[]): number | undefined {
  * once answering at once and once answering in 150 ms (a batch of deliveries each). Targets: one
  * worker >= 1,000 events/s with the provider answering at once, >= 500 events/s at 150 ms.
  */
-export async function benchPayments(duration: number): Promise<PaymentBenchRow[]> {
+export async function benchPayments(duration: number): Promise<MeasureRow[]> {
   const admin = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
   await dropDatabase(admin, dbName);
   await createDatabase(admin, dbName);
@@ -72,7 +66,7 @@ export async function benchPayments(duration: number): Promise<PaymentBenchRow[]
   const port = 19000 + Math.floor(Math.random() * 1000);
   const serviceEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: SECRET, TLS_CERT_FILE: '', TLS_KEY_FILE: '' };
   const api = await startProcess('dist/src/entry-points/http/main.js', serviceEnv, 'ignore');
-  const rows: PaymentBenchRow[] = [];
+  const rows: MeasureRow[] = [];
   const pendingCount = async () => Number((await db.query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${prefix}sidecar_webhooks WHERE status = 'PENDING'`))[0][0].n);
   let sent = 0;
   const recent: string[] = [];

@@ -5,23 +5,24 @@ import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { generateBulkOrders } from '../src/demo/bulk-orders';
-import { benchPayments, type PaymentBenchRow } from './payments';
+import { benchPayments } from './payments';
+import { benchHardening } from './hardening';
 import { benchCustomerLookup } from './customer-lookup';
 import { benchStaffLogins } from './staff-logins';
-import { measure, resultRow, startProcess, type Row } from './common';
+import { measure, resultRow, startProcess, type MeasureRow, type Row } from './common';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
  * match, a mismatch and a not-found among recent orders and a match among all orders, next to the
  * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,hardening
  * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest).
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
-const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,hardening').split(','));
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -156,7 +157,7 @@ function orderStatusTargets(rows: Row[]): string[] {
   return lines.length ? ['| target | measured | |', '|---|---:|---|', ...lines, ''] : [];
 }
 
-function paymentTable(rows: PaymentBenchRow[]): string {
+function measureTable(rows: MeasureRow[]): string {
   return ['| measure | value | detail |\n|---|---:|---|', ...rows.map((r) => `| ${r.measure} | ${r.value} | ${r.detail} |`)].join('\n');
 }
 
@@ -194,7 +195,12 @@ async function main(): Promise<void> {
   if (parts.has('payments')) {
     const paymentRows = await benchPayments(duration);
     for (const row of paymentRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
-    sections.push('## Card-gateway webhooks', '', paymentTable(paymentRows), '');
+    sections.push('## Card-gateway webhooks', '', measureTable(paymentRows), '');
+  }
+  if (parts.has('hardening')) {
+    const hardeningRows = await benchHardening();
+    for (const row of hardeningRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
+    sections.push('## Limits under attack, and stopping', '', measureTable(hardeningRows), '');
   }
   const summary = [
     `# shop-sidecar benchmarks, ${new Date().toISOString()}`,
