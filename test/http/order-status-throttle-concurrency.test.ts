@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import test from 'ava';
 import { basic, request, simultaneous } from '../support/http-client';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
@@ -57,12 +60,15 @@ test('When lookups succeed, Then they use up nothing: more than the limit of the
   }
 });
 
-test('When 40 lookups that all succeed arrive at once with the helpdesk key, Then every one is answered 200: those beyond the limit wait for a place', async (t) => {
+test('When 25 lookups that all succeed arrive at once and each takes a while, Then every one is answered 200: those beyond the limit wait for a place', async (t) => {
   const orderId = await shop.seeder.createOrder({
     status: 'processing', createdGmt: new Date('2026-11-16T08:00:00Z'), currency: 'DKK', total: '100',
     billing: { first_name: 'Bo', country: 'DK', email: 'bo@example.dk' }, lineItems: [{ name: 'Te', qty: 1, total: '100' }],
   });
-  const a = await api({ HELPDESK_API_KEY: HELPDESK_KEY });
-  const counts = await lookups(a, 40, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.80', authorization: basic(HELPDESK_KEY, HELPDESK_SECRET) }, { order_number: String(orderId), email: 'bo@example.dk' });
-  t.deepEqual(counts, { 200: 40 });
+  // A site extension that asks another system (a carrier, say) makes each answer take 100 ms, so the lookups overlap.
+  const module = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-slow-extension-')), 'extensions.js');
+  fs.writeFileSync(module, 'module.exports = { async helpdesk_order_status_data(data) { await new Promise((resolve) => setTimeout(resolve, 100)); return data; } };');
+  const a = await api({ HELPDESK_API_KEY: HELPDESK_KEY, SITE_EXTENSIONS: module });
+  const counts = await lookups(a, 25, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.80', authorization: basic(HELPDESK_KEY, HELPDESK_SECRET) }, { order_number: String(orderId), email: 'bo@example.dk' });
+  t.deepEqual(counts, { 200: 25 });
 });
