@@ -70,12 +70,13 @@ return 0`;
 
 /**
  * While a subject's places are all taken by attempts not yet decided, an attempt waits this long at most
- * for one of them to be given back (a burst of lookups that succeed), asking again after 5, 10, 20 ms and
- * so on; it is refused at once when the attempts it waits for fail and block the subject. At most
- * MAX_WAITING attempts wait at a time in one process; more are refused at once, with a retry worth it
+ * for one of them to be given back (a burst of lookups that succeed), asking again after 5, 10, 20, 40 ms,
+ * then every 50 ms; it is refused at once when the attempts it waits for fail and block the subject. At
+ * most MAX_WAITING attempts wait at a time in one process; more are refused at once, with a retry worth it
  * this soon.
  */
 const BUSY_WAIT_MS = 1000;
+const BUSY_ASK_EVERY_MS = 50;
 const MAX_WAITING = 100;
 
 /**
@@ -188,7 +189,7 @@ export class FailedAttemptThrottle {
     const deadline = Date.now() + BUSY_WAIT_MS;
     let waiting = false;
     try {
-      for (let pause = 5; ; pause *= 2) {
+      for (let pause = 5; ; pause = Math.min(2 * pause, BUSY_ASK_EVERY_MS)) {
         const verdict = await this.tryReserve(counted, checked);
         if (verdict.kind !== 'busy') return verdict;
         if (Date.now() + pause > deadline || (!waiting && this.waiting >= MAX_WAITING)) return { kind: 'blocked', retryAfterSeconds: 1 };
