@@ -92,9 +92,7 @@ export class WebhookQueue {
   async enqueue(webhookId: number, timeoutMs = 500): Promise<boolean> {
     if (this.down) return false;
     const job = this.queue.createJob({ webhookId }).setId(String(webhookId));
-    const saved = job.save().then(() => true, () => false);
-    const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
-    return Promise.race([saved, late]);
+    return within(job.save(), timeoutMs).then(() => true, () => false);
   }
 
   /**
