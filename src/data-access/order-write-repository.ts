@@ -137,7 +137,8 @@ export class OrderWriteRepository {
     const host = (() => {
       try { return new URL(settings.siteUrl).hostname.replace(/^www\./, ''); } catch { return 'localhost'; }
     })();
-    await write(db, 
+    await write(
+      db,
       `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
         comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
        VALUES (?, ?, ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
@@ -171,11 +172,11 @@ export class OrderWriteRepository {
    * with `onlyIf`, a condition that does not depend on the rows, it searches only when that holds.
    */
   findIdsByMetaStatement(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings, onlyIf?: Statement): Statement {
-    const [meta, rows, idColumn, typeColumn] = settings.hpos
-      ? [this.t.ordersMeta, this.t.orders, 'order_id', 'o.type']
-      : [this.t.postmeta, this.t.posts, 'post_id', 'o.post_type'];
+    const [meta, rows, idColumn, rowId, typeColumn] = settings.hpos
+      ? [this.t.ordersMeta, this.t.orders, 'order_id', 'id', 'type']
+      : [this.t.postmeta, this.t.posts, 'post_id', 'ID', 'post_type'];
     return {
-      sql: `SELECT m.${idColumn} AS id FROM ${meta} m JOIN ${rows} o ON o.${settings.hpos ? 'id' : 'ID'} = m.${idColumn} AND ${typeColumn} = ?
+      sql: `SELECT m.${idColumn} AS id FROM ${meta} m JOIN ${rows} o ON o.${rowId} = m.${idColumn} AND o.${typeColumn} = ?
             WHERE m.meta_key = ? AND m.meta_value = ?${onlyIf ? ` AND ${onlyIf.sql}` : ''} ORDER BY m.${idColumn}`,
       values: [type, key, value, ...(onlyIf?.values ?? [])],
     };

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agreement, Payment, PaymentMeta, type AgreementDisableReason, type AgreementStatus, type PaymentStatus, type Provider } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import { write, type Executor, type Statement } from './transaction';
+import { together, write, type Executor, type Statement } from './transaction';
 
 export interface PaymentRecord {
   id: number;
@@ -88,18 +88,19 @@ export class PaymentRepository {
   ): Promise<{ payment: PaymentRecord; created: boolean; foundOrders: number[] }> {
     const key = [fields.provider, fields.externalId];
     const search = searchOrder?.({ sql: `(SELECT order_id FROM ${this.t.payments} WHERE provider = ? AND external_id = ?) IS NULL`, values: key });
-    const [results] = await db.query<RowDataPacket[][]>(
-      [
-        `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
-         VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
-         ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
-           order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
-        // A locking read sees the latest committed row, not the transaction's snapshot.
-        `SELECT *, LAST_INSERT_ID() < ${EXISTING_ROW} AS created FROM ${this.t.payments} WHERE provider = ? AND external_id = ? FOR UPDATE`,
-        ...(search ? [search.sql] : []),
-      ].join(';\n'),
-      [...key, fields.orderId ?? null, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now, ...key, ...(search?.values ?? [])],
-    );
+    const { sql, values } = together([
+      {
+        sql: `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
+              VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
+              ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
+                order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
+        values: [...key, fields.orderId ?? null, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
+      },
+      // A locking read sees the latest committed row, not the transaction's snapshot.
+      { sql: `SELECT *, LAST_INSERT_ID() < ${EXISTING_ROW} AS created FROM ${this.t.payments} WHERE provider = ? AND external_id = ? FOR UPDATE`, values: key },
+      ...(search ? [search] : []),
+    ]);
+    const [results] = await db.query<RowDataPacket[][]>(sql, values);
     const [, rows, found] = results;
     if (!rows.length) throw new Error(`payment ${fields.provider}/${fields.externalId} vanished after insert`);
     return { payment: toPayment(rows[0]), created: Number(rows[0].created) === 1, foundOrders: (found ?? []).map((row) => Number(row.id)) };
@@ -153,7 +154,8 @@ export class PaymentRepository {
   /** The agreement, locked; created pending when unknown. */
   async lockOrCreateAgreement(db: Executor, fields: { provider: Provider; externalId: string; customerHandle?: string | null; subscriptionId?: number | null }, now: string): Promise<AgreementRecord> {
     // A known agreement only gains the customer and subscription it did not have yet.
-    await write(db, 
+    await write(
+      db,
       `INSERT INTO ${this.t.agreements} (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
        VALUES (?, ?, 'PENDING', ?, ?, ?, ?)
        ON DUPLICATE KEY UPDATE customer_handle = COALESCE(customer_handle, VALUES(customer_handle)), subscription_id = COALESCE(subscription_id, VALUES(subscription_id))`,

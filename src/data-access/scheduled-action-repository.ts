@@ -68,7 +68,8 @@ export class ScheduledActionRepository {
       return;
     }
     const groupId = await this.groupId(db, SUBSCRIPTION_ACTION_GROUP);
-    await write(db, 
+    await write(
+      db,
       `INSERT INTO ${this.t.actions} (hook, status, scheduled_date_gmt, scheduled_date_local, priority, args, schedule, group_id, attempts, claim_id)
        VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, 0, 0)`,
       [SUBSCRIPTION_PAYMENT_HOOK, gmt, local, SUBSCRIPTION_ACTION_PRIORITY, args, simpleSchedule(timestamp), groupId]);

@@ -11,6 +11,11 @@ export interface Statement {
   values: unknown[];
 }
 
+/** Statements as one, sent in one round trip; the answer holds one result per statement. */
+export function together(statements: Statement[]): Statement {
+  return { sql: statements.map((statement) => statement.sql).join(';\n'), values: statements.flatMap((statement) => statement.values) };
+}
+
 const START: Statement = { sql: 'START TRANSACTION', values: [] };
 /**
  * Every transaction runs READ COMMITTED, so meta writes take no gap locks and changes to neighbouring
@@ -74,7 +79,8 @@ export class Transaction implements Executor {
   }
 
   private send<T extends QueryResult>(statements: Statement[]): Promise<[T, FieldPacket[]]> {
-    return this.connection.query<T>(statements.map((statement) => statement.sql).join(';\n'), statements.flatMap((statement) => statement.values));
+    const { sql, values } = together(statements);
+    return this.connection.query<T>(sql, values);
   }
 }
 

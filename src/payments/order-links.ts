@@ -14,23 +14,22 @@ const CARD_GATEWAY_ORDER_META = '_reepay_order';
 export class OrderLinks {
   constructor(private readonly orders: OrderRepository, private readonly writes: OrderWriteRepository, private readonly retries: RetryRepository) {}
 
-  /** Card gateway: the order whose `_reepay_order` holds the handle, else `order-<n>[-suffix]` names order number n. */
-  async orderForCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
-    const [byMeta] = await this.writes.findIdsByMeta(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings);
-    return byMeta ?? this.orderNamedByCardGatewayHandle(handle, settings);
-  }
-
-  /** The first half of `orderForCardGatewayHandle`, the `_reepay_order` search, as a statement to send with others. */
-  cardGatewayHandleSearch(handle: string, settings: ShopSettings, onlyIf?: Statement): Statement {
-    return this.writes.findIdsByMetaStatement(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings, onlyIf);
-  }
-
-  /** The second half: the order whose number an `order-<n>[-suffix]` handle names. */
-  async orderNamedByCardGatewayHandle(handle: string, settings: ShopSettings): Promise<number | null> {
+  /**
+   * Card gateway: the order whose `_reepay_order` holds the handle, else `order-<n>[-suffix]` names order
+   * number n. `searched`: what `cardGatewayHandleSearch` found, when it was sent with other statements.
+   */
+  async orderForCardGatewayHandle(handle: string, settings: ShopSettings, searched?: number[]): Promise<number | null> {
+    const [byMeta] = searched ?? (await this.writes.findIdsByMeta(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings));
+    if (byMeta) return byMeta;
     const match = /^order-([^-]+)(?:-.+)?$/.exec(handle);
     if (!match) return null;
     const order = await this.orders.findByOrderNumber(match[1], settings);
     return order?.id ?? null;
+  }
+
+  /** The `_reepay_order` search of `orderForCardGatewayHandle` as a statement, to send with others. */
+  cardGatewayHandleSearch(handle: string, settings: ShopSettings, onlyIf?: Statement): Statement {
+    return this.writes.findIdsByMetaStatement(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings, onlyIf);
   }
 
   /**

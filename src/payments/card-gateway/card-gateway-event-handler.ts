@@ -109,7 +109,7 @@ export class CardGatewayEventHandler {
       gmtDateTimeMs(now), (withoutOrder) => this.links.cardGatewayHandleSearch(handle, settings, withoutOrder));
     const { payment } = recorded;
     if (payment.orderId === null) {
-      const orderId = recorded.foundOrders[0] ?? (await this.links.orderNamedByCardGatewayHandle(handle, settings));
+      const orderId = await this.links.orderForCardGatewayHandle(handle, settings, recorded.foundOrders);
       if (orderId !== null) {
         await this.payments.setOrder(db, payment.id, orderId);
         payment.orderId = orderId;
