@@ -6,6 +6,7 @@ import type { EntityTarget, ObjectLiteral } from 'typeorm';
 import { shopEntities } from '../../entities';
 import type { Config } from '../config';
 import { serviceMigrations } from './migrations';
+import { guardedPool } from './connection-pool';
 
 /**
  * One data source for the shop's database. WordPress's `$table_prefix` becomes TypeORM's entity
@@ -41,9 +42,18 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
   });
 }
 
-/** The promise pool under the data source, for hot-path reads that need no entity mapping. */
+const pools = new WeakMap<object, Pool>();
+
+/**
+ * The promise pool under the data source, for hot-path reads that need no entity mapping; one per data
+ * source, whose waits for a connection are bounded and which work holding a connection cannot use (see
+ * `guardedPool`).
+ */
 export function rawPool(dataSource: DataSource): Pool {
-  return (dataSource.driver as MysqlDriver).pool.promise() as Pool;
+  const core = (dataSource.driver as MysqlDriver).pool as object;
+  let pool = pools.get(core);
+  if (!pool) pools.set(core, pool = guardedPool((dataSource.driver as MysqlDriver).pool.promise() as Pool));
+  return pool;
 }
 
 /** How many connections a pool has open and idle, how many queries wait for one, and the most it opens. */

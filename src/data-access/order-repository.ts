@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import type { Executor } from './transaction';
+import type { Executor, Statement } from './transaction';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import { TurnBatch } from './turn-batch';
@@ -47,7 +47,7 @@ export class OrderRepository {
     const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
     this.sql = {
       legacy: {
-        byNumber: `SELECT m.post_id AS id FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
+        byNumber: `SELECT m.post_id AS id, 0 AS preference FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
           WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
         orders: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt
           FROM ${t(Post)} p WHERE p.ID IN (?) AND p.post_type = ? AND p.post_status NOT IN (?)`,
@@ -56,7 +56,7 @@ export class OrderRepository {
           WHERE r.post_parent IN (?) AND r.post_type = 'shop_order_refund'`),
       },
       hpos: {
-        byNumber: `SELECT m.order_id AS id FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
+        byNumber: `SELECT m.order_id AS id, 0 AS preference FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
           WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
         orders: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
             o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
@@ -87,6 +87,30 @@ export class OrderRepository {
     // Every path makes the same two reads (ID 0 never exists), so a missing order costs what a present one does.
     const order = await this.findById(asId, settings);
     return order && !NUMBER_META_KEYS.some((key) => order.meta[key]) ? order : null;
+  }
+
+  /**
+   * `findByOrderNumber`'s search as one statement giving the order's `id` (no row when there is none), to
+   * send with others on whichever connection needs it (a transaction's own, say).
+   */
+  orderNumberSearch(orderNumber: string, settings: ShopSettings): Statement {
+    const [orders, meta, idColumn, metaIdColumn, typeColumn, statusColumn] = settings.hpos
+      ? [this.t.orders, this.t.ordersMeta, 'id', 'order_id', 'type', 'status']
+      : [this.t.posts, this.t.postmeta, 'ID', 'post_id', 'post_type', 'post_status'];
+    const asId = /^[1-9]\d{0,18}$/.test(orderNumber) ? Number(orderNumber) : 0;
+    const visible = (search: string, values: unknown[]): Statement => ({
+      sql: `SELECT o.${idColumn} AS id FROM (${search}) n JOIN ${orders} o ON o.${idColumn} = n.id AND o.${typeColumn} = 'shop_order' AND o.${statusColumn} NOT IN (?)`,
+      values: [...values, HIDDEN_STATUSES],
+    });
+    if (settings.orderNumbers !== 'sequential') return visible('SELECT ? AS id', [asId]);
+    // A number of its own first; else, as the plugins fall back, the ID of an order that has none.
+    return visible(
+      `SELECT id FROM ((${this.sql[settings.hpos ? 'hpos' : 'legacy'].byNumber}) UNION ALL
+          (SELECT o.${idColumn}, 1 FROM ${orders} o WHERE o.${idColumn} = ?
+             AND NOT EXISTS (SELECT 1 FROM ${meta} m WHERE m.${metaIdColumn} = o.${idColumn} AND m.meta_key IN (?) AND m.meta_value <> ''))
+        ) candidates ORDER BY preference LIMIT 1`,
+      [NUMBER_META_KEYS, orderNumber, asId, NUMBER_META_KEYS],
+    );
   }
 
   /** One order, outside any transaction; lookups that arrive in the same turn are read together (`TurnBatch`). */

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { holdingConnection } from './connection-pool';
 import { Transaction, write, type Executor, type Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, localDateTime } from '../shop/shop-time';
@@ -43,7 +44,8 @@ export class OrderWriteRepository {
       const connection = await this.pool.getConnection();
       const transaction = new Transaction(connection);
       try {
-        const result = await work(transaction);
+        // Everything `work` reads goes through `transaction`: it may not wait for a second connection.
+        const result = await holdingConnection(() => work(transaction));
         await transaction.commit(last?.(result));
         return result;
       } catch (error) {
@@ -167,18 +169,15 @@ export class OrderWriteRepository {
     return rows.map((row) => Number(row.id));
   }
 
-  /**
-   * The search of `findIdsByMeta` as a statement (rows with an `id`, oldest first), to send with others;
-   * with `onlyIf`, a condition that does not depend on the rows, it searches only when that holds.
-   */
-  findIdsByMetaStatement(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings, onlyIf?: Statement): Statement {
+  /** The search of `findIdsByMeta` as a statement (rows with an `id`, oldest first), to send with others. */
+  findIdsByMetaStatement(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Statement {
     const [meta, rows, idColumn, rowId, typeColumn] = settings.hpos
       ? [this.t.ordersMeta, this.t.orders, 'order_id', 'id', 'type']
       : [this.t.postmeta, this.t.posts, 'post_id', 'ID', 'post_type'];
     return {
       sql: `SELECT m.${idColumn} AS id FROM ${meta} m JOIN ${rows} o ON o.${rowId} = m.${idColumn} AND o.${typeColumn} = ?
-            WHERE m.meta_key = ? AND m.meta_value = ?${onlyIf ? ` AND ${onlyIf.sql}` : ''} ORDER BY m.${idColumn}`,
-      values: [type, key, value, ...(onlyIf?.values ?? [])],
+            WHERE m.meta_key = ? AND m.meta_value = ? ORDER BY m.${idColumn}`,
+      values: [type, key, value],
     };
   }
 }

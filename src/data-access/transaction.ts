@@ -1,4 +1,5 @@
 import type { FieldPacket, PoolConnection, QueryResult } from 'mysql2/promise';
+import { LOCK_WAIT_SECONDS } from './connection-pool';
 
 /** Where a statement runs: the pool (each statement on its own) or a transaction. */
 export interface Executor {
@@ -19,11 +20,15 @@ export function together(statements: Statement[]): Statement {
 const START: Statement = { sql: 'START TRANSACTION', values: [] };
 /**
  * Every transaction runs READ COMMITTED, so meta writes take no gap locks and changes to neighbouring
- * orders do not deadlock one another. It is set once per connection, for its session, the first time a
- * transaction runs on it, rather than sent again with every transaction.
+ * orders do not deadlock one another, and waits LOCK_WAIT_SECONDS at most for a row lock. Both are set
+ * once per connection, for its session, the first time a transaction runs on it, rather than sent again
+ * with every transaction.
  */
-const READ_COMMITTED: Statement = { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] };
-const readCommitted = new WeakSet<object>();
+const SESSION: Statement[] = [
+  { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
+  { sql: `SET SESSION innodb_lock_wait_timeout = ${LOCK_WAIT_SECONDS}`, values: [] },
+];
+const sessionSet = new WeakSet<object>();
 
 /**
  * One transaction on one connection, sent in as few round trips as its work allows. A write whose answer
@@ -39,7 +44,7 @@ export class Transaction implements Executor {
   private begun = false;
 
   constructor(private readonly connection: PoolConnection) {
-    this.begin = readCommitted.has(connection.connection) ? [START] : [READ_COMMITTED, START];
+    this.begin = sessionSet.has(connection.connection) ? [START] : [...SESSION, START];
   }
 
   /** Sends `statement` with the next one whose answer is needed (or with COMMIT). */
@@ -73,7 +78,7 @@ export class Transaction implements Executor {
   private take(): Statement[] {
     const taken = this.begun ? this.waiting : [...this.begin, ...this.waiting];
     this.waiting = [];
-    if (!this.begun) readCommitted.add(this.connection.connection);
+    if (!this.begun) sessionSet.add(this.connection.connection);
     this.begun = true;
     return taken;
   }

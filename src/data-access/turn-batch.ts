@@ -1,3 +1,5 @@
+import { refuseInsideTransaction } from './connection-pool';
+
 /**
  * Calls made in the same turn of the event loop, run together: under load many arrive together, and one
  * round trip for several costs this process and the database far less than one each. Alone, a call waits
@@ -10,6 +12,8 @@ export class TurnBatch<T, R> {
   constructor(private readonly limit: number, private readonly run: (items: T[]) => Promise<R[]>) {}
 
   add(item: T): Promise<R> {
+    // Every batch runs on a pooled connection of its own, which work holding one may not wait for.
+    refuseInsideTransaction('a batched read');
     return new Promise((resolve, reject) => {
       if (!this.waiting.length) setImmediate(() => this.flush());
       this.waiting.push({ item, resolve, reject });

@@ -2,6 +2,7 @@ import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { RowDataPacket } from 'mysql2/promise';
 import type { Statement } from '../data-access/transaction';
 
 /** Where the card gateway's WooCommerce plugin keeps an order's invoice handle. */
@@ -19,17 +20,25 @@ export class OrderLinks {
    * number n. `searched`: what `cardGatewayHandleSearch` found, when it was sent with other statements.
    */
   async orderForCardGatewayHandle(handle: string, settings: ShopSettings, searched?: number[]): Promise<number | null> {
-    const [byMeta] = searched ?? (await this.writes.findIdsByMeta(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings));
-    if (byMeta) return byMeta;
-    const match = /^order-([^-]+)(?:-.+)?$/.exec(handle);
-    if (!match) return null;
-    const order = await this.orders.findByOrderNumber(match[1], settings);
-    return order?.id ?? null;
+    if (searched) return searched[0] ?? null;
+    const { sql, values } = this.cardGatewayHandleSearch(handle, settings);
+    const [rows] = await this.writes.pool.query<RowDataPacket[]>(sql, values);
+    return rows.length ? Number(rows[0].id) : null;
   }
 
-  /** The `_reepay_order` search of `orderForCardGatewayHandle` as a statement, to send with others. */
+  /**
+   * The search of `orderForCardGatewayHandle` as one statement (a row with the order's `id`, or none), so it
+   * can travel with others on a transaction's own connection; with `onlyIf`, a condition that does not
+   * depend on the rows, it searches only when that holds.
+   */
   cardGatewayHandleSearch(handle: string, settings: ShopSettings, onlyIf?: Statement): Statement {
-    return this.writes.findIdsByMetaStatement(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings, onlyIf);
+    const byMeta = this.writes.findIdsByMetaStatement(CARD_GATEWAY_ORDER_META, handle, 'shop_order', settings);
+    const number = /^order-([^-]+)(?:-.+)?$/.exec(handle)?.[1];
+    const byNumber = number === undefined ? null : this.orders.orderNumberSearch(number, settings);
+    const sql = `SELECT id FROM ((SELECT id, 0 AS preference FROM (${byMeta.sql} LIMIT 1) meta)`
+      + `${byNumber ? ` UNION ALL (SELECT id, 1 FROM (${byNumber.sql}) numbered)` : ''}) found`
+      + `${onlyIf ? ` WHERE ${onlyIf.sql}` : ''} ORDER BY preference LIMIT 1`;
+    return { sql, values: [...byMeta.values, ...(byNumber?.values ?? []), ...(onlyIf?.values ?? [])] };
   }
 
   /**
