@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 // The service's own tables (created by `npm run migrate`), prefixed like the site's tables. Provider ids
 // (external_id, customer_handle, payment_method) compare exactly: a binary NO PAD collation (migration ExactExternalIds).
@@ -107,4 +107,24 @@ export class MobileWalletRegistration {
   @Column({ type: 'text' }) events!: string;
   @Column({ type: 'varchar', length: 255 }) secret!: string;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+}
+
+/**
+ * One running worker process, as it last reported itself (every few seconds): the jobs it has in hand and
+ * when one last finished, so the operator's CLI and the metrics see a worker that stopped making progress.
+ */
+@Entity({ name: 'sidecar_workers' })
+export class WorkerHeartbeat {
+  /** The process's claim-token prefix: the webhooks it holds carry it. */
+  @PrimaryColumn({ type: 'char', length: 16, charset: 'ascii', collation: 'ascii_bin' }) name!: string;
+  @Column({ type: 'varchar', length: 191 }) host!: string;
+  @Column({ type: 'int', unsigned: true }) pid!: number;
+  @Column({ type: 'datetime', precision: 3, name: 'started_at' }) startedAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'seen_at' }) seenAt!: string;
+  @Column({ type: 'int', unsigned: true, name: 'jobs_in_flight' }) jobsInFlight!: number;
+  @Column({ type: 'bigint', unsigned: true, name: 'jobs_finished' }) jobsFinished!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'progress_at' }) progressAt!: string;
+  /** Set when the watchdog found jobs in hand and none finishing, with what they waited for. */
+  @Column({ type: 'datetime', precision: 3, name: 'stalled_at', nullable: true }) stalledAt!: string | null;
+  @Column({ type: 'text', name: 'stall_reason', nullable: true }) stallReason!: string | null;
 }

@@ -40,21 +40,26 @@ const toWebhook = (row: RowDataPacket): WebhookRecord => ({
 
 export type InsertOutcome = { kind: 'stored'; id: number } | { kind: 'duplicate' };
 
-/** How long one processing attempt may hold a webhook before another worker may take it over. */
-const CLAIM_SECONDS = 120;
+/**
+ * How long a claim holds a webhook unless its worker renews it (every few seconds, while the job runs): a
+ * worker that dies or hangs lets go of what it held this soon, for another worker to take.
+ */
+export const CLAIM_LEASE_SECONDS = 30;
 /** Webhooks taken in one statement at most. */
 const CLAIM_BATCH_LIMIT = 100;
 
-/** Tokens no other claim uses: a random part per process (as random as a UUID's), then a count. */
+/**
+ * Tokens no other claim uses: a random part per process (as random as a UUID's), which also names the
+ * process's claims as a whole (see `renewClaimsStatement`), then a count.
+ */
+const HOLDER_LENGTH = 16;
 const claimTokens = {
-  prefix: crypto.randomBytes(12).toString('base64url'),
+  holder: crypto.randomBytes(12).toString('base64url'),
   count: 0,
   next(): string {
-    if (this.count >= 36 ** 6) {
-      this.prefix = crypto.randomBytes(12).toString('base64url');
-      this.count = 0;
-    }
-    return `${this.prefix}${(this.count++).toString(36).padStart(6, '0')}`;
+    // Wrapping after 2 billion claims is safe: a token only needs to be unique among claims alive at once.
+    this.count = (this.count + 1) % 36 ** 6;
+    return `${this.holder}${this.count.toString(36).padStart(6, '0')}`;
   },
 };
 
@@ -105,7 +110,7 @@ export class WebhookRepository {
     const token = claimTokens.next();
     const unique = [...new Set(ids)];
     const [[, rows]] = await this.pool.query<RowDataPacket[][]>(
-      `UPDATE ${this.table} SET claim_token = ?, locked_until = NOW(3) + INTERVAL ${CLAIM_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
+      `UPDATE ${this.table} SET claim_token = ?, locked_until = NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
        WHERE id IN (?) AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
          AND (locked_until IS NULL OR locked_until < NOW(3));
        SELECT * FROM ${this.table} WHERE id IN (?) AND claim_token = ?`,
@@ -117,6 +122,34 @@ export class WebhookRepository {
       taken.delete(id);
       return webhook;
     });
+  }
+
+  /** What names this process's claims: the first characters of every claim token it makes. */
+  get holder(): string {
+    return claimTokens.holder;
+  }
+
+  /** Extends this process's claims on `ids` (the jobs it is still working on) by a lease. */
+  renewClaimsStatement(ids: number[]): Statement {
+    return {
+      sql: `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND
+            WHERE id IN (?) AND LEFT(claim_token, ${HOLDER_LENGTH}) = ? AND locked_until IS NOT NULL`,
+      values: [ids.length ? ids : [0], claimTokens.holder],
+    };
+  }
+
+  /** Lets go at once of this process's claims on `ids` that are not final, for any worker to take now. */
+  async releaseClaims(ids: number[]): Promise<void> {
+    if (!ids.length) return;
+    const { sql, values } = this.releaseClaimsStatement(ids);
+    await this.pool.query(sql, values);
+  }
+
+  releaseClaimsStatement(ids: number[]): Statement {
+    return {
+      sql: `UPDATE ${this.table} SET locked_until = NULL WHERE id IN (?) AND LEFT(claim_token, ${HOLDER_LENGTH}) = ? AND status IN ('PENDING', 'FAILED')`,
+      values: [ids, claimTokens.holder],
+    };
   }
 
   /** The final status, as a statement to commit together with what the handler wrote. */

@@ -25,10 +25,11 @@ export async function startTestWorker(config: Config, options: { clock?: () => D
   });
   return {
     dataSource,
+    name: worker.name,
     tick: () => worker.tick(),
     async stop() {
+      // The worker closes its data source as it stops.
       await worker.stop();
-      await dataSource.destroy();
     },
   };
 }

@@ -1,28 +1,39 @@
 import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { logger } from '../../logger';
-import { startWorker } from './worker';
+import { QUEUE_CLOSE_TIMEOUT_MS, STOP_STEP_MS, startWorker } from './worker';
+
+/** PM2 kills the worker this long after SIGTERM (ecosystem.config.js); the process ends before, whatever it waits for. */
+const KILL_TIMEOUT_MS = 40_000;
+const EXIT_DEADLINE_MS = Math.min(KILL_TIMEOUT_MS - 2000, QUEUE_CLOSE_TIMEOUT_MS + 3 * STOP_STEP_MS + 2000);
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
-  const worker = startWorker({ config, dataSource, log: logger });
-  logger.info('worker_started');
-  process.send?.('ready');
-
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, code: number) => {
     if (stopping) return;
     stopping = true;
     logger.info('worker_stopping', { signal });
-    // Jobs in progress finish (up to QUEUE_CLOSE_TIMEOUT_MS); an unfinished one is picked up again later.
+    // Whatever a step waits for, the process ends in time; a job still running stays PENDING for the next worker.
+    setTimeout(() => {
+      logger.warn('worker_stop_deadline', { afterMs: EXIT_DEADLINE_MS });
+      process.exit(code);
+    }, EXIT_DEADLINE_MS).unref();
     await worker.stop();
-    await dataSource.destroy().catch(() => undefined);
-    process.exit(0);
+    process.exit(code);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  const worker = startWorker({
+    config, dataSource, log: logger,
+    // A stuck worker is replaced: PM2 starts a fresh process once this one has exited.
+    onStall: () => void stop('watchdog', 1),
+  });
+  logger.info('worker_started', { name: worker.name });
+  process.send?.('ready');
+
+  process.on('SIGTERM', () => void stop('SIGTERM', 0));
+  process.on('SIGINT', () => void stop('SIGINT', 0));
 }
 
 main().catch((error) => {

@@ -1,12 +1,28 @@
+import os from 'node:os';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import { buildPaymentHub } from '../../composition';
 import { buildStaffServices } from '../../staff-composition';
 import { buildShopData } from '../../shop-data';
 import type { Logger } from '../../logger';
+import { poolState } from '../../data-access/data-source';
+import { WorkerRepository } from '../../data-access/worker-repository';
+import { providerCallsInFlight } from '../../payments/providers/http-request';
+import { within } from '../../within';
+import { JobsInHand } from './jobs-in-hand';
 
-/** How long a graceful stop waits for jobs in progress; PM2's kill_timeout for the worker is longer. */
-export const QUEUE_CLOSE_TIMEOUT_MS = 30_000;
+/**
+ * How long a graceful stop waits for jobs in progress. With the bounded steps after it (STOP_STEP_MS each)
+ * it stays inside PM2's kill_timeout for the worker (40 s, ecosystem.config.js); a job still running then
+ * is let go, its webhook left PENDING and free for the next worker.
+ */
+export const QUEUE_CLOSE_TIMEOUT_MS = 25_000;
+/** The bound of each step of a stop or a stall after the wait for jobs (releasing claims, the last report). */
+export const STOP_STEP_MS = 2000;
+/** The watchdog's patience: jobs in hand and none finished for this long means the worker is stuck. */
+export const STALL_AFTER_MS = 60_000;
+/** How often the worker reports itself, renews the claims of its jobs in hand and asks the watchdog. */
+export const HEARTBEAT_INTERVAL_MS = 5000;
 
 /**
  * Webhook jobs processed at once. A job spends most of its time waiting for the provider (150 ms is
@@ -32,12 +48,28 @@ export interface WorkerOptions {
   customerIndexIntervalMs?: number;
   pauseEndsIntervalMs?: number;
   changesPruneIntervalMs?: number;
+  heartbeatIntervalMs?: number;
+  stallAfterMs?: number;
+  /** Called once when the watchdog finds the worker stuck, after it logged why and let go of its claims (main exits). */
+  onStall?: (report: StallReport) => void;
   clock?: () => Date;
 }
 
+/** What a stuck worker was waiting for, as far as it can tell. */
+export interface StallReport {
+  jobsInFlight: number;
+  oldestJobSeconds: number;
+  secondsSinceProgress: number;
+  database: ReturnType<typeof poolState>;
+  providerCalls: ReturnType<typeof providerCallsInFlight>;
+}
+
 export interface RunningWorker {
+  /** How the worker is known in `payment-hub workers` and the metrics (the prefix of its claim tokens). */
+  name: string;
   /** One pass of the sweep and the dunning step, now (tests and the CLI use it). */
   tick(): Promise<void>;
+  /** Stops taking work, waits for jobs in progress (QUEUE_CLOSE_TIMEOUT_MS at most) and closes the data source. */
   stop(): Promise<void>;
 }
 
@@ -50,11 +82,14 @@ export interface RunningWorker {
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
   const clock = options.clock ?? (() => new Date());
+  const concurrency = options.concurrency ?? WEBHOOK_JOB_CONCURRENCY;
   const shop = buildShopData(config, dataSource, log);
   const hub = buildPaymentHub(config, dataSource, log, 'worker', clock, shop);
   const staff = buildStaffServices(config, dataSource, log, clock, shop);
-  const process = (webhookId: number) => hub.processCardGatewayWebhook.execute(webhookId);
-  hub.queue.process(options.concurrency ?? WEBHOOK_JOB_CONCURRENCY, (job) => process(job.webhookId));
+  const workers = new WorkerRepository(dataSource);
+  const jobs = new JobsInHand();
+  const processWebhook = (webhookId: number) => jobs.run(webhookId, () => hub.processCardGatewayWebhook.execute(webhookId));
+  hub.queue.process(concurrency, (job) => processWebhook(job.webhookId));
   hub.queue.checkStalled(5000);
 
   let stopping = false;
@@ -65,16 +100,23 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     return work;
   };
 
+  /**
+   * Webhooks no job will bring (Redis lost them or never had them, a worker was killed holding them) and
+   * FAILED ones whose retry is due, taken here directly from the table, as many at once as the worker has
+   * free places, batch after batch while there are more: the table is the truth, Redis only a shortcut.
+   */
   const sweep = async () => {
-    const ids = await hub.webhooks.dueIds(options.sweepGraceSeconds ?? 10, 200);
-    let processedHere = 0;
-    for (const id of ids) {
-      if (stopping) return;
-      if (await hub.queue.enqueue(id)) continue;
-      await process(id);
-      processedHere += 1;
+    const graceSeconds = options.sweepGraceSeconds ?? 10;
+    for (;;) {
+      const free = Math.min(200, concurrency - jobs.size);
+      if (stopping || free <= 0) return;
+      const ids = await hub.webhooks.dueIds(graceSeconds, free);
+      if (!ids.length) return;
+      const outcomes = await Promise.all(ids.map(processWebhook));
+      const processed = outcomes.filter((outcome) => outcome.kind !== 'not_claimed').length;
+      if (processed) log.info('webhooks_swept', { count: ids.length, processed });
+      if (ids.length < free) return;
     }
-    if (ids.length) log.info('webhooks_swept', { count: ids.length, queued: ids.length - processedHere, processed: processedHere });
   };
   const dunning = async () => {
     const summary = await hub.runDueRetries.execute();
@@ -100,16 +142,53 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     // Kept as long as Action Scheduler keeps the actions that applied them (a month by default).
     const pruned = await shop.changes.pruneApplied(new Date(clock().getTime() - APPLIED_CHANGES_KEPT_DAYS * 86_400_000), 1000);
     if (pruned) log.info('woocommerce_changes_pruned', { count: pruned });
+    await workers.prune();
   };
+
+  const name = hub.webhooks.holder;
+  const startedAt = Date.now();
+  let stalled = false;
+  const report = () => ({
+    name, host: os.hostname(), pid: process.pid, upMs: Date.now() - startedAt,
+    jobsInFlight: jobs.size, jobsFinished: jobs.finished, sinceProgressMs: jobs.sinceProgressMs(),
+  });
+  /**
+   * Tells the database this worker is alive and how it does, renewing the claims of its jobs in hand in
+   * the same round trip; then the watchdog: jobs in hand and none finished for STALL_AFTER_MS means a
+   * wait nothing bounded, so the worker says what it waits for, lets go of its claims and asks to be
+   * replaced (main exits, PM2 starts a fresh process).
+   */
+  const heartbeat = async () => {
+    const held = jobs.ids();
+    await within(workers.report(report(), held.length ? hub.webhooks.renewClaimsStatement(held) : undefined), STOP_STEP_MS)
+      .catch((error: unknown) => log.warn('worker_report_failed', { error }));
+    if (stalled || !jobs.stalled(options.stallAfterMs ?? STALL_AFTER_MS)) return;
+    stalled = true;
+    const waitingFor: StallReport = {
+      jobsInFlight: jobs.size,
+      oldestJobSeconds: Math.round(jobs.oldestMs() / 1000),
+      secondsSinceProgress: Math.round(jobs.sinceProgressMs() / 1000),
+      database: poolState(dataSource),
+      providerCalls: providerCallsInFlight(),
+    };
+    log.error('worker_stalled', { ...waitingFor });
+    await workers.markStalled(name, JSON.stringify(waitingFor), hub.webhooks.releaseClaimsStatement(jobs.ids()), STOP_STEP_MS)
+      .catch((error: unknown) => log.warn('worker_stall_record_failed', { error }));
+    options.onStall?.(waitingFor);
+  };
+
   const timers = [
     loop('sweep', sweep, options.sweepIntervalMs ?? 2000),
     loop('dunning', dunning, options.dunningIntervalMs ?? 5000),
     loop('customer_index', customerIndex, options.customerIndexIntervalMs ?? 5000),
     loop('pause_ends', pauseEnds, options.pauseEndsIntervalMs ?? 60_000),
     loop('woocommerce_changes_prune', changesPrune, options.changesPruneIntervalMs ?? 3_600_000),
+    loop('heartbeat', heartbeat, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
   ];
+  void heartbeat();
 
   return {
+    name,
     async tick() {
       await track(sweep());
       await track(dunning());
@@ -120,8 +199,16 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     async stop() {
       stopping = true;
       timers.forEach(clearInterval);
-      await hub.queue.close(QUEUE_CLOSE_TIMEOUT_MS);
-      await Promise.allSettled([...running]);
+      // Jobs in progress may finish; none is taken up meanwhile.
+      const stopped = Promise.all([hub.queue.close(QUEUE_CLOSE_TIMEOUT_MS), jobs.idle(), Promise.allSettled([...running])]);
+      await within(stopped, QUEUE_CLOSE_TIMEOUT_MS).catch(() => undefined);
+      const abandoned = jobs.ids();
+      if (abandoned.length) log.warn('worker_jobs_abandoned', { count: abandoned.length });
+      // Closing the connections ends the abandoned jobs' transactions uncommitted; then their webhooks are
+      // freed for the next worker at once (a COMMIT already on its way lands first, and makes it final).
+      await within(dataSource.destroy(), STOP_STEP_MS).catch(() => undefined);
+      await workers.leave(name, abandoned.length ? hub.webhooks.releaseClaimsStatement(abandoned) : null, STOP_STEP_MS)
+        .catch((error: unknown) => log.warn('worker_leave_failed', { error }));
     },
   };
 }

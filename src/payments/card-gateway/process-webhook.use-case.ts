@@ -3,11 +3,18 @@ import type { Logger } from '../../logger';
 import { parseCardGatewayEvent } from '../providers/events';
 import type { CardGatewayEventHandler, Finish } from './card-gateway-event-handler';
 import { skipped } from '../processing-outcome';
+import { DeadlinePassedError, within } from '../../within';
 
 /** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
 export const MAX_AUTOMATIC_ATTEMPTS = 5;
 /** Wait before automatic attempt n+1: 30 s, 1 min, 2 min, 4 min. */
 export const retryDelaySeconds = (attempts: number) => 30 * 2 ** (attempts - 1);
+/**
+ * The longest one attempt may take. Each wait inside it has a shorter bound of its own (a provider call
+ * 8 s, a database connection 5 s, a row lock 10 s per try); this one ends an attempt that is stuck
+ * anyway, as FAILED with its retry planned, instead of holding the webhook and a worker's place.
+ */
+export const ATTEMPT_DEADLINE_MS = 60_000;
 
 export type ProcessOutcome =
   | { kind: 'done'; status: 'PROCESSED' | 'SKIPPED'; note: string }
@@ -33,7 +40,11 @@ export class ProcessCardGatewayWebhook {
         finished = true;
         return this.webhooks.finishStatement(webhook.id, outcome.status, outcome.note);
       };
-      const outcome = event ? await this.handler.handle(event, finish) : skipped('not a well-formed card-gateway event');
+      const outcome = event
+        ? await within(this.handler.handle(event, finish), ATTEMPT_DEADLINE_MS).catch((error: unknown) => {
+          throw error instanceof DeadlinePassedError ? new Error(`processing did not finish within ${ATTEMPT_DEADLINE_MS / 1000} s`) : error;
+        })
+        : skipped('not a well-formed card-gateway event');
       if (!finished) await this.webhooks.finish(webhook.id, outcome.status, outcome.note);
       return { kind: 'done', ...outcome };
     } catch (error) {

@@ -19,6 +19,18 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' }),
 };
 
+/** Provider calls this process has sent and not yet had answered, and those waiting for a connection to send on. */
+export function providerCallsInFlight(): { sent: number; waiting: number } {
+  const count = (lists: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(lists).reduce((sum, list) => sum + (list?.length ?? 0), 0);
+  let sent = 0;
+  let waiting = 0;
+  for (const agent of Object.values(agents)) {
+    sent += count(agent.sockets) - count(agent.freeSockets);
+    waiting += count(agent.requests);
+  }
+  return { sent, waiting };
+}
+
 export interface ProviderResponse {
   status: number;
   text: string;
