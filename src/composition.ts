@@ -8,6 +8,7 @@ import { buildShopData, type ShopData } from './shop-data';
 import { WalletRegistrationRepository } from './data-access/wallet-registration-repository';
 import { WebhookQueue } from './data-access/webhook-queue';
 import { WebhookRepository } from './data-access/webhook-repository';
+import { WorkerRepository } from './data-access/worker-repository';
 import { RunDueRetries } from './dunning/run-due-retries.use-case';
 import { scheduleRetryListener } from './dunning/schedule-retry';
 import { CardGatewayEventHandler } from './payments/card-gateway/card-gateway-event-handler';
@@ -36,6 +37,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const retries = new RetryRepository(dataSource);
   const webhooks = new WebhookRepository(dataSource);
   const registrations = new WalletRegistrationRepository(dataSource);
+  const workers = new WorkerRepository(dataSource);
   const queue = new WebhookQueue(config.redisUrl, redisNamespace(config.db.name, config.db.tablePrefix), queueRole, log);
 
   const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS });
@@ -55,7 +57,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, clock);
 
   return {
-    settings, orders, orderWrites, payments, retries, webhooks, registrations, queue, cardGateway, mobileWallet,
+    settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, cardGateway, mobileWallet,
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(

@@ -28,6 +28,8 @@ export interface Config {
     webhookSecret?: string;
   };
   dunningPlanSeconds: number[];
+  /** The worker's watchdog: jobs in hand and none finished for this long, and the worker is replaced. */
+  workerStallSeconds: number;
   siteExtensions?: string;
 }
 
@@ -197,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
       webhookSecret: text(env, 'MOBILE_WALLET_WEBHOOK_SECRET'),
     },
     dunningPlanSeconds,
+    workerStallSeconds: integer(env, 'WORKER_STALL_SECONDS', 60, 1, 86_400),
     siteExtensions,
   };
 }

@@ -20,13 +20,14 @@ export function together(statements: Statement[]): Statement {
 const START: Statement = { sql: 'START TRANSACTION', values: [] };
 /**
  * Every transaction runs READ COMMITTED, so meta writes take no gap locks and changes to neighbouring
- * orders do not deadlock one another, and waits LOCK_WAIT_SECONDS at most for a row lock. Both are set
+ * orders do not deadlock one another, and waits LOCK_WAIT_SECONDS at most for a lock. Both are set
  * once per connection, for its session, the first time a transaction runs on it, rather than sent again
  * with every transaction.
  */
 const SESSION: Statement[] = [
   { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
-  { sql: `SET SESSION innodb_lock_wait_timeout = ${LOCK_WAIT_SECONDS}`, values: [] },
+  // Row locks (InnoDB) and table metadata locks (an ALTER or LOCK TABLES elsewhere, whose default wait is a year).
+  { sql: `SET SESSION innodb_lock_wait_timeout = ${LOCK_WAIT_SECONDS}, SESSION lock_wait_timeout = ${LOCK_WAIT_SECONDS}`, values: [] },
 ];
 const sessionSet = new WeakSet<object>();
 

@@ -1,6 +1,7 @@
 import { Gauge, Registry } from 'prom-client';
 import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities';
 import { within } from '../within';
+import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -9,6 +10,7 @@ export interface ShopMetricSources {
   retryCounts(): Promise<{ status: string; count: number }[]>;
   changeBacklog(): Promise<{ waiting: number; failed: number }>;
   queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
+  workers(): Promise<WorkerRecord[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -25,16 +27,17 @@ const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDE
 export async function sampleShopMetrics(sources: ShopMetricSources, processes: number, timeoutMs = 2000): Promise<Registry> {
   const registry = new Registry();
   const registers = [registry];
-  const [webhooks, oldest, retries, backlog, queue] = await Promise.allSettled([
+  const [webhooks, oldest, retries, backlog, queue, workers] = await Promise.allSettled([
     within(sources.webhookCounts(), timeoutMs),
     within(sources.oldestPendingWebhookAgeSeconds(), timeoutMs),
     within(sources.retryCounts(), timeoutMs),
     within(sources.changeBacklog(), timeoutMs),
     within(sources.queueCounts(), timeoutMs),
+    within(sources.workers(), timeoutMs),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
-  const databaseUp = [webhooks, oldest, retries, backlog].every((result) => result.status === 'fulfilled');
+  const databaseUp = [webhooks, oldest, retries, backlog, workers].every((result) => result.status === 'fulfilled');
   up.set({ source: 'database' }, databaseUp ? 1 : 0);
   up.set({ source: 'queue' }, queue.status === 'fulfilled' ? 1 : 0);
   new Gauge({ name: 'sidecar_metrics_processes', help: 'API processes whose metrics this answer holds.', registers }).set(processes);
@@ -60,6 +63,23 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     const gauge = new Gauge({ name: 'sidecar_woocommerce_changes', help: 'Changes handed to WooCommerce that wait for its queue, or failed there.', labelNames: ['state'], registers });
     gauge.set({ state: 'waiting' }, backlog.value.waiting);
     gauge.set({ state: 'failed' }, backlog.value.failed);
+  }
+  if (workers.status === 'fulfilled') {
+    // One series per worker process heard from lately (named by host, pid and its claim-token prefix).
+    const labelNames = ['worker'];
+    const inFlight = new Gauge({ name: 'sidecar_worker_jobs_in_flight', help: 'Webhook jobs a worker has in hand.', labelNames, registers });
+    const sinceProgress = new Gauge({ name: 'sidecar_worker_seconds_since_progress', help: 'Seconds since a worker last finished a job (or took jobs up after a quiet spell); grows while it is stuck.', labelNames, registers });
+    const sinceSeen = new Gauge({ name: 'sidecar_worker_seconds_since_seen', help: 'Seconds since a worker last reported itself (every 5 s while it runs).', labelNames, registers });
+    const stalledGauge = new Gauge({ name: 'sidecar_worker_stalled', help: '1 for a worker the watchdog found stuck (it then exits to be replaced); kept for a day.', labelNames, registers });
+    const alive = new Gauge({ name: 'sidecar_workers_alive', help: `Worker processes that reported within ${WORKER_GONE_AFTER_SECONDS} s and have not stalled.`, registers });
+    alive.set(workers.value.filter((worker) => worker.seenSecondsAgo < WORKER_GONE_AFTER_SECONDS && !worker.stalledAt).length);
+    for (const worker of workers.value) {
+      const labels = { worker: `${worker.host}/${worker.pid}/${worker.name}` };
+      inFlight.set(labels, worker.jobsInFlight);
+      sinceProgress.set(labels, worker.jobsInFlight ? worker.secondsSinceProgress : 0);
+      sinceSeen.set(labels, worker.seenSecondsAgo);
+      stalledGauge.set(labels, worker.stalledAt ? 1 : 0);
+    }
   }
   return registry;
 }

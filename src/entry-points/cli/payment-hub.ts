@@ -4,6 +4,7 @@ import { mobileWalletCommands } from './payment-hub/mobile-wallet';
 import { paymentCommands, retryCommands } from './payment-hub/payments';
 import { EXIT_USAGE, messageOf } from './payment-hub/runtime';
 import { webhookCommands } from './payment-hub/webhooks';
+import { workerCommands } from './payment-hub/workers';
 
 /** Thrown from yargs' fail hook so a usage error ends the run before any handler opens a connection. */
 class UsageError extends Error {}
@@ -17,7 +18,8 @@ export function buildCli(argv: string[]): Argv {
     .command('mobile_wallet', 'mobile wallet set-up: webhooks register', mobileWalletCommands)
     .command('payments', "an order's payments: list", paymentCommands)
     .command('retries', 'scheduled dunning attempts: list', retryCommands)
-    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments or retries')
+    .command('workers', 'the worker processes: list', workerCommands)
+    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries or workers')
     .strict()
     .recommendCommands()
     .version(false)

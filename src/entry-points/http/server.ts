@@ -92,6 +92,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       oldestPendingWebhookAgeSeconds: () => hub.webhooks.oldestPendingAgeSeconds(),
       retryCounts: () => hub.retries.countsByStatus(),
       changeBacklog: () => shop.changes.backlog(),
+      workers: () => hub.workers.recent(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },

@@ -6,7 +6,6 @@ import { buildStaffServices } from '../../staff-composition';
 import { buildShopData } from '../../shop-data';
 import type { Logger } from '../../logger';
 import { poolState } from '../../data-access/data-source';
-import { WorkerRepository } from '../../data-access/worker-repository';
 import { providerCallsInFlight } from '../../payments/providers/http-request';
 import { within } from '../../within';
 import { JobsInHand } from './jobs-in-hand';
@@ -19,8 +18,6 @@ import { JobsInHand } from './jobs-in-hand';
 export const QUEUE_CLOSE_TIMEOUT_MS = 25_000;
 /** The bound of each step of a stop or a stall after the wait for jobs (releasing claims, the last report). */
 export const STOP_STEP_MS = 2000;
-/** The watchdog's patience: jobs in hand and none finished for this long means the worker is stuck. */
-export const STALL_AFTER_MS = 60_000;
 /** How often the worker reports itself, renews the claims of its jobs in hand and asks the watchdog. */
 export const HEARTBEAT_INTERVAL_MS = 5000;
 
@@ -49,7 +46,6 @@ export interface WorkerOptions {
   pauseEndsIntervalMs?: number;
   changesPruneIntervalMs?: number;
   heartbeatIntervalMs?: number;
-  stallAfterMs?: number;
   /** Called once when the watchdog finds the worker stuck, after it logged why and let go of its claims (main exits). */
   onStall?: (report: StallReport) => void;
   clock?: () => Date;
@@ -86,7 +82,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const shop = buildShopData(config, dataSource, log);
   const hub = buildPaymentHub(config, dataSource, log, 'worker', clock, shop);
   const staff = buildStaffServices(config, dataSource, log, clock, shop);
-  const workers = new WorkerRepository(dataSource);
+  const { workers } = hub;
   const jobs = new JobsInHand();
   const processWebhook = (webhookId: number) => jobs.run(webhookId, () => hub.processCardGatewayWebhook.execute(webhookId));
   hub.queue.process(concurrency, (job) => processWebhook(job.webhookId));
@@ -154,7 +150,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   });
   /**
    * Tells the database this worker is alive and how it does, renewing the claims of its jobs in hand in
-   * the same round trip; then the watchdog: jobs in hand and none finished for STALL_AFTER_MS means a
+   * the same round trip; then the watchdog: jobs in hand and none finished for WORKER_STALL_SECONDS means a
    * wait nothing bounded, so the worker says what it waits for, lets go of its claims and asks to be
    * replaced (main exits, PM2 starts a fresh process).
    */
@@ -162,7 +158,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const held = jobs.ids();
     await within(workers.report(report(), held.length ? hub.webhooks.renewClaimsStatement(held) : undefined), STOP_STEP_MS)
       .catch((error: unknown) => log.warn('worker_report_failed', { error }));
-    if (stalled || !jobs.stalled(options.stallAfterMs ?? STALL_AFTER_MS)) return;
+    if (stalled || !jobs.stalled(config.workerStallSeconds * 1000)) return;
     stalled = true;
     const waitingFor: StallReport = {
       jobsInFlight: jobs.size,

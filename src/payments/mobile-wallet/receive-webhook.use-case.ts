@@ -31,7 +31,8 @@ export class ReceiveMobileWalletWebhook {
   ) {}
 
   async execute(delivery: WalletDelivery): Promise<WalletReceiveOutcome> {
-    if (!(await this.verified(delivery))) return { kind: 'invalid_signature' };
+    const signature = await this.verify(delivery);
+    if (signature !== 'verified') return signature === 'invalid' ? { kind: 'invalid_signature' } : { kind: 'unavailable', error: signature.error };
     const event = parseMobileWalletEvent(delivery.body);
     if (!event) return { kind: 'malformed' };
     try {
@@ -45,16 +46,33 @@ export class ReceiveMobileWalletWebhook {
     }
   }
 
-  /** Each registration signs with its own secret over the URL it was registered with (or the configured public URL). */
-  private async verified(delivery: WalletDelivery): Promise<boolean> {
+  /**
+   * Each registration signs with its own secret over the URL it was registered with (or the configured
+   * public URL). The configured secret is tried first, needing no database; when the registrations cannot
+   * be read the delivery can be neither accepted nor refused, and the wallet is asked to send it again.
+   */
+  private async verify(delivery: WalletDelivery): Promise<'verified' | 'invalid' | { error: string }> {
     // The secrets that may sign for each URL, so the body is hashed and the headers read once per URL.
     const secretsByUrl = new Map<string, string[]>();
     const add = (url: string, secret: string) => secretsByUrl.set(url, [...(secretsByUrl.get(url) ?? []), secret]);
-    if (this.configured.url && this.configured.secret) add(this.configured.url, this.configured.secret);
-    for (const registration of await this.registrations.all()) {
+    const verifies = () => [...secretsByUrl].some(([url, secrets]) =>
+      verifyMobileWalletWebhook({ method: delivery.method, registeredUrl: url, headers: delivery.headers, body: delivery.body }, { secrets }).ok);
+    if (this.configured.url && this.configured.secret) {
+      add(this.configured.url, this.configured.secret);
+      if (verifies()) return 'verified';
+    }
+    let registrations: Awaited<ReturnType<WalletRegistrationRepository['all']>>;
+    try {
+      registrations = await this.registrations.all();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.log.error('wallet_webhook_unverifiable', { error: message });
+      return { error: message };
+    }
+    secretsByUrl.clear();
+    for (const registration of registrations) {
       for (const url of new Set([registration.url, this.configured.url ?? registration.url])) add(url, registration.secret);
     }
-    return [...secretsByUrl].some(([url, secrets]) =>
-      verifyMobileWalletWebhook({ method: delivery.method, registeredUrl: url, headers: delivery.headers, body: delivery.body }, { secrets }).ok);
+    return verifies() ? 'verified' : 'invalid';
   }
 }
