@@ -70,11 +70,11 @@ export class WorkerRepository {
   }
 
   /**
-   * Worker `name` stopped: it is no longer listed, and `alongside` (the release of the claims it let go of)
+   * Worker `name` stopped: it is no longer listed (unless it stalled: that stays to be seen for a day), and `alongside` (the release of the claims it let go of)
    * runs in the same round trip, on a connection of its own, as the worker's pool has been closed by then.
    */
   async leave(name: string, alongside: Statement | null, timeoutMs: number): Promise<void> {
-    await this.onOwnConnection([{ sql: `DELETE FROM ${this.table} WHERE name = ?`, values: [name] }, ...(alongside ? [alongside] : [])], timeoutMs);
+    await this.onOwnConnection([{ sql: `DELETE FROM ${this.table} WHERE name = ? AND stalled_at IS NULL`, values: [name] }, ...(alongside ? [alongside] : [])], timeoutMs);
   }
 
   private async onOwnConnection(statements: Statement[], timeoutMs: number): Promise<void> {

@@ -12,7 +12,8 @@ async function main(): Promise<void> {
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
   let stopping = false;
-  const stop = async (signal: string, code: number) => {
+  /** `graceMs`: how long jobs in progress may take to finish; a stalled worker's are stuck, so it gives them none. */
+  const stop = async (signal: string, code: number, graceMs = QUEUE_CLOSE_TIMEOUT_MS) => {
     if (stopping) return;
     stopping = true;
     logger.info('worker_stopping', { signal });
@@ -21,13 +22,13 @@ async function main(): Promise<void> {
       logger.warn('worker_stop_deadline', { afterMs: EXIT_DEADLINE_MS });
       process.exit(code);
     }, EXIT_DEADLINE_MS).unref();
-    await worker.stop();
+    await worker.stop(graceMs);
     process.exit(code);
   };
   const worker = startWorker({
     config, dataSource, log: logger,
     // A stuck worker is replaced: PM2 starts a fresh process once this one has exited.
-    onStall: () => void stop('watchdog', 1),
+    onStall: () => void stop('watchdog', 1, 0),
   });
   logger.info('worker_started', { name: worker.name });
   process.send?.('ready');

@@ -65,8 +65,11 @@ export interface RunningWorker {
   name: string;
   /** One pass of the sweep and the dunning step, now (tests and the CLI use it). */
   tick(): Promise<void>;
-  /** Stops taking work, waits for jobs in progress (QUEUE_CLOSE_TIMEOUT_MS at most) and closes the data source. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking work, waits for jobs in progress (`graceMs`, QUEUE_CLOSE_TIMEOUT_MS by default), lets go of
+   * those still running and closes the data source.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -192,12 +195,12 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await track(pauseEnds());
       await track(changesPrune());
     },
-    async stop() {
+    async stop(graceMs = QUEUE_CLOSE_TIMEOUT_MS) {
       stopping = true;
       timers.forEach(clearInterval);
       // Jobs in progress may finish; none is taken up meanwhile.
-      const stopped = Promise.all([hub.queue.close(QUEUE_CLOSE_TIMEOUT_MS), jobs.idle(), Promise.allSettled([...running])]);
-      await within(stopped, QUEUE_CLOSE_TIMEOUT_MS).catch(() => undefined);
+      const stopped = Promise.all([hub.queue.close(graceMs), jobs.idle(), Promise.allSettled([...running])]);
+      await within(stopped, graceMs).catch(() => undefined);
       const abandoned = jobs.ids();
       if (abandoned.length) log.warn('worker_jobs_abandoned', { count: abandoned.length });
       // Closing the connections ends the abandoned jobs' transactions uncommitted; then their webhooks are
