@@ -19,61 +19,167 @@ export type ThrottleState = { kind: 'open' } | { kind: 'blocked'; retryAfterSeco
 
 /** An attempt holding a place under its subjects' limits until it is known to have failed or not. */
 export interface Reservation {
-  /** It failed: it stays counted, and a subject that has reached its limit is blocked. */
+  /** It failed: its place becomes a failure counted for the window, and a subject that has reached its limit is blocked. */
   failed(): Promise<void>;
   /** It did not fail: its place is given back. Only the first of `failed` and `released` counts. */
   released(): void;
 }
 
-export type AttemptVerdict = { kind: 'allowed'; reservation: Reservation } | Exclude<ThrottleState, { kind: 'open' }>;
+/**
+ * Whoever an attempt is made for (the HTTP request): once it is destroyed nobody waits for the answer, so
+ * a wait for a place ends and a place it holds is no longer kept alive.
+ */
+export interface AttemptHolder {
+  readonly destroyed: boolean;
+}
+
+export type AttemptVerdict =
+  | { kind: 'allowed'; reservation: Reservation }
+  | Exclude<ThrottleState, { kind: 'open' }>
+  /** Its holder went away before it had a place: nobody to answer, and no place taken. */
+  | { kind: 'abandoned' };
+
+const STAYS: AttemptHolder = { destroyed: false };
+const ABANDONED: AttemptVerdict = { kind: 'abandoned' };
+
+/**
+ * A place is a token in the subject's sorted set of places, scored by the moment (Redis' clock) its
+ * lease ends; a failure is a count in the subject's failure counter, which lives for the window. Places
+ * are kept apart from failures so that a place whose holder vanishes (a killed process, a request that
+ * never settles) ends with its lease rather than with the failure window.
+ *
+ * The lease outlives any normal attempt by far (a lookup takes milliseconds). No fixed lease could cover
+ * every live attempt (a body may trickle in for up to Node's 300 s request timeout, a site extension has
+ * no deadline), so an attempt that takes longer has its lease renewed while its holder is still there;
+ * see RENEW_AFTER_MS. It is short so that the places of a process that dies are free again within seconds.
+ */
+const LEASE_MS = 5000;
+/**
+ * A held place is renewed once it is this old, by one process-wide sweep every RENEW_SWEEP_MS: at the
+ * latest 3 s into its lease, leaving 2 s for event loop delay and the round trip. Attempts shorter than
+ * this (nearly all) cost no renewal at all.
+ */
+const RENEW_AFTER_MS = 2000;
+const RENEW_SWEEP_MS = 1000;
+
+// Redis' own clock for lease ends, so that API processes on several hosts agree on them.
+const NOW_MS = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
 // An attempt takes a place under the limit of every subject it counts against, before it is evaluated,
-// all in one step on the server: refused while any of its subjects (also those it is only checked
-// against) is blocked (the milliseconds left returned), or while a counted one has as many failures and
-// undecided attempts as it may have failures (-1: busy). KEYS: each counted subject's failure counter
-// and block, then the blocks of the subjects only checked. ARGV: limit, window (ms), counted subjects.
+// all in one step on the server. Refused while any of its subjects (also those it is only checked
+// against) is blocked: the milliseconds left. A counted subject whose failures already reach the limit
+// (one lowered since they were counted) is blocked now, as a failure reaching it would have done, and
+// announced: the ids blocked. Busy (-1) while a counted subject has as many failures and live places as
+// it may have failures (expired places pruned first). Else the place is taken (0).
+// KEYS: each counted subject's failure counter, block and places, then the blocks of the subjects only
+// checked. ARGV: limit, counted subjects, token, lease (ms), block seconds, block end, channel, then
+// each counted subject's id.
 const RESERVE = `
-local counted = tonumber(ARGV[3])
+local limit, counted = tonumber(ARGV[1]), tonumber(ARGV[2])
 local wait = 0
-for i = 1, counted do wait = math.max(wait, redis.call('PTTL', KEYS[2 * i])) end
-for i = 2 * counted + 1, #KEYS do wait = math.max(wait, redis.call('PTTL', KEYS[i])) end
+for i = 1, counted do wait = math.max(wait, redis.call('PTTL', KEYS[3 * i - 1])) end
+for i = 3 * counted + 1, #KEYS do wait = math.max(wait, redis.call('PTTL', KEYS[i])) end
 if wait > 0 then return wait end
+${NOW_MS}
+local blocked, busy = {}, false
 for i = 1, counted do
-  if tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0') >= tonumber(ARGV[1]) then return -1 end
+  local failures = tonumber(redis.call('GET', KEYS[3 * i - 2]) or '0')
+  if failures >= limit then
+    local id = ARGV[7 + i]
+    redis.call('SET', KEYS[3 * i - 1], '1', 'EX', ARGV[5])
+    redis.call('DEL', KEYS[3 * i - 2])
+    redis.call('PUBLISH', ARGV[7], id .. ' ' .. ARGV[6])
+    blocked[#blocked + 1] = id
+  else
+    redis.call('ZREMRANGEBYSCORE', KEYS[3 * i], '-inf', now)
+    if failures + redis.call('ZCARD', KEYS[3 * i]) >= limit then busy = true end
+  end
 end
+if #blocked > 0 then return blocked end
+if busy then return -1 end
 for i = 1, counted do
-  if redis.call('INCR', KEYS[2 * i - 1]) == 1 then redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[2]) end
+  redis.call('ZADD', KEYS[3 * i], now + tonumber(ARGV[4]), ARGV[3])
+  redis.call('PEXPIRE', KEYS[3 * i], ARGV[4])
 end
 return 0`;
 
-// A reserved attempt failed: it stays counted. A subject at its limit swaps its counter for a block,
-// announced to every instance. ARGV: limit, block seconds, block end, channel, then each subject's id.
+// A reserved attempt failed: its place becomes a failure in the window's counter (the window starts
+// with the first). A subject at its limit swaps its counter for a block, announced to every instance;
+// an attempt that was already under way when its subject was blocked adds nothing to the block.
+// KEYS: each counted subject's failure counter, block and places. ARGV: limit, window (ms), block
+// seconds, block end, channel, token, then each subject's id.
 const FAIL = `
 local blocked = {}
-for i = 1, #KEYS, 2 do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[1]) then
-    local id = ARGV[4 + (i + 1) / 2]
-    redis.call('SET', KEYS[i + 1], '1', 'EX', ARGV[2])
-    redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', ARGV[4], id .. ' ' .. ARGV[3])
-    blocked[#blocked + 1] = id
+for i = 1, #KEYS / 3 do
+  redis.call('ZREM', KEYS[3 * i], ARGV[6])
+  if redis.call('EXISTS', KEYS[3 * i - 1]) == 0 then
+    local failures = redis.call('INCR', KEYS[3 * i - 2])
+    if failures == 1 then redis.call('PEXPIRE', KEYS[3 * i - 2], ARGV[2]) end
+    if failures >= tonumber(ARGV[1]) then
+      local id = ARGV[6 + i]
+      redis.call('SET', KEYS[3 * i - 1], '1', 'EX', ARGV[3])
+      redis.call('DEL', KEYS[3 * i - 2])
+      redis.call('PUBLISH', ARGV[5], id .. ' ' .. ARGV[4])
+      blocked[#blocked + 1] = id
+    end
   end
 end
 return blocked`;
 
-// A reserved attempt did not fail: its place is given back (a counter a block has replaced stays gone).
+// A reserved attempt did not fail: its place is given back. KEYS: places. ARGV: token.
 const RELEASE = `
-for i = 1, #KEYS, 2 do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 0`;
+
+// Places still held get a new lease; one that has already lapsed is not taken again (it may have been
+// given to another attempt). KEYS: places, one per token. ARGV: lease (ms), then the tokens.
+const RENEW = `
+${NOW_MS}
+for i = 1, #KEYS do
+  local ends = redis.call('ZSCORE', KEYS[i], ARGV[i + 1])
+  if ends and tonumber(ends) > now then
+    redis.call('ZADD', KEYS[i], now + tonumber(ARGV[1]), ARGV[i + 1])
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+  end
 end
 return 0`;
+
+/** A script run by its SHA1 (EVALSHA), sent whole only when Redis does not have it (first use, a restart). */
+class Script {
+  readonly sha: string;
+
+  constructor(readonly source: string) {
+    this.sha = crypto.createHash('sha1').update(source).digest('hex');
+  }
+
+  async run(redis: RedisClient, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await redis.evalSha(this.sha, { keys, arguments: args });
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(this.source, { keys, arguments: args });
+    }
+  }
+}
+
+const SCRIPTS = { reserve: new Script(RESERVE), fail: new Script(FAIL), release: new Script(RELEASE), renew: new Script(RENEW) };
+
+/** A place held here, renewed while its attempt is undecided and its holder is there. */
+interface HeldPlace {
+  token: string;
+  places: string[];
+  holder: AttemptHolder;
+  /** performance.now() when its lease was last asked for (before the round trip, so on the safe side). */
+  leasedAt: number;
+}
 
 /**
  * While a subject's places are all taken by attempts not yet decided, an attempt waits this long at most
  * for one of them to be given back (a burst of lookups that succeed), asking again after 5, 10, 20, 40 ms,
- * then every 50 ms; it is refused at once when the attempts it waits for fail and block the subject. At
- * most MAX_WAITING attempts wait at a time in one process; more are refused at once, with a retry worth it
- * this soon.
+ * then every 50 ms; it is refused at once when the attempts it waits for fail and block the subject, and
+ * it stops waiting when its holder goes away. At most MAX_WAITING attempts wait at a time in one process;
+ * more are refused at once, with a retry worth it this soon.
  */
 const BUSY_WAIT_MS = 1000;
 const BUSY_ASK_EVERY_MS = 50;
@@ -81,8 +187,9 @@ const MAX_WAITING = 100;
 
 /**
  * Failed authentications and failed lookups, counted in Redis per subject (a client address, an API
- * key, an API key at one address: the caller names them). Every attempt takes its place under the limit before it is
- * evaluated and gives it back when it did not fail, so simultaneous attempts cannot overtake the count.
+ * key, an API key at one address: the caller names them). Every attempt takes its place under the limit
+ * before it is evaluated and gives it back when it did not fail, so simultaneous attempts cannot overtake
+ * the count; a place is leased (LEASE_MS), so one whose attempt is never decided here frees itself.
  * Blocks are kept in Redis and announced on a channel; each instance holds the current blocks in
  * memory (filled from Redis whenever its subscription (re)connects), so a blocked subject is refused
  * without a Redis round trip. Without a live subscription the state is `unavailable`, and the caller
@@ -96,6 +203,12 @@ export class FailedAttemptThrottle {
   private listening = false;
   /** Attempts waiting here for a place (MAX_WAITING). */
   private waiting = 0;
+  /** Places held here by undecided attempts, by token. */
+  private readonly held = new Map<string, HeldPlace>();
+  private renewals: NodeJS.Timeout | null = null;
+  private renewing = false;
+  private readonly tokenPrefix = `${crypto.randomBytes(8).toString('hex')}:`;
+  private tokens = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -120,6 +233,7 @@ export class FailedAttemptThrottle {
     subscriber.on('end', () => { this.listening = false; });
     subscriber.on('ready', () => void this.resync().then(synced));
     subscriber.connect().catch(() => undefined);
+    this.renewals ??= setInterval(() => void this.renewLeases(), RENEW_SWEEP_MS).unref();
     await Promise.race([firstSync, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
   }
 
@@ -127,6 +241,8 @@ export class FailedAttemptThrottle {
     const subscriber = this.subscriber;
     this.subscriber = null;
     this.listening = false;
+    if (this.renewals) clearInterval(this.renewals);
+    this.renewals = null;
     if (subscriber) await closeRedis(subscriber);
   }
 
@@ -183,14 +299,17 @@ export class FailedAttemptThrottle {
    * Takes a place for one attempt under the limit of every subject in `counted`, before the attempt is
    * evaluated, so that however many arrive at once, no more attempts are evaluated than a subject may
    * fail. A block of any subject in `checked` refuses the attempt too, but it does not count there.
-   * While the places are only taken by attempts still undecided, it waits briefly for one (BUSY_WAIT_MS).
+   * While the places are only taken by attempts still undecided, it waits briefly for one (BUSY_WAIT_MS),
+   * as long as `holder` is there. The place is kept (renewed) until the reservation is decided or the
+   * holder is gone, whichever comes first; the caller decides it in every case.
    */
-  async reserve(counted: string[], checked: string[] = []): Promise<AttemptVerdict> {
+  async reserve(counted: string[], checked: string[] = [], holder: AttemptHolder = STAYS): Promise<AttemptVerdict> {
     const deadline = Date.now() + BUSY_WAIT_MS;
     let waiting = false;
     try {
       for (let pause = 5; ; pause = Math.min(2 * pause, BUSY_ASK_EVERY_MS)) {
-        const verdict = await this.tryReserve(counted, checked);
+        if (holder.destroyed) return ABANDONED;
+        const verdict = await this.tryReserve(counted, checked, holder);
         if (verdict.kind !== 'busy') return verdict;
         if (Date.now() + pause > deadline || (!waiting && this.waiting >= MAX_WAITING)) return { kind: 'blocked', retryAfterSeconds: 1 };
         if (!waiting) this.waiting += 1;
@@ -202,50 +321,108 @@ export class FailedAttemptThrottle {
     }
   }
 
-  private async tryReserve(counted: string[], checked: string[]): Promise<AttemptVerdict | { kind: 'busy' }> {
+  private async tryReserve(counted: string[], checked: string[], holder: AttemptHolder): Promise<AttemptVerdict | { kind: 'busy' }> {
     for (const subject of [...counted, ...checked]) {
       const known = this.state(subject);
       if (known.kind !== 'open') return known;
     }
     const { windowSeconds, maxFailures, blockSeconds } = this.limits;
     const ids = counted.map((subject) => this.id(subject));
-    const keys = ids.flatMap((id) => [`${this.namespace}:failures:${id}`, `${this.namespace}:blocked:${id}`]);
+    // `failed`, not the `failures` of old, whose counts also held undecided attempts (places that could leak).
+    const keys = ids.flatMap((id) => [`${this.namespace}:failed:${id}`, `${this.namespace}:blocked:${id}`, `${this.namespace}:places:${id}`]);
+    const places = ids.map((id) => `${this.namespace}:places:${id}`);
     const checkedKeys = checked.map((subject) => `${this.namespace}:blocked:${this.id(subject)}`);
-    let waitMs: number;
+    const token = `${this.tokenPrefix}${(this.tokens += 1)}`;
+    const leasedAt = performance.now();
+    const blockEnd = Date.now() + blockSeconds * 1000;
+    let reply: unknown;
     try {
-      waitMs = Number(await this.redis.eval(RESERVE, {
-        keys: [...keys, ...checkedKeys], arguments: [String(maxFailures), String(windowSeconds * 1000), String(ids.length)],
-      }));
+      reply = await SCRIPTS.reserve.run(this.redis, [...keys, ...checkedKeys], [
+        String(maxFailures), String(ids.length), token, String(LEASE_MS), String(blockSeconds), String(blockEnd), this.channel, ...ids,
+      ]);
     } catch {
       // Redis is away: the subscription drops too, and requests are refused until it is back.
       return { kind: 'unavailable' };
     }
+    if (Array.isArray(reply)) {
+      this.noteBlocks(reply as string[], blockEnd);
+      return { kind: 'blocked', retryAfterSeconds: blockSeconds };
+    }
+    const waitMs = Number(reply);
     if (waitMs < 0) return { kind: 'busy' };
     if (waitMs > 0) return { kind: 'blocked', retryAfterSeconds: Math.ceil(waitMs / 1000) };
 
+    const place: HeldPlace = { token, places, holder, leasedAt };
+    this.held.set(token, place);
     let settled = false;
-    const settle = () => !settled && (settled = true);
-    return {
-      kind: 'allowed',
-      reservation: {
-        failed: async () => {
-          if (!settle()) return;
-          const until = Date.now() + blockSeconds * 1000;
-          try {
-            const blockedNow = await this.redis.eval(FAIL, { keys, arguments: [String(maxFailures), String(blockSeconds), String(until), this.channel, ...ids] }) as string[];
-            for (const id of blockedNow) {
-              this.blocked.set(id, until);
-              this.events.blocked?.();
-            }
-          } catch {
-            // The attempt stays counted in Redis as reserved; the counter's window ends it.
-          }
-        },
-        released: () => {
-          if (!settle()) return;
-          this.redis.eval(RELEASE, { keys, arguments: [] }).catch(() => undefined);
-        },
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      this.held.delete(token);
+      return true;
+    };
+    const reservation: Reservation = {
+      failed: async () => {
+        if (!settle()) return;
+        const blockEnd = Date.now() + blockSeconds * 1000;
+        try {
+          const blockedNow = await SCRIPTS.fail.run(this.redis, keys, [
+            String(maxFailures), String(windowSeconds * 1000), String(blockSeconds), String(blockEnd), this.channel, token, ...ids,
+          ]) as string[];
+          this.noteBlocks(blockedNow, blockEnd);
+        } catch {
+          // The failure goes uncounted, and its place ends with its lease; without Redis every attempt is refused anyway.
+        }
+      },
+      released: () => {
+        if (!settle()) return;
+        SCRIPTS.release.run(this.redis, places, [token]).catch(() => undefined);
       },
     };
+    // Gone during the round trip: nobody to evaluate the attempt for.
+    if (holder.destroyed) {
+      reservation.released();
+      return ABANDONED;
+    }
+    return { kind: 'allowed', reservation };
+  }
+
+  private noteBlocks(ids: string[], until: number): void {
+    for (const id of ids) {
+      this.blocked.set(id, until);
+      this.events.blocked?.();
+    }
+  }
+
+  /**
+   * One round trip for every place here that is due, so a slow attempt keeps its place without a timer of
+   * its own. A place whose holder is gone is let lapse: its request ends without an answer anyway.
+   */
+  private async renewLeases(): Promise<void> {
+    if (this.renewing || this.held.size === 0) return;
+    const now = performance.now();
+    const keys: string[] = [];
+    const tokens: string[] = [];
+    for (const place of this.held.values()) {
+      if (now - place.leasedAt < RENEW_AFTER_MS) continue;
+      if (place.holder.destroyed) {
+        this.held.delete(place.token);
+        continue;
+      }
+      place.leasedAt = now;
+      for (const key of place.places) {
+        keys.push(key);
+        tokens.push(place.token);
+      }
+    }
+    if (keys.length === 0) return;
+    this.renewing = true;
+    try {
+      await SCRIPTS.renew.run(this.redis, keys, [String(LEASE_MS), ...tokens]);
+    } catch (error) {
+      this.log.warn('throttle_lease_renewal_failed', { error });
+    } finally {
+      this.renewing = false;
+    }
   }
 }

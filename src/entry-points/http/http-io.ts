@@ -32,23 +32,40 @@ export function sendAttemptRefusal(res: Response, refusal: { kind: 'unavailable'
   sendError(res, 429, 'rate_limited', 'Too many failed attempts; try again later.', {}, { 'Retry-After': String(refusal.retryAfterSeconds) });
 }
 
-export type BodyOutcome = { ok: true; bytes: Buffer } | { ok: false; status: 413 };
+export type BodyOutcome = { ok: true; bytes: Buffer } | { ok: false; reason: 'too_large' } | { ok: false; reason: 'client_gone' };
 
-/** Reads the exact request bytes (webhook signatures are over these), refusing bodies over the limit. */
+const TOO_LARGE: BodyOutcome = { ok: false, reason: 'too_large' };
+const CLIENT_GONE: BodyOutcome = { ok: false, reason: 'client_gone' };
+
+/**
+ * Reads the exact request bytes (webhook signatures are over these), refusing bodies over the limit.
+ * A client that goes away before the body's end (a reset, a close, a half-close, at any byte) makes it
+ * `client_gone`: nobody is there to answer, but whatever the route holds must still be let go.
+ */
 export function readBody(req: Request, limitBytes: number): Promise<BodyOutcome> {
-  return new Promise((resolve, reject) => {
+  // A request destroyed before anyone listened has already sent its `close`, and will send nothing more.
+  if (req.destroyed) return Promise.resolve(CLIENT_GONE);
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (outcome: BodyOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size <= limitBytes) return void chunks.push(chunk);
       req.off('data', onData);
       req.resume();
-      resolve({ ok: false, status: 413 });
+      settle(TOO_LARGE);
     };
     req.on('data', onData);
-    req.once('end', () => resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
-    req.once('error', reject);
+    req.once('end', () => settle({ ok: true, bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
+    // `close` comes after `end` when the body was whole, so it only settles a body that was not.
+    req.once('close', () => settle(CLIENT_GONE));
+    req.once('error', () => settle(CLIENT_GONE));
   });
 }
 

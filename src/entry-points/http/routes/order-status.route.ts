@@ -94,7 +94,9 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     // Checked here, answered only once the attempt holds its place: the credentials decide what it counts against.
     const authorized = credentials.acceptsHeader(req.headers.authorization);
     const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), parseBasicAuthorization(req.headers.authorization));
-    const verdict = await throttle.reserve(subjects.counted, subjects.checked);
+    const verdict = await throttle.reserve(subjects.counted, subjects.checked, req);
+    // The client left while waiting for a place: there is nobody to answer.
+    if (verdict.kind === 'abandoned') return;
     if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
     const { reservation } = verdict;
     try {
@@ -107,7 +109,7 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
       const inQuery = queryStringRefusal(queryNames(req));
       if (inQuery) return refuse(inQuery);
       const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
-      if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
+      if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
       const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
       if (!json.ok) return sendError(res, 400, 'invalid_params', json.message, { params: json.params });
       const parsed = parseOrderStatusRequest(json.value);
@@ -121,7 +123,7 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
       }
       sendJson(res, 200, outcome.data);
     } finally {
-      // Anything but a failed attempt (an answer, a refused body, an error) gives the place back.
+      // Anything but a failed attempt (an answer, a refused body, a client gone before its body, an error) gives the place back.
       reservation.released();
     }
   };

@@ -44,7 +44,9 @@ function header(req: Request, name: string): string | undefined {
  */
 export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: StaffScheme; capability: string }, handler: StaffHandler) {
   return async (req: Request, res: Response): Promise<void> => {
-    const verdict = await deps.throttle.reserve([`ip:${deps.transport.clientGroup(req)}`]);
+    const verdict = await deps.throttle.reserve([`ip:${deps.transport.clientGroup(req)}`], [], req);
+    // The client left while waiting for a place: there is nobody to answer.
+    if (verdict.kind === 'abandoned') return;
     if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
     const { reservation } = verdict;
     try {
@@ -87,18 +89,25 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
   };
 }
 
-export type JsonBody = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; code: string; message: string; params?: string[] };
+export type JsonBody =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; status: number; code: string; message: string; params?: string[] }
+  /** The client went away before the body's end: there is nobody to answer. */
+  | { ok: false; code: 'client_gone' };
 
 /** The JSON object body; an empty body is `{}`. */
 export async function jsonBody(req: Request): Promise<JsonBody> {
   const read = await readBody(req, STAFF_BODY_LIMIT_BYTES);
-  if (!read.ok) return { ok: false, status: 413, code: 'payload_too_large', message: 'The body is too large.' };
+  if (!read.ok) {
+    return read.reason === 'client_gone' ? { ok: false, code: 'client_gone' } : { ok: false, status: 413, code: 'payload_too_large', message: 'The body is too large.' };
+  }
   if (!read.bytes.length) return { ok: true, body: {} };
   const parsed = parseJsonObject(read.bytes);
   return parsed.ok ? { ok: true, body: parsed.value } : { ok: false, status: 400, code: 'invalid_params', message: parsed.message, params: parsed.params };
 }
 
 export function sendBodyError(res: Response, failure: Extract<JsonBody, { ok: false }>): void {
+  if (!('status' in failure)) return;
   sendError(res, failure.status, failure.code, failure.message, failure.params ? { params: failure.params } : {});
 }
 

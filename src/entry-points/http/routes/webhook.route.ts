@@ -12,7 +12,7 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
       return sendError(res, 404, 'unknown_provider', `Unknown payment provider "${String(provider).slice(0, 40)}".`);
     }
     const body = await readBody(req, WEBHOOK_BODY_LIMIT_BYTES);
-    if (!body.ok) return sendError(res, 413, 'payload_too_large', 'The body is too large.');
+    if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
 
     if (provider === 'card_gateway') {
       const outcome = await hub.receiveCardGatewayWebhook.execute(body.bytes);
