@@ -97,6 +97,22 @@ export class RunDueRetries {
 
     // Read once: the charge and the payment record of this attempt both use them.
     const originalMeta = await payments.meta(original.id);
+    // The failed payment may have been paid since, its webhook late or lost: then there is nothing to charge.
+    const meanwhile = await this.stateAtProvider(original, originalMeta);
+    if (meanwhile.kind === 'unreachable') {
+      await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), meanwhile.message, now);
+      log.warn('retry_postponed', { retryId: retry.id, reason: meanwhile.message });
+      return 'postponed';
+    }
+    if (meanwhile.kind === 'paid') {
+      return orderWrites.transaction(async (db) => {
+        const at = clock();
+        const payment = await payments.lock(db, original.provider, original.externalId);
+        if (payment) await this.deps.recorder.move(db, payment, meanwhile.status, settings, at);
+        await retries.finish(db, retry.id, 'CANCELED', `payment ${original.externalId} is ${meanwhile.status} at the provider; nothing charged`, at);
+        return 'canceled' as const;
+      });
+    }
     const amount = toMinorUnits(order.total);
     const result = await this.charge(retry, original, originalMeta, amount, order, settings);
     if (result.kind === 'unreachable') {
@@ -137,6 +153,28 @@ export class RunDueRetries {
       await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
       return 'succeeded';
     });
+  }
+
+  /**
+   * What the provider says now of the payment an attempt would replace: taken or reserved since it failed
+   * (and nobody told us), still unpaid, or not known because the provider could not be asked (then no
+   * charge is made either).
+   */
+  private async stateAtProvider(original: PaymentRecord, meta: Record<string, string>): Promise<
+    { kind: 'paid'; status: 'CAPTURED' | 'AUTHORIZED' } | { kind: 'unpaid' } | { kind: 'unreachable'; message: string }> {
+    if (original.provider === 'card_gateway') {
+      const result = await this.deps.cardGateway.getInvoice(original.externalId);
+      if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : { kind: 'unreachable', message: `reading invoice ${original.externalId}: ${result.kind} ${result.message}` };
+      if (result.value.state === 'settled') return { kind: 'paid', status: 'CAPTURED' };
+      if (result.value.state === 'authorized') return { kind: 'paid', status: 'AUTHORIZED' };
+      return { kind: 'unpaid' };
+    }
+    if (!meta.agreement_id) return { kind: 'unpaid' };
+    const result = await this.deps.mobileWallet.getCharge(meta.agreement_id, original.externalId);
+    if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : { kind: 'unreachable', message: `reading charge ${original.externalId}: ${result.kind} ${result.message}` };
+    if (['CHARGED', 'PARTIALLY_CAPTURED'].includes(result.value.status)) return { kind: 'paid', status: 'CAPTURED' };
+    if (result.value.status === 'RESERVED') return { kind: 'paid', status: 'AUTHORIZED' };
+    return { kind: 'unpaid' };
   }
 
   private async charge(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {

@@ -232,6 +232,42 @@ test.serial('When the failed renewal payment itself is settled later, Then that 
   }
 });
 
+test.serial('When the failed renewal payment is settled at the gateway and no webhook tells of it, Then the attempt asks first, records the capture, charges nothing, and the late webhook adds nothing', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId, handle } = await failedCardRenewal(hub);
+    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-dun' });
+    advance(12 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, canceled: 1 });
+    t.is(retryChargesOf(orderId).length, 0, 'no second charge');
+    t.true(card.requestsTo('GET', `/v1/invoice/${handle}`).length >= 1, 'the gateway was asked first');
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+    t.regex(String((await retriesOf(orderId))[0].result), /is CAPTURED at the provider; nothing charged/);
+
+    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }).catch(() => undefined);
+    const payments = await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE order_id = ?`, [orderId]);
+    t.deepEqual(payments.map((row) => row.status), ['CAPTURED'], 'one captured payment for the renewal');
+  } finally {
+    await hub.close();
+  }
+});
+
+test.serial('When the failed wallet charge is captured and no webhook tells of it, Then the attempt asks first, records the capture and creates no charge', async (t) => {
+  const hub = await hubWith();
+  try {
+    const { orderId, subscriptionId } = await failedWalletRenewal(hub, 'meanwhile');
+    wallet.setCharge('agr-meanwhile', 'chr-meanwhile', { status: 'CHARGED', transactionId: 'tx-m', summary: { captured: 9900, refunded: 0, cancelled: 0 } });
+    advance(12 * HOUR);
+    t.like(await hub.runDueRetries.execute(), { attempted: 1, canceled: 1 });
+    t.is(wallet.requestsTo('POST', '/recurring/v3/agreements/agr-meanwhile/charges').length, 0, 'no charge created');
+    t.is(await statusOf(orderId), 'wc-processing');
+    t.is(await statusOf(subscriptionId), 'wc-active');
+  } finally {
+    await hub.close();
+  }
+});
+
 test.serial('When an attempt\'s answer is lost and its settled webhook comes first, Then the webhook completes the renewal and the repeat changes nothing', async (t) => {
   const hub = await hubWith();
   try {
