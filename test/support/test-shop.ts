@@ -18,6 +18,9 @@ export interface TestShopOptions {
   sequentialPlugin?: 'none' | 'free' | 'pro';
   defaultCountry?: string;
   timezone?: string;
+  /** Another MariaDB server than the shared one on 127.0.0.1:3306 (e.g. a PrivateMariaDb); root without a password. */
+  host?: string;
+  port?: number;
 }
 
 export interface TestShop {
@@ -34,11 +37,12 @@ export interface TestShop {
 export async function createTestShop(name: string, options: TestShopOptions = {}): Promise<TestShop> {
   const prefix = options.prefix ?? 'wp_';
   const dbName = `ss_t_${name}_${process.pid}`.replace(/[^A-Za-z0-9_]/g, '_');
-  const admin = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
+  const server = { host: options.host ?? '127.0.0.1', port: options.port ?? 3306 };
+  const admin = await mysql.createConnection({ ...server, user: 'root' });
   await dropDatabase(admin, dbName);
   await createDatabase(admin, dbName);
   await admin.end();
-  const db = mysql.createPool({ host: '127.0.0.1', user: 'root', database: dbName, connectionLimit: 4, dateStrings: true, timezone: 'Z' });
+  const db = mysql.createPool({ ...server, user: 'root', database: dbName, connectionLimit: 4, dateStrings: true, timezone: 'Z' });
   await createWooCommerceTables(db, prefix);
   const mode = { hpos: options.hpos ?? false, sync: options.sync ?? false };
   await configureShop(db, prefix, {
@@ -55,6 +59,7 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     HELPDESK_API_SECRET: HELPDESK_SECRET,
     PORT: '0',
     SHOP_URL: 'https://shop.example.dk',
+    ...(options.host === undefined && options.port === undefined ? {} : { DB_HOST: server.host, DB_PORT: String(server.port) }),
     ...env,
   });
   const migrations = createShopDataSource(config().db, 1);
@@ -69,7 +74,7 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     config,
     async drop() {
       await db.end();
-      const conn = await mysql.createConnection({ host: '127.0.0.1', user: 'root' });
+      const conn = await mysql.createConnection({ ...server, user: 'root' });
       await dropDatabase(conn, dbName);
       await conn.end();
     },
