@@ -1,11 +1,11 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Executor, Statement } from './transaction';
-import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
+import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta, WooCommerceChange } from '../../entities';
 import { rawPool, tableOf } from './data-source';
 import { TurnBatch } from './turn-batch';
 import type { ShopSettings } from './shop-settings-repository';
-import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
+import { emptyAddress, PAYMENT_HAND_OVER_OPS, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
 /** Orders read together at most; a busier turn starts another batch. */
@@ -30,6 +30,8 @@ export class OrderRepository {
   private readonly pool: Pool;
   private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
   private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; orders: string; metaOf: string; itemsOf: string }>;
+  /** Payment decisions waiting for WooCommerce, read with the orders (the `object_status` index). */
+  private readonly handOversOf: string;
   private readonly lookups = new TurnBatch<{ id: number; settings: ShopSettings }, ShopOrder | null>(LOOKUP_BATCH_LIMIT, (items) => this.readLookups(items));
 
   constructor(dataSource: DataSource) {
@@ -45,6 +47,8 @@ export class OrderRepository {
       WHERE i.order_id IN (?)
       UNION ALL ${refunds}`;
     const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
+    this.handOversOf = `SELECT object_id, op, created_at FROM ${t(WooCommerceChange)}
+      WHERE object_id IN (?) AND status IN ('pending', 'applying') AND op IN (?) ORDER BY id`;
     this.sql = {
       legacy: {
         byNumber: `SELECT m.post_id AS id, 0 AS preference FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
@@ -172,8 +176,9 @@ export class OrderRepository {
     if (!ids.length) return [];
     const mode = settings.hpos ? 'hpos' : 'legacy';
     const sql = this.sql[mode];
-    // All three statements in one round trip. The meta is a statement of its own rather than joined, so the order's columns come once, not once per meta row.
-    const [[orderRows, metaRows, itemRows]] = await db.query<RowDataPacket[][]>(`${sql.orders};\n${sql.metaOf};\n${sql.itemsOf}`, [ids, type, HIDDEN_STATUSES, ids, ids, ids]);
+    // All four statements in one round trip. The meta is a statement of its own rather than joined, so the order's columns come once, not once per meta row.
+    const [[orderRows, metaRows, itemRows, handOverRows]] = await db.query<RowDataPacket[][]>(
+      `${sql.orders};\n${sql.metaOf};\n${sql.itemsOf};\n${this.handOversOf}`, [ids, type, HIDDEN_STATUSES, ids, ids, ids, ids, PAYMENT_HAND_OVER_OPS]);
     const byId = (rows: RowDataPacket[], column: string) => {
       const groups = new Map<number, RowDataPacket[]>();
       for (const row of rows) {
@@ -186,6 +191,7 @@ export class OrderRepository {
     const orders = new Map(orderRows.map((row) => [Number(row.id), row]));
     const meta = byId(metaRows, 'id');
     const items = byId(itemRows, 'order_id');
+    const handOvers = byId(handOverRows, 'object_id');
     const found: ShopOrder[] = [];
     for (const id of ids) {
       const row = orders.get(id);
@@ -194,7 +200,9 @@ export class OrderRepository {
       row.refund_count = itemRowsOf.filter((item) => item.order_item_id === null).length;
       const lines = itemsFrom(itemRowsOf.filter((item) => item.order_item_id !== null)).sort((a, b) => a.id - b.id);
       const metaOf = metaFrom(meta.get(id) ?? []);
-      found.push(mode === 'hpos' ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone));
+      const order = mode === 'hpos' ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone);
+      order.paymentsNotYetInShop = (handOvers.get(id) ?? []).map((handOver) => ({ op: handOver.op, at: parseGmtDateTime(String(handOver.created_at)) ?? new Date() }));
+      found.push(order);
     }
     return found;
   }
@@ -255,6 +263,7 @@ function fromLegacyRow(first: RowDataPacket, meta: Record<string, string>, items
     meta,
     items,
     refundCount: Number(first.refund_count),
+    paymentsNotYetInShop: [],
   };
 }
 
@@ -284,5 +293,6 @@ function fromHposRow(first: RowDataPacket, meta: Record<string, string>, items: 
     meta,
     items,
     refundCount: Number(first.refund_count),
+    paymentsNotYetInShop: [],
   };
 }

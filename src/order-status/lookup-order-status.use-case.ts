@@ -1,6 +1,6 @@
 import type { OrderRepository } from '../data-access/order-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
-import { displayedOrderNumber, emptyAddress, type ShopOrder } from '../shop/order';
+import { displayedOrderNumber, emptyAddress, withPaymentsHandedOver, type ShopOrder } from '../shop/order';
 import { isoInZone, localDateInZone } from '../shop/shop-time';
 import type { OrderStatusData, SiteExtensions } from '../shop/site-extensions';
 import { constantTimeEqual } from '../security/constant-time';
@@ -18,7 +18,7 @@ export type OrderStatusOutcome = { kind: 'found'; data: OrderStatusData } | { ki
 /** Stands in for a missing order so that a miss does the same comparisons as a mismatch. */
 const NO_ORDER: ShopOrder = {
   id: 0, type: 'shop_order', status: '', currency: '', total: '0', customerId: 0, paymentMethod: '', paymentMethodTitle: '',
-  createdVia: '', dateCreated: null, datePaid: null, dateCompleted: null,
+  createdVia: '', dateCreated: null, datePaid: null, dateCompleted: null, paymentsNotYetInShop: [],
   billing: { ...emptyAddress(), email: 'no-order@invalid.invalid', phone: '+4500000000' }, shipping: emptyAddress(),
   meta: {}, items: [], refundCount: 0,
 };
@@ -48,7 +48,8 @@ export class LookupOrderStatus {
  * The order status fields of SPEC 2.1 for one order, with the site's filters applied: the answer of the
  * order status route, and each order of the customer lookup.
  */
-export async function describeOrderStatus(order: ShopOrder, settings: ShopSettings, extensions: SiteExtensions): Promise<OrderStatusData> {
+export async function describeOrderStatus(stored: ShopOrder, settings: ShopSettings, extensions: SiteExtensions): Promise<OrderStatusData> {
+  const order = withPaymentsHandedOver(stored);
   const zone = settings.timeZone;
   const baseDate = order.dateCompleted ?? order.datePaid;
   const shippingItems = order.items.filter((item) => item.type === 'shipping');

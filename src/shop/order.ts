@@ -46,6 +46,38 @@ export interface ShopOrder {
   meta: Record<string, string>;
   items: OrderLineItem[];
   refundCount: number;
+  /** Payment decisions the service has handed to WooCommerce that it has not applied yet, oldest first. */
+  paymentsNotYetInShop: PaymentHandOver[];
+}
+
+/** A payment decision waiting in the hand-over to WooCommerce (the companion plugin applies it). */
+export interface PaymentHandOver {
+  op: 'order_payment_complete' | 'order_payment_authorized' | 'order_payment_failed';
+  /** When the service decided it. */
+  at: Date;
+}
+
+export const PAYMENT_HAND_OVER_OPS: PaymentHandOver['op'][] = ['order_payment_complete', 'order_payment_authorized', 'order_payment_failed'];
+
+/**
+ * The order as WooCommerce will show it once it has applied the payment decisions still waiting for it:
+ * money taken completes an order awaiting payment (`payment_complete()`: processing, and paid then),
+ * money reserved puts it on hold, a failure fails it. So nobody is told a paid order needs paying while
+ * the hand-over is on its way.
+ */
+export function withPaymentsHandedOver(order: ShopOrder): ShopOrder {
+  let { status, datePaid } = order;
+  for (const { op, at } of order.paymentsNotYetInShop) {
+    if (op === 'order_payment_complete' && ['pending', 'failed', 'on-hold'].includes(status)) {
+      status = 'processing';
+      datePaid ??= at;
+    } else if (op === 'order_payment_authorized' && ['pending', 'failed'].includes(status)) {
+      status = 'on-hold';
+    } else if (op === 'order_payment_failed' && ['pending', 'on-hold'].includes(status)) {
+      status = 'failed';
+    }
+  }
+  return status === order.status && datePaid === order.datePaid ? order : { ...order, status, datePaid };
 }
 
 export function emptyAddress(): OrderAddress {

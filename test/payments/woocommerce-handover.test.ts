@@ -4,7 +4,8 @@ import { setOption } from '../../src/demo/woocommerce-schema';
 import { hposIsAuthoritative, settingsFromOptions } from '../../src/data-access/shop-settings-repository';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { openHub, startTestWorker } from '../support/payment-hub-fixture';
-import { createTestShop, type TestShop } from '../support/test-shop';
+import { basic, request } from '../support/http-client';
+import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type TestShop } from '../support/test-shop';
 
 // With the companion plugin in WordPress, the service decides and WooCommerce writes: these check the
 // hand-over through the service's own surface, with no PHP. test/woocommerce runs the real plugins.
@@ -162,4 +163,28 @@ test.serial('When changes were applied more than 31 days ago, Then the worker de
   }
   const left = await changesOf(objectId);
   t.deepEqual(left.map((row) => [row.status, row.created_at.slice(0, 10)]), [['applied', at(30 * day).slice(0, 10)], ['pending', at(60 * day).slice(0, 10)], ['failed', at(60 * day).slice(0, 10)]]);
+});
+
+test.serial('When a settled payment waits for WooCommerce to apply it, Then the order status route already reports the order paid, from the moment the service decided', async (t) => {
+  const hub = await openHub(shop.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey }), () => new Date());
+  const api = await startApi(shop.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey }));
+  try {
+    const orderId = await shop.seeder.createOrder({ status: 'failed', total: '149.00', currency: 'DKK', billing: { email: 'paid.meanwhile@example.dk', phone: '', country: 'DK' } });
+    const lookup = () => request(api.url, 'POST', '/helpdesk/v1/order-status', {
+      headers: { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https' },
+      body: { order_number: String(orderId), email: 'paid.meanwhile@example.dk' },
+    });
+    t.like((await lookup()).json, { status: 'failed', needs_payment: true, date_paid: null });
+
+    card.setInvoice(`order-${orderId}`, { state: 'settled', amount: 14900 });
+    const decided = Date.now();
+    t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: `order-${orderId}` }), { kind: 'done', status: 'PROCESSED' });
+    t.is(await statusOf(orderId), 'wc-failed', 'WooCommerce has not applied it yet');
+    const answer = (await lookup()).json;
+    t.like(answer, { status: 'processing', needs_payment: false });
+    t.true(Math.abs(Date.parse(answer.date_paid) - decided) < 5000, `paid when the service decided: ${answer.date_paid}`);
+  } finally {
+    await api.stop();
+    await hub.close();
+  }
 });
