@@ -10,6 +10,9 @@ export interface WebhookJob {
   webhookId: number;
 }
 
+/** A queue not connected this long after it was opened counts as unavailable (and is said to be available once it connects). */
+const FIRST_CONNECTION_WAIT_MS = 2000;
+
 /** The longest one job holds one of the worker's places. */
 const JOB_DEADLINE_MS = 60_000;
 
@@ -18,11 +21,16 @@ const JOB_DEADLINE_MS = 60_000;
  * truth, and the worker's sweep picks up any row whose job was never queued or was lost. Commands
  * fail at once while Redis is away instead of queueing in memory.
  *
- * When Redis comes back after an outage the queue is opened again on fresh connections, and the old
- * one is let go once its jobs in progress have finished. A bee-queue instance does not recover by
- * itself: it loads its Lua scripts into Redis only when it first connects (a restarted Redis has
- * forgotten them, so every job save and stalled check would fail with NOSCRIPT from then on), and
- * its worker waits ever longer (1 s, 2 s, 4 s, ...) between attempts to take the next job.
+ * As soon as Redis is lost the queue is opened again on fresh connections, which wait for Redis to come
+ * back, and the old instance is let go once its jobs in progress have finished. A bee-queue instance
+ * does not recover by itself: it loads its Lua scripts into Redis only when it first connects (a
+ * restarted Redis has forgotten them, so every job save and stalled check would fail with NOSCRIPT from
+ * then on). Nor may its worker be left to ride out an outage: each of its loops (one per place,
+ * `concurrency` of them once it has been busy) asks Redis for the next job again after a wait that
+ * doubles on every failure, and the loops share that wait, so with 200 loops it passes what a Node
+ * timer holds (2^31 ms) at the first failure; Node then waits 1 ms instead (with a TimeoutOverflowWarning
+ * on stderr each time), and the loops ask again and again, taking the process's one thread from the
+ * work it can still do from the table. A fresh instance asks nothing of Redis until it has connected.
  */
 export class WebhookQueue {
   private queue: BeeQueue<WebhookJob>;
@@ -31,6 +39,8 @@ export class WebhookQueue {
   private stalledTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private down = false;
+  /** Instances that have connected (and loaded their scripts) at least once. */
+  private readonly connected = new WeakSet<BeeQueue<WebhookJob>>();
 
   constructor(private readonly redisUrl: string, private readonly namespace: string, private readonly role: 'producer' | 'worker', private readonly log: Logger) {
     this.queue = this.open();
@@ -56,30 +66,46 @@ export class WebhookQueue {
     });
     // Commands failing while Redis is away are expected; the outage itself is logged once below.
     queue.on('error', () => undefined);
-    queue.ready().then(() => this.watch(queue), () => undefined);
+    queue.ready().then(() => {
+      this.connected.add(queue);
+      // Connected only after the queue was closed: let go of it again at once.
+      if (this.closing) return void this.shut(queue, 1000);
+      if (queue !== this.queue) return;
+      this.watch(queue);
+      if (this.down) this.log.info('queue_available');
+      this.down = false;
+    }, () => undefined);
+    // Redis away from the start (or lost again while reconnecting): saves fail at once instead of each waiting.
+    setTimeout(() => {
+      if (!this.connected.has(queue) && queue === this.queue && !this.closing) this.unavailable();
+    }, FIRST_CONNECTION_WAIT_MS).unref();
     if (this.handler) queue.process(this.handler.concurrency, this.handler.handle);
     return queue;
   }
 
-  /** Notices the command connection dropping, and opens the queue again once Redis answers. */
+  private unavailable(): void {
+    if (!this.down) this.log.warn('queue_unavailable');
+    this.down = true;
+  }
+
+  /**
+   * Notices a connection dropping: the instance is replaced at once by a fresh one, which connects (and
+   * loads its scripts) when Redis is back, and is let go as soon as its jobs in progress have finished.
+   * Closing it stops its worker's loops before they see their first failure: a client says 'end' before
+   * it fails the commands it had sent, and a loop whose queue is closing takes that failure as the end.
+   */
   private watch(queue: BeeQueue<WebhookJob>): void {
-    const client = (queue as unknown as { client: EventEmitter }).client;
+    const clients = queue as unknown as Record<'client' | 'bclient', EventEmitter | null>;
     const lost = () => {
       if (queue !== this.queue || this.closing) return;
-      if (!this.down) this.log.warn('queue_unavailable');
-      this.down = true;
-    };
-    client.on('reconnecting', lost);
-    client.on('end', lost);
-    client.on('ready', () => {
-      if (queue !== this.queue || this.closing) return;
+      this.unavailable();
       this.queue = this.open();
       this.retire(queue);
-      this.queue.ready().then(() => {
-        if (this.down) this.log.info('queue_available');
-        this.down = false;
-      }, () => undefined);
-    });
+    };
+    for (const client of [clients.client, clients.bclient]) {
+      client?.on('reconnecting', lost);
+      client?.on('end', lost);
+    }
   }
 
   /** Lets an old instance finish its jobs in progress, then closes its connections. */
@@ -138,6 +164,8 @@ export class WebhookQueue {
   }
 
   private async shut(queue: BeeQueue<WebhookJob>, timeoutMs: number): Promise<void> {
+    // One that never connected has no job and no client yet; its connection attempts end with `closing`.
+    if (!this.connected.has(queue)) return;
     const closed = queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
     // A client that never reached Redis would wait for it forever to accept QUIT.
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs + 500).unref())]);
