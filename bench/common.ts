@@ -16,20 +16,27 @@ export interface Row { orders: number; target: string; scenario: string; rps: nu
 const root = path.resolve(__dirname, '../..');
 
 /**
- * Starts a built program (it says 'ready' over IPC when it listens). `stderr` shows the program's log lines,
+ * Starts a built program (it says 'ready' over IPC when it listens); `execArgv` adds Node options (a
+ * `--require` of a bench probe). `stderr` shows the program's log lines,
  * except the API's one line per request (it is written, as in production, and dropped here);
  * BENCH_PROFILE=<dir> writes a CPU profile of it there.
  */
-export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<ChildProcess> {
+export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit', execArgv: string[] = []): Promise<ChildProcess> {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: profile, stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
+    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: [...profile, ...execArgv], stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
     if (child.stderr) {
       readline.createInterface({ input: child.stderr }).on('line', (line) => {
         if (!line.includes('"event":"http_request"')) process.stderr.write(`${line}\n`);
       });
     }
-    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
+    // Other messages (a probe's reports) may follow 'ready'; only 'ready' starts the caller.
+    const ready = (message: unknown) => {
+      if (message !== 'ready') return;
+      child.off('message', ready);
+      resolve(child);
+    };
+    child.on('message', ready);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
 }

@@ -17,7 +17,9 @@ import { measure, resultRow, startProcess, type MeasureRow, type Row } from './c
  * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
  * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,hardening
- * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest).
+ * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest);
+ * BENCH_PARTS=payments runs the webhook part alone, with its worker curve (1, 2 and 4 workers at a provider
+ * answering in 150 ms; see bench/payments.ts for BENCH_WORKERS, BENCH_CURVE_EVENTS and BENCH_CURVE_ROUNDS).
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
@@ -193,9 +195,9 @@ async function main(): Promise<void> {
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
   if (staffRows.length) sections.push('## Order status under failing staff logins', '', table(staffRows), '', ...staffTarget);
   if (parts.has('payments')) {
-    const paymentRows = await benchPayments(duration);
-    for (const row of paymentRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
-    sections.push('## Card-gateway webhooks', '', measureTable(paymentRows), '');
+    const payments = await benchPayments(duration);
+    for (const row of payments.rows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
+    sections.push('## Card-gateway webhooks', '', measureTable(payments.rows), '', ...payments.sections);
   }
   if (parts.has('hardening')) {
     const hardeningRows = await benchHardening();
