@@ -100,15 +100,13 @@ export function guardedPool(pool: Pool, waitMs = CONNECTION_WAIT_MS): Pool {
     refuseInsideTransaction('a transaction');
     return acquire();
   };
-  guarded.query = ((...args: Parameters<Pool['query']>) => {
-    refuseInsideTransaction('a query');
-    if (!mustWait()) return (pool.query as (...a: unknown[]) => unknown)(...args);
-    return onOwnConnection((connection) => (connection.query as (...a: unknown[]) => Promise<unknown>)(...args));
-  }) as Pool['query'];
-  guarded.execute = ((...args: Parameters<Pool['execute']>) => {
-    refuseInsideTransaction('a statement');
-    if (!mustWait()) return (pool.execute as (...a: unknown[]) => unknown)(...args);
-    return onOwnConnection((connection) => (connection.execute as (...a: unknown[]) => Promise<unknown>)(...args));
-  }) as Pool['execute'];
+  // A query or statement runs as the pool runs it, unless it would have to wait: then on a connection taken within the bound.
+  const bounded = <K extends 'query' | 'execute'>(method: K, what: string) => ((...args: unknown[]) => {
+    refuseInsideTransaction(what);
+    if (!mustWait()) return (pool[method] as (...a: unknown[]) => unknown)(...args);
+    return onOwnConnection((connection) => (connection[method] as (...a: unknown[]) => Promise<unknown>)(...args));
+  }) as Pool[K];
+  guarded.query = bounded('query', 'a query');
+  guarded.execute = bounded('execute', 'a statement');
   return guarded;
 }

@@ -66,6 +66,15 @@ const RENEW_SWEEP_MS = 1000;
 const NOW_MS = `local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 
+// A subject at its limit: its failure counter is swapped for a block, announced to every instance; the
+// subject's id is returned.
+const BLOCK = `local function block(failures, blocked, seconds, ends, channel, id)
+  redis.call('SET', blocked, '1', 'EX', seconds)
+  redis.call('DEL', failures)
+  redis.call('PUBLISH', channel, id .. ' ' .. ends)
+  return id
+end`;
+
 // An attempt takes a place under the limit of every subject it counts against, before it is evaluated,
 // all in one step on the server. Refused while any of its subjects (also those it is only checked
 // against) is blocked: the milliseconds left. A counted subject whose failures already reach the limit
@@ -76,6 +85,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
 // checked. ARGV: limit, counted subjects, token, lease (ms), block seconds, block end, channel, then
 // each counted subject's id.
 const RESERVE = `
+${BLOCK}
 local limit, counted = tonumber(ARGV[1]), tonumber(ARGV[2])
 local wait = 0
 for i = 1, counted do wait = math.max(wait, redis.call('PTTL', KEYS[3 * i - 1])) end
@@ -86,11 +96,7 @@ local blocked, busy = {}, false
 for i = 1, counted do
   local failures = tonumber(redis.call('GET', KEYS[3 * i - 2]) or '0')
   if failures >= limit then
-    local id = ARGV[7 + i]
-    redis.call('SET', KEYS[3 * i - 1], '1', 'EX', ARGV[5])
-    redis.call('DEL', KEYS[3 * i - 2])
-    redis.call('PUBLISH', ARGV[7], id .. ' ' .. ARGV[6])
-    blocked[#blocked + 1] = id
+    blocked[#blocked + 1] = block(KEYS[3 * i - 2], KEYS[3 * i - 1], ARGV[5], ARGV[6], ARGV[7], ARGV[7 + i])
   else
     redis.call('ZREMRANGEBYSCORE', KEYS[3 * i], '-inf', now)
     if failures + redis.call('ZCARD', KEYS[3 * i]) >= limit then busy = true end
@@ -110,6 +116,7 @@ return 0`;
 // KEYS: each counted subject's failure counter, block and places. ARGV: limit, window (ms), block
 // seconds, block end, channel, token, then each subject's id.
 const FAIL = `
+${BLOCK}
 local blocked = {}
 for i = 1, #KEYS / 3 do
   redis.call('ZREM', KEYS[3 * i], ARGV[6])
@@ -117,11 +124,7 @@ for i = 1, #KEYS / 3 do
     local failures = redis.call('INCR', KEYS[3 * i - 2])
     if failures == 1 then redis.call('PEXPIRE', KEYS[3 * i - 2], ARGV[2]) end
     if failures >= tonumber(ARGV[1]) then
-      local id = ARGV[6 + i]
-      redis.call('SET', KEYS[3 * i - 1], '1', 'EX', ARGV[3])
-      redis.call('DEL', KEYS[3 * i - 2])
-      redis.call('PUBLISH', ARGV[5], id .. ' ' .. ARGV[4])
-      blocked[#blocked + 1] = id
+      blocked[#blocked + 1] = block(KEYS[3 * i - 2], KEYS[3 * i - 1], ARGV[3], ARGV[4], ARGV[5], ARGV[6 + i])
     end
   end
 end
