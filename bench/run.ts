@@ -9,22 +9,28 @@ import { benchPayments } from './payments';
 import { benchHardening } from './hardening';
 import { benchCustomerLookup } from './customer-lookup';
 import { benchStaffLogins } from './staff-logins';
+import { benchHandOver } from './handover';
 import { measure, resultRow, startProcess, type MeasureRow, type Row } from './common';
+import { loadConfig } from '../src/config';
+import { createShopDataSource } from '../src/data-access/data-source';
+import { migrateShop } from '../src/entry-points/cli/migrate-shop';
+import { silentLogger } from '../src/logger';
 
 /**
  * `npm run bench`: the order status route of the built API at 20,000 and 1,000,000 orders, for a
  * match, a mismatch and a not-found among recent orders and a match among all orders, next to the
  * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,hardening
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,handover,hardening
  * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest);
  * BENCH_PARTS=payments runs the webhook part alone, with its worker curve (1, 2 and 4 workers at a provider
  * answering in 150 ms; see bench/payments.ts for BENCH_WORKERS, BENCH_CURVE_EVENTS and BENCH_CURVE_ROUNDS).
+ * BENCH_PARTS=handover times the hand-over to a real WooCommerce (BENCH_HANDOVER_TRIALS, default 20; see bench/handover.ts).
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
-const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,hardening').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,handover,hardening').split(','));
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -72,6 +78,14 @@ async function prepareShop(size: number): Promise<{ dbName: string; samples: Sam
     await shop.query(`INSERT INTO ${prefix}options (option_name, option_value, autoload) VALUES ('shop_sidecar_bench_orders', ?, 'no')`, [String(size)]);
     process.stdout.write(`bench: generated in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
     await shop.end();
+  }
+  // The service's own tables, as `npm run migrate` makes them (the order status route reads the hand-over's), on a reused shop too.
+  const dataSource = createShopDataSource(loadConfig({ DB_NAME: dbName, DB_TABLE_PREFIX: prefix }).db, 1);
+  await dataSource.initialize();
+  try {
+    await migrateShop(dataSource, silentLogger, (line) => process.stdout.write(`bench: ${dbName}: ${line}\n`));
+  } finally {
+    await dataSource.destroy();
   }
   const sample = async (order: string, limit: number): Promise<Sample[]> => {
     const [rows] = await db.query<mysql.RowDataPacket[]>(
@@ -198,6 +212,11 @@ async function main(): Promise<void> {
     const payments = await benchPayments(duration);
     for (const row of payments.rows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
     sections.push('## Card-gateway webhooks', '', measureTable(payments.rows), '', ...payments.sections);
+  }
+  if (parts.has('handover')) {
+    const handOverRows = await benchHandOver();
+    for (const row of handOverRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
+    sections.push('## Hand-over to WooCommerce', '', measureTable(handOverRows), '');
   }
   if (parts.has('hardening')) {
     const hardeningRows = await benchHardening();

@@ -1,5 +1,5 @@
 import { Post, PostMeta, WpComment, WpOption, WpUser, WpUserMeta } from './wordpress';
-import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, Webhook, WorkerHeartbeat } from './payment-hub';
+import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, ReconcileCount, ReconcileItem, ReconcileState, Webhook, WorkerHeartbeat } from './payment-hub';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta } from './woocommerce';
 import {
   CustomerContact, CustomerContactIndexState, RenewalDiscount, RenewalDiscountType, ScheduledAction, ScheduledActionGroup,
@@ -18,6 +18,7 @@ export const shopEntities = [
   Post, PostMeta, WpOption, WpUser, WpUserMeta, WpComment,
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta,
   Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration, WorkerHeartbeat,
+  ReconcileItem, ReconcileCount, ReconcileState,
   WooCommerceApiKey, ScheduledAction, ScheduledActionGroup,
   CustomerContact, CustomerContactIndexState, SubscriptionCancellationReason, RenewalDiscountType, RenewalDiscount, WooCommerceChange,
 ];

@@ -41,6 +41,7 @@ export class Webhook {
 @Entity({ name: 'sidecar_payments' })
 @Index('provider_external_id', ['provider', 'externalId'], { unique: true })
 @Index('order_id', ['orderId'])
+@Index('reconcile_updated_at', ['updatedAt'])
 export class Payment {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
@@ -67,6 +68,7 @@ export class PaymentMeta {
 @Entity({ name: 'sidecar_agreements' })
 @Index('provider_external_id', ['provider', 'externalId'], { unique: true })
 @Index('subscription_id', ['subscriptionId'])
+@Index('reconcile_updated_at', ['updatedAt'])
 export class Agreement {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
@@ -127,4 +129,53 @@ export class WorkerHeartbeat {
   /** Set when the watchdog found jobs in hand and none finishing, with what they waited for. */
   @Column({ type: 'datetime', precision: 3, name: 'stalled_at', nullable: true }) stalledAt!: string | null;
   @Column({ type: 'text', name: 'stall_reason', nullable: true }) stallReason!: string | null;
+}
+
+export type ReconcileKind = 'payment' | 'agreement' | 'order';
+export type ReconcileItemStatus = 'OPEN' | 'CLOSED' | 'EXPIRED';
+
+/**
+ * Something still open at a provider that the worker asks the provider about on a schedule (reconciliation):
+ * a payment or agreement of the service, or a WooCommerce order awaiting the card gateway's answer.
+ */
+@Entity({ name: 'sidecar_reconcile_items' })
+@Index('kind_ref', ['kind', 'refId'], { unique: true })
+@Index('next_at', ['nextAt'])
+@Index('status_opened', ['status', 'openedAt'])
+export class ReconcileItem {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 16, charset: 'ascii', collation: 'ascii_bin' }) kind!: ReconcileKind;
+  /** The payment's, agreement's or order's id. */
+  @Column({ type: 'bigint', unsigned: true, name: 'ref_id' }) refId!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'varchar', length: 16 }) status!: ReconcileItemStatus;
+  /** When the item opened or last changed: the schedule counts from here. */
+  @Column({ type: 'datetime', precision: 3, name: 'opened_at' }) openedAt!: string;
+  /** When it is asked about next; null once closed or once the schedule has ended. */
+  @Column({ type: 'datetime', precision: 3, name: 'next_at', nullable: true }) nextAt!: string | null;
+  @Column({ type: 'int', unsigned: true, default: 0 }) checks!: number;
+  /** Provider failures in a row (backoff). */
+  @Column({ type: 'int', unsigned: true, default: 0 }) failures!: number;
+  @Column({ type: 'datetime', precision: 3, name: 'last_checked_at', nullable: true }) lastCheckedAt!: string | null;
+  @Column({ type: 'varchar', length: 64, name: 'last_state', nullable: true }) lastState!: string | null;
+  @Column({ type: 'varchar', length: 255, name: 'last_error', nullable: true }) lastError!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+/** Running totals of reconciliation by provider, kind and outcome (checked, found, fixed, unreachable), for /metrics. */
+@Entity({ name: 'sidecar_reconcile_counts' })
+export class ReconcileCount {
+  @PrimaryColumn({ type: 'varchar', length: 32 }) provider!: string;
+  @PrimaryColumn({ type: 'varchar', length: 16 }) kind!: string;
+  @PrimaryColumn({ type: 'varchar', length: 16 }) outcome!: string;
+  @Column({ type: 'bigint', unsigned: true, default: 0 }) count!: string;
+}
+
+/** How far reconciliation has looked through the payments and agreements tables for items that opened or changed. */
+@Entity({ name: 'sidecar_reconcile_state' })
+export class ReconcileState {
+  @PrimaryColumn({ type: 'varchar', length: 32 }) name!: string;
+  @Column({ type: 'varchar', length: 64 }) value!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
 }

@@ -1,13 +1,29 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { MYSQLI_CLIENT_FLAGS, parseDbHost } from './wordpress/wp-config-file';
+import { wpConfigSettings } from './wordpress/wp-config-settings';
 
 /**
  * The service's whole configuration, read once from the environment (and `.env` when present).
  * A missing or malformed variable stops the process with one line naming it; secrets are never echoed.
  */
 export interface Config {
-  db: { host: string; port: number; user: string; password: string; name: string; tablePrefix: string };
+  db: {
+    host: string;
+    port: number;
+    /** A Unix socket instead of TCP (DB_HOST `localhost:/path/to/mysqld.sock`, as WordPress writes it). */
+    socketPath?: string;
+    /** TLS to the database: on when MYSQL_CLIENT_FLAGS has MYSQLI_CLIENT_SSL or DB_SSL_CA is set. */
+    tls?: { caFile?: string; verify: boolean };
+    charset: string;
+    user: string;
+    password: string;
+    name: string;
+    tablePrefix: string;
+  };
+  /** Said once at start: values of WP_CONFIG_FILE that could not be read without running it. */
+  notices: string[];
   redisUrl: string;
   http: { host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[]; metricsAllowed: string[] };
   helpdesk: {
@@ -30,7 +46,22 @@ export interface Config {
   dunningPlanSeconds: number[];
   /** The worker's watchdog: jobs in hand and none finished for this long, and the worker is replaced. */
   workerStallSeconds: number;
+  /** Asking the providers about what is still open on their side (RECONCILE_*). */
+  reconcile: ReconcileConfig;
   siteExtensions?: string;
+}
+
+export interface ReconcileConfig {
+  /** RECONCILE_ENABLED: the worker reconciles on its own (the CLI works either way). */
+  enabled: boolean;
+  /** RECONCILE_SCHEDULE in seconds, as written (see reconciliation/schedule.ts for how it is read). */
+  scheduleSeconds: number[];
+  /** RECONCILE_BATCH: items asked about in one pass at most. */
+  batch: number;
+  /** RECONCILE_MAX_PER_SECOND: requests to each provider per second at most. */
+  maxPerSecond: number;
+  /** RECONCILE_INTERVAL_SECONDS: how often the worker starts a pass. */
+  intervalSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -119,6 +150,21 @@ export function parseDunningPlan(raw: string): number[] | undefined {
   return seconds;
 }
 
+/** RECONCILE_*: when and how often the worker asks the providers about open payments, charges and agreements. */
+function reconcileConfig(env: Env): ReconcileConfig {
+  const enabledRaw = text(env, 'RECONCILE_ENABLED', 'true')!.toLowerCase();
+  if (!['true', 'false', '1', '0', 'yes', 'no'].includes(enabledRaw)) throw new ConfigError('RECONCILE_ENABLED must be true or false');
+  const scheduleSeconds = parseDunningPlan(text(env, 'RECONCILE_SCHEDULE', '1m,5m,15m,60m,1d,1d,1d,1d,1d,1d,1d')!);
+  if (!scheduleSeconds) throw new ConfigError('RECONCILE_SCHEDULE must be a comma-separated list of waits such as 1m,5m,15m,60m,1d');
+  return {
+    enabled: ['true', '1', 'yes'].includes(enabledRaw),
+    scheduleSeconds,
+    batch: integer(env, 'RECONCILE_BATCH', 100, 1, 10_000),
+    maxPerSecond: integer(env, 'RECONCILE_MAX_PER_SECOND', 5, 1, 100),
+    intervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 30, 1, 86_400),
+  };
+}
+
 /** Each entry is an IP address or a CIDR range (IPv4 or IPv6). */
 function addressList(env: Env, name: string, fallback: string): string[] {
   const entries = (text(env, name, fallback) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
@@ -133,7 +179,8 @@ function addressList(env: Env, name: string, fallback: string): string[] {
   return entries;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(environment: Env = process.env): Config {
+  const { env, notices } = withWpConfigFile(environment);
   const prefix = text(env, 'DB_TABLE_PREFIX', 'wp_')!;
   if (!/^[A-Za-z0-9_]+$/.test(prefix)) throw new ConfigError('DB_TABLE_PREFIX may hold only letters, digits and underscores');
   const dbName = required(env, 'DB_NAME');
@@ -145,6 +192,8 @@ export function loadConfig(env: Env = process.env): Config {
   const dunningPlanSeconds = parseDunningPlan(dunningRaw);
   if (!dunningPlanSeconds) throw new ConfigError('DUNNING_PLAN must be a comma-separated list of waits such as 12h,1d,2d');
 
+  const reconcile = reconcileConfig(env);
+
   const siteExtensions = text(env, 'SITE_EXTENSIONS');
   if (siteExtensions !== undefined && !fs.existsSync(siteExtensions)) {
     throw new ConfigError('SITE_EXTENSIONS names a module file that does not exist');
@@ -152,8 +201,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   return {
     db: {
-      host: text(env, 'DB_HOST', '127.0.0.1')!,
-      port: integer(env, 'DB_PORT', 3306, 1, 65535),
+      ...databaseAddress(env),
+      charset: databaseCharset(env),
       user: text(env, 'DB_USER', 'root')!,
       password: env.DB_PASSWORD ?? '',
       name: dbName,
@@ -200,8 +249,67 @@ export function loadConfig(env: Env = process.env): Config {
     },
     dunningPlanSeconds,
     workerStallSeconds: integer(env, 'WORKER_STALL_SECONDS', 60, 1, 86_400),
+    reconcile,
     siteExtensions,
+    notices,
   };
+}
+
+/**
+ * The environment, completed from the shop's wp-config.php when WP_CONFIG_FILE names it: every value WordPress
+ * itself uses that the environment does not set. What the file sets with an expression (it cannot be known
+ * without running PHP) is named in a notice, unless the environment sets it.
+ */
+function withWpConfigFile(environment: Env): { env: Env; notices: string[] } {
+  const file = text(environment, 'WP_CONFIG_FILE');
+  if (file === undefined) return { env: environment, notices: [] };
+  const read = wpConfigSettings(file, environment);
+  if (!read) throw new ConfigError('WP_CONFIG_FILE names a file that cannot be read');
+  const env: Env = { ...read.values };
+  for (const [name, value] of Object.entries(environment)) if (value !== undefined && value !== '') env[name] = value;
+  const notices = read.unreadable.length
+    ? [`WP_CONFIG_FILE: could not read ${read.unreadable.join(', ')} without running PHP; set the matching variable in the environment`]
+    : [];
+  return { env, notices };
+}
+
+/** Where the database is: DB_HOST in any form WordPress accepts (host, host:port, [IPv6]:port, localhost:/socket), DB_PORT winning over its port. */
+function databaseAddress(env: Env): Pick<Config['db'], 'host' | 'port' | 'socketPath' | 'tls'> {
+  const raw = text(env, 'DB_HOST', '127.0.0.1')!;
+  const parsed = parseDbHost(raw);
+  if (!parsed) throw new ConfigError('DB_HOST must be a host, host:port, [IPv6 address]:port or localhost:/path/to/socket');
+  const port = text(env, 'DB_PORT') !== undefined ? integer(env, 'DB_PORT', 3306, 1, 65535) : parsed.port ?? 3306;
+  // As mysqli does: `localhost` with neither port nor socket means the server's default socket.
+  const socketPath = parsed.socket ?? (parsed.host === 'localhost' && parsed.port === null && text(env, 'DB_PORT') === undefined ? defaultSocket() : undefined);
+  const flags = clientFlags(env);
+  const caFile = readableFile(env, 'DB_SSL_CA');
+  const tls = (flags & MYSQLI_CLIENT_FLAGS.MYSQLI_CLIENT_SSL) || caFile ? { caFile, verify: !(flags & MYSQLI_CLIENT_FLAGS.MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT) } : undefined;
+  return { host: parsed.host || 'localhost', port, ...(socketPath ? { socketPath } : {}), ...(tls ? { tls } : {}) };
+}
+
+/** Where Debian, Red Hat and source builds put the server's socket; the first that exists. */
+function defaultSocket(): string | undefined {
+  return ['/run/mysqld/mysqld.sock', '/var/run/mysqld/mysqld.sock', '/var/lib/mysql/mysql.sock', '/tmp/mysql.sock'].find((file) => fs.existsSync(file));
+}
+
+/** MYSQL_CLIENT_FLAGS as WordPress passes it to mysqli: a number, or mysqli's flag names joined by `|`. */
+function clientFlags(env: Env): number {
+  const raw = text(env, 'MYSQL_CLIENT_FLAGS');
+  if (raw === undefined) return 0;
+  let flags = 0;
+  for (const part of raw.split('|').map((word) => word.trim())) {
+    if (/^\d+$/.test(part)) flags |= Number(part);
+    else if (part in MYSQLI_CLIENT_FLAGS) flags |= MYSQLI_CLIENT_FLAGS[part];
+    else throw new ConfigError(`MYSQL_CLIENT_FLAGS must be a number or mysqli flag names joined by | (${Object.keys(MYSQLI_CLIENT_FLAGS).join(', ')})`);
+  }
+  return flags;
+}
+
+/** WordPress's `utf8` means utf8mb4 wherever the server has it (wpdb::determine_charset), as every supported server does. */
+function databaseCharset(env: Env): string {
+  const charset = text(env, 'DB_CHARSET', 'utf8mb4')!.toLowerCase();
+  if (!/^[a-z0-9_]+$/.test(charset)) throw new ConfigError('DB_CHARSET must be a character set name such as utf8mb4');
+  return charset === 'utf8' ? 'utf8mb4' : charset;
 }
 
 /** Loads `.env` from the working directory when present (real environment variables win), then the config. */
@@ -212,7 +320,9 @@ export function loadConfigOrExit(): Config {
     Object.assign(process.env, before);
   }
   try {
-    return loadConfig(process.env);
+    const config = loadConfig(process.env);
+    for (const notice of config.notices) process.stderr.write(`configuration: ${notice}\n`);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`configuration error: ${error.message}\n`);

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import fs from 'node:fs';
 import { DataSource } from 'typeorm';
 import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import type { Pool } from 'mysql2/promise';
@@ -14,19 +15,16 @@ import { guardedPool } from './connection-pool';
  * `synchronize` stays off: the service never alters WooCommerce's tables.
  */
 export function createShopDataSource(db: Config['db'], poolSize = 10): DataSource {
+  const { user, ...connection } = connectionOptions(db);
   return new DataSource({
     type: 'mysql',
-    host: db.host,
-    port: db.port,
-    username: db.user,
-    password: db.password,
-    database: db.name,
+    ...connection,
+    username: user,
     entityPrefix: db.tablePrefix,
     entities: shopEntities,
     migrations: serviceMigrations,
     migrationsTableName: `${db.tablePrefix}sidecar_migrations`,
     synchronize: false,
-    charset: 'utf8mb4',
     timezone: 'Z',
     // WordPress keeps local and GMT times side by side; strings keep the driver from shifting either.
     dateStrings: true,
@@ -40,6 +38,26 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
     // through placeholders and table names come from the validated prefix, so no input reaches SQL.
     extra: { trace: false, multipleStatements: true },
   });
+}
+
+/**
+ * How to reach the shop's database, as mysql2 takes it: over TCP or the Unix socket WordPress's DB_HOST
+ * names, with TLS when MYSQL_CLIENT_FLAGS or DB_SSL_CA ask for it. Every connection the service opens uses it.
+ */
+export function connectionOptions(db: Config['db']) {
+  return {
+    ...(db.socketPath ? { socketPath: db.socketPath } : { host: db.host, port: db.port }),
+    ...(db.tls ? { ssl: { ...(db.tls.caFile ? { ca: fs.readFileSync(db.tls.caFile) } : {}), rejectUnauthorized: db.tls.verify } } : {}),
+    user: db.user,
+    password: db.password,
+    database: db.name,
+    charset: db.charset,
+  };
+}
+
+/** Where the database is, for messages: its socket, or host and port, and whether over TLS. */
+export function databaseAddress(db: Config['db']): string {
+  return `${db.socketPath ? `socket ${db.socketPath}` : `${db.host}:${db.port}`}${db.tls ? ' (TLS)' : ''}`;
 }
 
 const pools = new WeakMap<object, Pool>();

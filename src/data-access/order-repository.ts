@@ -47,7 +47,7 @@ export class OrderRepository {
       WHERE i.order_id IN (?)
       UNION ALL ${refunds}`;
     const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
-    this.handOversOf = `SELECT object_id, op, created_at FROM ${t(WooCommerceChange)}
+    this.handOversOf = `SELECT object_id, op, payload, created_at FROM ${t(WooCommerceChange)}
       WHERE object_id IN (?) AND status IN ('pending', 'applying') AND op IN (?) ORDER BY id`;
     this.sql = {
       legacy: {
@@ -201,11 +201,23 @@ export class OrderRepository {
       const lines = itemsFrom(itemRowsOf.filter((item) => item.order_item_id !== null)).sort((a, b) => a.id - b.id);
       const metaOf = metaFrom(meta.get(id) ?? []);
       const order = mode === 'hpos' ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone);
-      order.paymentsNotYetInShop = (handOvers.get(id) ?? []).map((handOver) => ({ op: handOver.op, at: parseGmtDateTime(String(handOver.created_at)) ?? new Date() }));
+      order.paymentsNotYetInShop = (handOvers.get(id) ?? []).map((handOver) => ({ op: handOver.op, at: handOverTime(handOver) }));
       found.push(order);
     }
     return found;
   }
+}
+
+/** When the provider took the money (`paid_at` of the change), else when the service decided. */
+function handOverTime(row: RowDataPacket): Date {
+  let paidAt: unknown;
+  try {
+    paidAt = (JSON.parse(String(row.payload)) as { paid_at?: unknown }).paid_at;
+  } catch {
+    paidAt = undefined;
+  }
+  if (typeof paidAt === 'number' && Number.isFinite(paidAt)) return new Date(paidAt * 1000);
+  return parseGmtDateTime(String(row.created_at)) ?? new Date();
 }
 
 function metaFrom(rows: RowDataPacket[]): Record<string, string> {

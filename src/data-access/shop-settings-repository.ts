@@ -24,11 +24,17 @@ export interface ShopSettings {
    * order and subscription changes are handed to WooCommerce instead of written here.
    */
   companion: boolean;
+  /**
+   * The version the companion states (1: Action Scheduler only; 2: also the hand-over route), when it is
+   * present as `companion` says; null otherwise.
+   */
+  companionVersion: number | null;
 }
 
-/** Written by the companion plugin on load: `{"version":1,"seen":<unix time>}`, refreshed at least daily. */
+/** Written by the companion plugin on load: `{"version":2,"seen":<unix time>}`, refreshed at least hourly. */
 export const COMPANION_OPTION = 'shop_sidecar_companion';
-const COMPANION_VERSIONS = [1];
+/** Companion versions the service works with: 1 (changes applied by Action Scheduler) and 2 (also the hand-over route). */
+const COMPANION_VERSIONS = [1, 2];
 /** A companion not heard from for this long is taken as removed (WordPress loads it on every request and cron run). */
 const COMPANION_SILENCE_SECONDS = 3 * 86400;
 
@@ -65,18 +71,21 @@ export function hposIsAuthoritative(options: Map<string, string>): boolean {
   return !beforeOneFeature || options.get('woocommerce_feature_custom_order_tables_enabled') === 'yes';
 }
 
-function companionIsPresent(raw: string | undefined, nowSeconds: number): boolean {
+/** The companion's version when it runs here (a version the service knows, heard from recently), else null. */
+function presentCompanionVersion(raw: string | undefined, nowSeconds: number): number | null {
   try {
-    const stated = JSON.parse(raw ?? '') as { version?: unknown; seen?: unknown };
-    return COMPANION_VERSIONS.includes(Number(stated.version)) && nowSeconds - Number(stated.seen) < COMPANION_SILENCE_SECONDS;
+    const stated = JSON.parse(raw ?? '') as { version?: unknown; seen?: unknown } | null;
+    const version = Number(stated?.version);
+    return COMPANION_VERSIONS.includes(version) && nowSeconds - Number(stated?.seen) < COMPANION_SILENCE_SECONDS ? version : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
 export function settingsFromOptions(options: Map<string, string>, now = new Date()): ShopSettings {
   const plugins = serializedStringList(options.get('active_plugins') ?? '');
   const decimals = Number(options.get('woocommerce_price_num_decimals') ?? '2');
+  const companionVersion = presentCompanionVersion(options.get(COMPANION_OPTION), now.getTime() / 1000);
   return {
     hpos: hposIsAuthoritative(options),
     sync: options.get('woocommerce_custom_orders_table_data_sync_enabled') === 'yes',
@@ -85,7 +94,8 @@ export function settingsFromOptions(options: Map<string, string>, now = new Date
     priceDecimals: Number.isInteger(decimals) && decimals >= 0 && decimals <= 8 ? decimals : 2,
     orderNumbers: plugins.some((plugin) => SEQUENTIAL_NUMBER_PLUGINS.includes(plugin)) ? 'sequential' : 'id',
     siteUrl: options.get('siteurl') ?? '',
-    companion: companionIsPresent(options.get(COMPANION_OPTION), now.getTime() / 1000),
+    companion: companionVersion !== null,
+    companionVersion,
   };
 }
 

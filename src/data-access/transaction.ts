@@ -43,6 +43,7 @@ export class Transaction implements Executor {
   private readonly begin: Statement[];
   private waiting: Statement[] = [];
   private begun = false;
+  private readonly committed: (() => void)[] = [];
 
   constructor(private readonly connection: PoolConnection) {
     this.begin = sessionSet.has(connection.connection) ? [START] : [...SESSION, START];
@@ -64,11 +65,19 @@ export class Transaction implements Executor {
       : [results.slice(ahead.length) as unknown as T, fields.slice(ahead.length) as unknown as FieldPacket[]];
   }
 
+  /**
+   * Runs `then` once this transaction has committed (never when it is rolled back, nor again when a retry of
+   * the whole transaction registers it anew): for telling others of what is now stored.
+   */
+  afterCommit(then: () => void): void {
+    this.committed.push(then);
+  }
+
   /** COMMIT, with what is still waiting and `last` ahead of it, in one round trip; nothing at all when nothing was done. */
   async commit(last?: Statement): Promise<void> {
     if (last) this.defer(last);
-    if (!this.begun && !this.waiting.length) return;
-    await this.send([...this.take(), { sql: 'COMMIT', values: [] }]);
+    if (this.begun || this.waiting.length) await this.send([...this.take(), { sql: 'COMMIT', values: [] }]);
+    for (const then of this.committed.splice(0)) then();
   }
 
   async rollback(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import BeeQueue from 'bee-queue';
 import type { Logger } from '../logger';
-import { within } from '../within';
+import { within } from '../shared/within';
 
 /** The background job of SPEC 6.3: one stored card-gateway webhook to process. */
 export const WEBHOOK_JOB = 'paymenthub/webhook/process';

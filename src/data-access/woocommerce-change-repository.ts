@@ -2,14 +2,21 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { WooCommerceChange } from '../../entities';
 import { rawPool, tableOf } from './data-source';
-import { write, type Executor } from './transaction';
+import { Transaction, write, type Executor } from './transaction';
 import type { ScheduledActionRepository } from './scheduled-action-repository';
 import type { ShopSettings } from './shop-settings-repository';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 
 /** The companion plugin's Action Scheduler hook; its one argument is the change's row ID. */
 export const APPLY_CHANGE_HOOK = 'shop_sidecar_apply_change';
 export const CHANGE_ACTION_GROUP = 'shop-sidecar';
+/** The first companion version with the hand-over route (`/?rest_route=/shop-sidecar/v1/apply`). */
+const HANDOVER_COMPANION_VERSION = 2;
+
+/** Whether WordPress can be asked to apply a change at once; an older companion has Action Scheduler alone apply it. */
+export function companionTakesHandOver(settings: ShopSettings): boolean {
+  return (settings.companionVersion ?? 0) >= HANDOVER_COMPANION_VERSION;
+}
 /** Ahead of WooCommerce's own default (10), so a shop's backlog of renewals does not hold back a payment's consequences. */
 const CHANGE_ACTION_PRIORITY = 5;
 
@@ -22,8 +29,11 @@ export type ShopChange =
   | { op: 'order_payment_failed'; objectId: number; payload: { note: string } }
   /** Money reserved, not yet taken: `set_transaction_id()` and `update_status('on-hold', note)` for an order awaiting payment. */
   | { op: 'order_payment_authorized'; objectId: number; payload: { transaction_id: string; note: string } }
-  /** `$order->payment_complete(transaction_id)` for an order awaiting payment; Subscriptions reactivates a renewal's subscription. */
-  | { op: 'order_payment_complete'; objectId: number; payload: { transaction_id: string; note: string } }
+  /**
+   * `$order->payment_complete(transaction_id)` for an order awaiting payment; Subscriptions reactivates a renewal's
+   * subscription. `paid_at` (unix seconds), when the provider says when it took the money, becomes the order's date_paid.
+   */
+  | { op: 'order_payment_complete'; objectId: number; payload: { transaction_id: string; note: string; paid_at?: number } }
   /** `wc_create_refund()` for what the provider refunded beyond the refunds the order already has. */
   | { op: 'order_refunded'; objectId: number; payload: { refunded_total: string; reason: string } }
   /** On hold until `auto_reactivation`, next payment moved to `next_payment` (GMT), in the staff member's name. */
@@ -39,6 +49,8 @@ export type ShopChange =
 export class WooCommerceChangeRepository {
   private readonly pool: Pool;
   private readonly table: string;
+  /** Told of each change once it is stored for good (its transaction committed), so WooCommerce can be asked to apply it now. */
+  private stored: (changeId: number) => void = () => undefined;
 
   constructor(dataSource: DataSource, private readonly actions: ScheduledActionRepository) {
     this.pool = rawPool(dataSource);
@@ -53,7 +65,25 @@ export class WooCommerceChangeRepository {
       hook: APPLY_CHANGE_HOOK, args: JSON.stringify([inserted.insertId]), group: CHANGE_ACTION_GROUP, priority: CHANGE_ACTION_PRIORITY,
     }, now, settings);
     await write(db, `UPDATE ${this.table} SET action_id = ? WHERE id = ?`, [actionId, inserted.insertId]);
-    return inserted.insertId;
+    const changeId = inserted.insertId;
+    if (companionTakesHandOver(settings)) {
+      if (db instanceof Transaction) db.afterCommit(() => this.stored(changeId));
+      else this.stored(changeId);
+    }
+    return changeId;
+  }
+
+  /** `listener` hears of each change as soon as it is stored for good. */
+  onStored(listener: (changeId: number) => void): void {
+    this.stored = listener;
+  }
+
+  /** Changes still waiting for WooCommerce that were stored more than `olderThanSeconds` ago, oldest first. */
+  async waitingIds(olderThanSeconds: number, limit: number, now: Date): Promise<number[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT id FROM ${this.table} WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT ?`,
+      [gmtDateTimeMs(new Date(now.getTime() - olderThanSeconds * 1000)), limit]);
+    return rows.map((row) => Number(row.id));
   }
 
   /** Whether a change of `op` for the object still waits for WooCommerce (so a periodic pass does not ask twice). */
@@ -63,13 +93,22 @@ export class WooCommerceChangeRepository {
     return rows.length > 0;
   }
 
-  /** How many changes wait for WooCommerce, and how many failed there, for /health. */
-  async backlog(): Promise<{ waiting: number; failed: number }> {
+  /**
+   * How many changes wait for WooCommerce, how many failed there, and how long the oldest waiting one has
+   * waited (how far the shop lags behind the service; 0 when none waits), for /health, /metrics and the CLI.
+   */
+  async backlog(now = new Date()): Promise<{ waiting: number; failed: number; oldestWaitingSeconds: number }> {
     // A range of the status index: applied rows, the great majority, are never read.
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT status, COUNT(*) AS n FROM ${this.table} WHERE status IN ('pending', 'applying', 'failed') GROUP BY status`);
+      `SELECT status, COUNT(*) AS n, MIN(created_at) AS oldest FROM ${this.table} WHERE status IN ('pending', 'applying', 'failed') GROUP BY status`);
     const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
-    return { waiting: count('pending') + count('applying'), failed: count('failed') };
+    const oldest = rows.filter((row) => row.status !== 'failed').map((row) => parseGmtDateTime(row.oldest)?.getTime() ?? Infinity);
+    const since = Math.min(Infinity, ...oldest);
+    return {
+      waiting: count('pending') + count('applying'),
+      failed: count('failed'),
+      oldestWaitingSeconds: Number.isFinite(since) ? Math.max(0, Math.round((now.getTime() - since) / 1000)) : 0,
+    };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { MysqlDataSourceOptions } from 'typeorm/driver/mysql/MysqlDataSourceOptions';
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
 import { WorkerHeartbeat } from '../../entities';
 import { rawPool, tableOf } from './data-source';
@@ -78,9 +79,10 @@ export class WorkerRepository {
   }
 
   private async onOwnConnection(statements: Statement[], timeoutMs: number): Promise<void> {
-    const options = this.dataSource.options as { host?: string; port?: number; username?: string; password?: string; database?: string };
+    // The data source's own settings (TCP or socket, TLS), under mysql2's names.
+    const { host, port, socketPath, ssl, username, password, database, charset } = this.dataSource.options as MysqlDataSourceOptions;
     const connection = await mysql.createConnection({
-      host: options.host, port: options.port, user: options.username, password: options.password, database: options.database,
+      host, port, socketPath, ssl: ssl as mysql.SslOptions | undefined, user: username, password, database, charset,
       connectTimeout: timeoutMs, multipleStatements: true,
     });
     try {

@@ -136,7 +136,7 @@ export class RunDueRetries {
       });
       if (result.kind === 'declined') {
         await retries.finish(db, retry.id, 'FAILED', `declined: ${result.failure.code ?? ''} ${result.failure.state ?? ''}`.trim(), at);
-        const moved = await this.deps.recorder.move(db, payment, 'FAILED', settings, at, result.failure);
+        const moved = await this.deps.recorder.move(db, payment, 'FAILED', settings, at, { failure: result.failure });
         if (!moved.moved) {
           // The provider's webhook told of this decline first, while this attempt was still planned, so
           // nothing was planned then; the attempt has ended now, so the next one can be.

@@ -1,16 +1,19 @@
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities';
-import { within } from '../within';
+import { within } from '../shared/within';
 import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
+import type { ReconcileMetrics } from '../data-access/reconciliation-repository';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
   webhookCounts(): Promise<{ provider: string; status: string; count: number }[]>;
   oldestPendingWebhookAgeSeconds(): Promise<number>;
   retryCounts(): Promise<{ status: string; count: number }[]>;
-  changeBacklog(): Promise<{ waiting: number; failed: number }>;
+  changeBacklog(): Promise<{ waiting: number; failed: number; oldestWaitingSeconds: number }>;
   queueCounts(): Promise<{ waiting: number; active: number; delayed: number }>;
   workers(): Promise<WorkerRecord[]>;
+  /** Reconciliation's running totals, open items and the oldest open one's age (src/reconciliation). */
+  reconciliation?(): Promise<ReconcileMetrics>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -35,6 +38,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
+  const [reconciliation] = await Promise.allSettled([sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired'))]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
   const databaseUp = [webhooks, oldest, retries, backlog, workers].every((result) => result.status === 'fulfilled');
@@ -63,6 +67,11 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     const gauge = new Gauge({ name: 'sidecar_woocommerce_changes', help: 'Changes handed to WooCommerce that wait for its queue, or failed there.', labelNames: ['state'], registers });
     gauge.set({ state: 'waiting' }, backlog.value.waiting);
     gauge.set({ state: 'failed' }, backlog.value.failed);
+    new Gauge({
+      name: 'sidecar_woocommerce_handover_lag_seconds',
+      help: 'How long the oldest change still waiting for WooCommerce has waited: how far the shop lags behind the service; 0 when none waits.',
+      registers,
+    }).set(backlog.value.oldestWaitingSeconds);
   }
   if (workers.status === 'fulfilled') {
     // One series per worker process heard from lately (named by host, pid and its claim-token prefix).
@@ -81,5 +90,35 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
       stalledGauge.set(labels, worker.stalledAt ? 1 : 0);
     }
   }
+  if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
   return registry;
+}
+
+const RECONCILE_KINDS = ['payment', 'agreement', 'order'];
+const RECONCILE_OUTCOMES: [string, string, string][] = [
+  ['checked', 'sidecar_reconcile_checks_total', 'Open items reconciliation asked a provider about, by provider and kind (payment, agreement, order).'],
+  ['found', 'sidecar_reconcile_found_total', 'Checks where the provider said something the service did not know (a webhook that never came).'],
+  ['fixed', 'sidecar_reconcile_fixed_total', 'Checks whose events changed the service and the shop (as the missing webhook would have).'],
+  ['unreachable', 'sidecar_reconcile_unreachable_total', 'Checks the provider could not answer (timeout, 5xx, rate limit); the item is asked again later.'],
+];
+
+/**
+ * Reconciliation (the worker's, and the operator's `reconcile`): totals kept in the database, so every API
+ * process shows the same counters whichever process did the work; the open items; the oldest open item's age.
+ */
+function addReconcileMetrics(registers: Registry[], value: ReconcileMetrics): void {
+  const labelNames = ['provider', 'kind'];
+  for (const [outcome, name, help] of RECONCILE_OUTCOMES) {
+    const counter = new Counter({ name, help, labelNames, registers });
+    for (const provider of PROVIDERS) for (const kind of RECONCILE_KINDS) counter.inc({ provider, kind }, 0);
+    for (const row of value.counts.filter((entry) => entry.outcome === outcome)) counter.inc({ provider: row.provider, kind: row.kind }, row.count);
+  }
+  const open = new Gauge({ name: 'sidecar_reconcile_open_items', help: 'Items reconciliation still asks the providers about, by provider and kind.', labelNames, registers });
+  for (const provider of PROVIDERS) for (const kind of RECONCILE_KINDS) open.set({ provider, kind }, 0);
+  for (const row of value.open) open.set({ provider: row.provider, kind: row.kind }, row.count);
+  new Gauge({
+    name: 'sidecar_reconcile_oldest_open_age_seconds',
+    help: 'Age of the oldest item reconciliation still asks about, counted from when it opened or last changed; 0 when none is open.',
+    registers,
+  }).set(value.oldestOpenSeconds);
 }

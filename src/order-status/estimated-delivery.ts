@@ -1,5 +1,5 @@
 import moment from 'moment-business-days';
-import { BoundedMemo } from '../bounded-memo';
+import { BoundedMemo } from '../shared/bounded-memo';
 
 /** Business days (Mon–Fri) each listed carrier needs, by destination (SPEC 3.3). */
 export function carrierBusinessDays(methodId: string, destinationCountry: string): number | null {

@@ -3,6 +3,7 @@ import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusChangeNote } from '../shop/status-labels';
+import { gmtDateTime } from '../shop/shop-time';
 import { endHasPassed, SUSPENSION_COUNT_META } from '../shop/subscription';
 import type { SubscriptionActivation } from '../subscriptions/subscription-activation';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
@@ -31,8 +32,10 @@ export class RenewalPaymentCompletion {
   ) {}
 
   /** Returns what was done, for the payment's processing note; null when the order is not a renewal whose payment failed. */
-  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date }): Promise<string | null> {
+  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date; paidAt?: Date | null }): Promise<string | null> {
     const { orderId, settings, now } = input;
+    const paidAt = input.paidAt ?? now;
+    const when = input.paidAt ? ` at ${gmtDateTime(input.paidAt)} UTC` : '';
     if ((await this.orders.getMeta(db, orderId, RENEWAL_FAILED_META, settings)) !== 'yes') return null;
     const order = await this.orders.lockStatus(db, orderId, settings);
     if (!order) return `order ${orderId} not found`;
@@ -42,8 +45,8 @@ export class RenewalPaymentCompletion {
     }
     await this.orders.setStatus(db, orderId, 'processing', settings, now);
     await this.orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
-    await this.orders.setDatePaid(db, orderId, now, settings);
-    await this.orders.addNote(db, orderId, `Payment ${input.reference} completed.`, settings, now);
+    await this.orders.setDatePaid(db, orderId, paidAt, settings);
+    await this.orders.addNote(db, orderId, `Payment ${input.reference} completed${when}.`, settings, now);
     await this.orders.deleteMeta(db, orderId, RENEWAL_FAILED_META, settings);
 
     const subscriptionId = Number(await this.orders.getMeta(db, orderId, '_subscription_renewal', settings));

@@ -6,9 +6,23 @@ import type { WooCommerceChangeRepository } from '../data-access/woocommerce-cha
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import type { RenewalPaymentCompletion } from './payment-completion';
 import { paymentCanMove } from './payment-status';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
+
+/** What the provider said besides the new status. */
+export interface MoveDetails {
+  /** Why a payment failed (a move to FAILED). */
+  failure?: PaymentFailure;
+  /** When the provider reserved or took the money, as it says; the order's date_paid and its note carry it. */
+  providerTime?: Date | null;
+}
+
+/** The order note of money reserved or taken, with the provider's time when it gave one. */
+export function paymentNote(externalId: string, captured: boolean, providerTime: Date | null | undefined): string {
+  const when = providerTime ? ` at ${gmtDateTime(providerTime)} UTC` : '';
+  return `Payment ${externalId} ${captured ? 'captured' : 'authorized'}${when}.`;
+}
 
 const PAID: readonly (PaymentStatus | null)[] = ['AUTHORIZED', 'CAPTURED'];
 
@@ -28,7 +42,8 @@ export class PaymentRecorder {
     private readonly changes: WooCommerceChangeRepository,
   ) {}
 
-  async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, failure?: PaymentFailure): Promise<MoveOutcome> {
+  async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
+    const { failure, providerTime } = details;
     if (payment.status === to) return { moved: false, note: `payment already ${to}` };
     if (!paymentCanMove(payment.status, to)) return { moved: false, note: `payment is ${payment.status}; not moved back to ${to}` };
     const was = payment.status;
@@ -37,15 +52,18 @@ export class PaymentRecorder {
     payment.status = to;
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
-      await this.changes.enqueue(db, {
-        op: captured ? 'order_payment_complete' : 'order_payment_authorized',
-        objectId: payment.orderId,
-        payload: { transaction_id: payment.externalId, note: `Payment ${payment.externalId} ${captured ? 'captured' : 'authorized'}.` },
-      }, settings, now);
+      const note = paymentNote(payment.externalId, captured, providerTime);
+      await this.changes.enqueue(db, captured
+        ? {
+          op: 'order_payment_complete', objectId: payment.orderId,
+          payload: { transaction_id: payment.externalId, note, ...(providerTime ? { paid_at: Math.floor(providerTime.getTime() / 1000) } : {}) },
+        }
+        : { op: 'order_payment_authorized', objectId: payment.orderId, payload: { transaction_id: payment.externalId, note } },
+      settings, now);
       return { moved: true, note: `payment ${to}; handed to WooCommerce` };
     }
     if (PAID.includes(to) && !wasPaid && payment.orderId !== null) {
-      const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now });
+      const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now, paidAt: providerTime });
       if (completion) return { moved: true, note: `payment ${to}; ${completion}` };
     }
     if (to !== 'FAILED') return { moved: true, note: `payment ${to}` };

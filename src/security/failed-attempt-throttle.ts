@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { closeRedis, type RedisClient } from '../data-access/redis';
 import type { Logger } from '../logger';
-import { BoundedMemo } from '../bounded-memo';
+import { BoundedMemo } from '../shared/bounded-memo';
 
 export interface ThrottleLimits {
   maxFailures: number;

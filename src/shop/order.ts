@@ -53,7 +53,7 @@ export interface ShopOrder {
 /** A payment decision waiting in the hand-over to WooCommerce (the companion plugin applies it). */
 export interface PaymentHandOver {
   op: 'order_payment_complete' | 'order_payment_authorized' | 'order_payment_failed';
-  /** When the service decided it. */
+  /** When the provider took the money (a payment's `paid_at`), else when the service decided. */
   at: Date;
 }
 

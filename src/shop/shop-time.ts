@@ -1,4 +1,4 @@
-import { BoundedMemo } from '../bounded-memo';
+import { BoundedMemo } from '../shared/bounded-memo';
 
 /**
  * The shop's time zone as WordPress keeps it: `timezone_string` (an IANA name) when set,
@@ -103,6 +103,13 @@ export function gmtDateTime(date: Date): string {
 /** `Y-m-d H:i:s.mmm` in UTC, for the service's own `datetime(3)` columns. */
 export function gmtDateTimeMs(date: Date): string {
   return date.toISOString().slice(0, 23).replace('T', ' ');
+}
+
+/** A provider's ISO-8601 time (with its offset); null when there is none or it is not a time. */
+export function parseIsoTime(text: unknown): Date | null {
+  if (typeof text !== 'string' || text === '') return null;
+  const time = new Date(text);
+  return Number.isNaN(time.getTime()) ? null : time;
 }
 
 /** Reads a MySQL `Y-m-d H:i:s` in UTC (the `*_gmt` columns). Zero dates mean "no date". */

@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import type { WordPressSiteRepository, WordPressUser, WordPressUserRepository } from '../data-access/wordpress-user-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { localDateTime } from '../shop/shop-time';
-import { BoundedMemo } from '../bounded-memo';
+import { BoundedMemo } from '../shared/bounded-memo';
 import { effectiveCapabilities } from '../wordpress/capabilities';
 import { checkLoggedInCookie, cookieName, parseLoggedInCookie, readCookie } from '../wordpress/logged-in-cookie';
 import { normalizeApplicationPassword } from '../wordpress/passwords';

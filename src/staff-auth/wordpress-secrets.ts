@@ -16,16 +16,27 @@ const PLACEHOLDER = 'put your unique phrase here';
  * another constant is not usable. Null when a half is missing everywhere: nothing can be verified then.
  */
 export function resolveWordPressSecrets(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): WordPressSecrets | null {
+  const [loggedInKey, loggedInSalt, nonceKey, nonceSalt] = secretHalves(configured, options);
+  if (!loggedInKey || !loggedInSalt || !nonceKey || !nonceSalt) return null;
+  return { loggedIn: `${loggedInKey}${loggedInSalt}`, nonce: `${nonceKey}${nonceSalt}` };
+}
+
+/** `wp_salt('logged_in')` alone (the hand-over's key is derived from it); null when a half is missing everywhere. */
+export function resolveLoggedInSecret(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): string | null {
+  const [loggedInKey, loggedInSalt] = secretHalves(configured, options);
+  return loggedInKey && loggedInSalt ? `${loggedInKey}${loggedInSalt}` : null;
+}
+
+/** LOGGED_IN_KEY, LOGGED_IN_SALT, NONCE_KEY, NONCE_SALT as WordPress would use them. */
+function secretHalves(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): (string | undefined)[] {
   const constants = [configured.loggedInKey, configured.loggedInSalt, configured.nonceKey, configured.nonceSalt];
   const usable = (value: string | undefined): value is string =>
     value !== undefined && value !== '' && value !== PLACEHOLDER && constants.filter((other) => other === value).length === 1;
   const half = (constant: string | undefined, option: string | undefined) => (usable(constant) ? constant : option);
-  const parts = [
+  return [
     half(configured.loggedInKey, options.loggedInKey),
     half(configured.loggedInSalt, options.loggedInSalt),
     half(configured.nonceKey, options.nonceKey),
     half(configured.nonceSalt, options.nonceSalt),
   ];
-  if (parts.some((part) => !part)) return null;
-  return { loggedIn: `${parts[0]}${parts[1]}`, nonce: `${parts[2]}${parts[3]}` };
 }

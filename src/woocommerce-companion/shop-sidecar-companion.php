@@ -2,20 +2,41 @@
 /**
  * Plugin Name: Shop Sidecar companion
  * Description: Applies the order and subscription changes the shop-sidecar service decides (payments, dunning, pauses) with WooCommerce's and WooCommerce Subscriptions' own calls, so e-mails, stock, Analytics, scheduled actions and every plugin's hooks follow as if WooCommerce had made the change itself.
- * Version: 1.0.0
+ * Version: 2.0.0
  * Requires PHP: 7.4
  *
  * Install as a must-use plugin: copy this one file to wp-content/mu-plugins/.
  *
  * The service stores each change in the table {prefix}sidecar_woocommerce_changes and, in the same
  * database transaction, schedules an Action Scheduler action `shop_sidecar_apply_change` with the row's
- * ID. Action Scheduler (WooCommerce's own queue, run by WP-Cron) calls this plugin, which makes the
- * change once. This plugin decides nothing: what happens, and when, the service has decided already.
+ * ID. This plugin decides nothing: what happens, and when, the service has decided already. It makes each
+ * change once, whichever of two ways reaches it first:
+ *
+ * 1. The hand-over (since version 2). Right after the transaction commits, the service calls
+ *      POST {siteurl}/?rest_route=/shop-sidecar/v1/apply
+ *      Content-Type: application/json
+ *      X-Shop-Sidecar-Timestamp: <unix seconds>
+ *      X-Shop-Sidecar-Signature: <lowercase hex HMAC-SHA256>
+ *      {"changes":[12,13]}
+ *    and the changes are applied inside that request, so a payment decision reaches WooCommerce well
+ *    under a second after the provider's webhook instead of when WP-Cron next runs Action Scheduler
+ *    (on a quiet shop minutes later, or not until someone visits the site). The key is derived from the
+ *    site's own salts, so there is nothing to configure and nobody without them can call the route:
+ *      key       = hash_hmac('sha256', 'shop-sidecar-handover-v1', wp_salt('logged_in'))
+ *      signature = hash_hmac('sha256', timestamp . "\n" . raw request body, key)
+ *    A wrong or missing signature, or a timestamp more than 300 s from this server's clock, is answered
+ *    401 (code shop_sidecar_unauthorized) before anything else is read; a body other than
+ *    {"changes":[up to 100 positive integers]} 400 (shop_sidecar_bad_request). An empty list is a ping.
+ *    The answer: {"version":2,"changes":[{"id":12,"status":"applied|failed|pending|missing","result":"..."}]},
+ *    each status as the row is after the attempt (pending: its order was busy, or the request ran out of
+ *    time; missing: no such change). Sending the same IDs again applies nothing twice.
+ * 2. Action Scheduler (WooCommerce's own queue, run by WP-Cron or a system cron), the safety net: the
+ *    action applies the change if it still waits, and otherwise completes without doing anything.
  */
 
 defined( 'ABSPATH' ) || exit;
 
-const SHOP_SIDECAR_COMPANION_VERSION = 1;
+const SHOP_SIDECAR_COMPANION_VERSION = 2;
 const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
 
 /**
@@ -39,14 +60,158 @@ add_action(
 
 add_action( 'shop_sidecar_apply_change', 'shop_sidecar_apply_change', 10, 1 );
 
+/*
+ * The hand-over route (see the header): the service asks for its changes to be applied now.
+ */
+const SHOP_SIDECAR_HANDOVER_MAX_SKEW = 300;
+const SHOP_SIDECAR_HANDOVER_MAX_IDS  = 100;
+/** Time one request spends applying at most; changes not reached stay pending for the next request or Action Scheduler. */
+const SHOP_SIDECAR_HANDOVER_BUDGET = 20;
+/** Wait at most this long for another run busy with the same order (Action Scheduler holds it a second or two). */
+const SHOP_SIDECAR_HANDOVER_LOCK_WAIT = 10;
+
+add_action(
+	'rest_api_init',
+	static function () {
+		register_rest_route(
+			'shop-sidecar/v1',
+			'/apply',
+			array(
+				'methods'             => 'POST',
+				'callback'            => 'shop_sidecar_handover_apply',
+				'permission_callback' => 'shop_sidecar_handover_verify',
+			)
+		);
+	}
+);
+
+/** The key both sides derive from the site's logged-in salt (LOGGED_IN_KEY . LOGGED_IN_SALT). */
+function shop_sidecar_handover_key() {
+	return hash_hmac( 'sha256', 'shop-sidecar-handover-v1', wp_salt( 'logged_in' ) );
+}
+
+/**
+ * Permission check: the timestamp is recent and the signature is the HMAC of timestamp and raw body.
+ * No database work happens before the signature is verified.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return true|WP_Error
+ */
+function shop_sidecar_handover_verify( $request ) {
+	$timestamp = trim( (string) $request->get_header( 'X-Shop-Sidecar-Timestamp' ) );
+	$signature = strtolower( trim( (string) $request->get_header( 'X-Shop-Sidecar-Signature' ) ) );
+	$refuse    = static function ( $why ) {
+		return new WP_Error( 'shop_sidecar_unauthorized', "Shop sidecar hand-over refused: {$why}.", array( 'status' => 401 ) );
+	};
+	if ( '' === $timestamp || '' === $signature ) {
+		return $refuse( 'the X-Shop-Sidecar-Timestamp and X-Shop-Sidecar-Signature headers are required' );
+	}
+	if ( ! ctype_digit( $timestamp ) || abs( time() - (int) $timestamp ) > SHOP_SIDECAR_HANDOVER_MAX_SKEW ) {
+		return $refuse( 'the timestamp is not within ' . SHOP_SIDECAR_HANDOVER_MAX_SKEW . ' seconds of this server\'s clock' );
+	}
+	$expected = hash_hmac( 'sha256', $timestamp . "\n" . $request->get_body(), shop_sidecar_handover_key() );
+	if ( ! hash_equals( $expected, $signature ) ) {
+		return $refuse( 'the signature does not match (the service and WordPress must share LOGGED_IN_KEY and LOGGED_IN_SALT)' );
+	}
+	return true;
+}
+
+/**
+ * Applies the changes named in the body, each as Action Scheduler would (earlier waiting changes of the same
+ * object first, under the object's lock), and says how each row stands afterwards.
+ *
+ * @param WP_REST_Request $request The verified request.
+ * @return WP_REST_Response|WP_Error
+ */
+function shop_sidecar_handover_apply( $request ) {
+	global $wpdb;
+	$ids = shop_sidecar_handover_ids( $request->get_body() );
+	if ( is_wp_error( $ids ) ) {
+		return $ids;
+	}
+	// The work of a change is not cut short when the caller stops waiting.
+	ignore_user_abort( true );
+	$table    = $wpdb->prefix . 'sidecar_woocommerce_changes';
+	$deadline = microtime( true ) + SHOP_SIDECAR_HANDOVER_BUDGET;
+	$changes  = array();
+	foreach ( $ids as $id ) {
+		$error = null;
+		$left  = (int) floor( $deadline - microtime( true ) );
+		if ( $left > 0 ) {
+			try {
+				shop_sidecar_apply_change( $id, min( SHOP_SIDECAR_HANDOVER_LOCK_WAIT, $left ) );
+			} catch ( Throwable $caught ) {
+				$error = $caught->getMessage();
+				if ( $caught->getPrevious() ) {
+					// A change was tried and failed (not merely busy): Action Scheduler will not see this error.
+					shop_sidecar_log_failure( $error );
+				}
+			}
+		} else {
+			$error = 'not tried in this request (out of time); the next hand-over or Action Scheduler applies it';
+		}
+		$row = $wpdb->get_row( $wpdb->prepare( "SELECT status, result FROM {$table} WHERE id = %d", $id ) );
+		if ( ! $row ) {
+			$changes[] = array( 'id' => $id, 'status' => 'missing', 'result' => "Shop sidecar change {$id} does not exist." );
+			continue;
+		}
+		$status = (string) $row->status;
+		if ( 'applied' === $status || 'failed' === $status ) {
+			$changes[] = array( 'id' => $id, 'status' => $status, 'result' => (string) $row->result );
+			continue;
+		}
+		// Still waiting (or being applied by another run right now): pending to the service.
+		$changes[] = array( 'id' => $id, 'status' => 'pending', 'result' => null !== $error ? $error : 'waiting' );
+	}
+	return new WP_REST_Response( array( 'version' => SHOP_SIDECAR_COMPANION_VERSION, 'changes' => $changes ), 200 );
+}
+
+/**
+ * The body's change IDs: exactly {"changes":[...]} with at most 100 positive integers.
+ *
+ * @param string $body The raw request body.
+ * @return int[]|WP_Error
+ */
+function shop_sidecar_handover_ids( $body ) {
+	$bad     = static function ( $why ) {
+		return new WP_Error( 'shop_sidecar_bad_request', "Shop sidecar hand-over: {$why}.", array( 'status' => 400 ) );
+	};
+	// Objects stay objects, so {"changes":{"0":12}} is not taken for a list.
+	$decoded = json_decode( (string) $body );
+	if ( ! $decoded instanceof stdClass || array( 'changes' ) !== array_keys( get_object_vars( $decoded ) ) || ! is_array( $decoded->changes ) ) {
+		return $bad( 'the body must be {"changes":[change IDs]}' );
+	}
+	$ids = $decoded->changes;
+	if ( count( $ids ) > SHOP_SIDECAR_HANDOVER_MAX_IDS ) {
+		return $bad( 'at most ' . SHOP_SIDECAR_HANDOVER_MAX_IDS . ' changes per request' );
+	}
+	foreach ( $ids as $id ) {
+		if ( ! is_int( $id ) || $id < 1 ) {
+			return $bad( 'each change ID must be a positive integer' );
+		}
+	}
+	return $ids;
+}
+
+/** A change that failed when handed over, in WooCommerce → Status → Logs (source shop-sidecar); the row keeps it too. */
+function shop_sidecar_log_failure( $message ) {
+	if ( function_exists( 'wc_get_logger' ) ) {
+		wc_get_logger()->error( $message, array( 'source' => 'shop-sidecar' ) );
+	}
+}
+
 /**
  * Applies change $change_id, after any earlier change of the same order or subscription that is still
  * waiting, so that two actions run out of order (or side by side) still apply in the order decided.
  *
- * @param int $change_id Row ID in {prefix}sidecar_woocommerce_changes.
+ * A change no longer waiting (applied by the hand-over, or by another run) is left alone: the call then
+ * returns without error, so Action Scheduler completes its action cleanly.
+ *
+ * @param int $change_id         Row ID in {prefix}sidecar_woocommerce_changes.
+ * @param int $lock_wait_seconds How long to wait for another run busy with the same order or subscription.
  * @throws Exception When the change cannot be applied; Action Scheduler records the message.
  */
-function shop_sidecar_apply_change( $change_id ) {
+function shop_sidecar_apply_change( $change_id, $lock_wait_seconds = 30 ) {
 	global $wpdb;
 	$table  = $wpdb->prefix . 'sidecar_woocommerce_changes';
 	$change = $wpdb->get_row( $wpdb->prepare( "SELECT id, object_id FROM {$table} WHERE id = %d", $change_id ) );
@@ -54,7 +219,7 @@ function shop_sidecar_apply_change( $change_id ) {
 		throw new Exception( "Shop sidecar change {$change_id} does not exist." );
 	}
 	$lock = 'shop_sidecar_' . $wpdb->prefix . $change->object_id;
-	if ( '1' !== (string) $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, 30)', $lock ) ) ) {
+	if ( '1' !== (string) $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, %d)', $lock, max( 0, (int) $lock_wait_seconds ) ) ) ) {
 		throw new Exception( "Shop sidecar change {$change_id}: order {$change->object_id} is busy; try again." );
 	}
 	try {
@@ -121,6 +286,10 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 				return 'order is ' . $order->get_status() . '; left as it is';
 			}
 			$order->add_order_note( $p['note'] );
+			// When the provider took the money, if it said so; payment_complete() keeps a date_paid already set.
+			if ( isset( $p['paid_at'] ) && is_numeric( $p['paid_at'] ) && (int) $p['paid_at'] > 0 && ! $order->get_date_paid( 'edit' ) ) {
+				$order->set_date_paid( (int) $p['paid_at'] );
+			}
 			$order->payment_complete( $p['transaction_id'] );
 			return 'payment complete';
 
@@ -149,14 +318,19 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 			return shop_sidecar_as_user(
 				(int) $p['user_id'],
 				static function () use ( $subscription, $p ) {
+					// Saved once, as Subscriptions' own update_status('on-hold') saves (so woocommerce_update_order
+					// and woocommerce_update_subscription fire once): the pause end goes with the status change's
+					// save, and update_dates() writes the dates itself (save_dates()) without another save. The new
+					// next payment comes after the move to on-hold, so no payment action is scheduled for it.
+					$subscription->update_meta_data( '_schedule_auto_reactivation', $p['auto_reactivation'] );
 					if ( $subscription->has_status( 'on-hold' ) ) {
+						// update_status() drops the note of a status that does not change.
 						$subscription->add_order_note( $p['note'], 0, true );
+						$subscription->save();
 					} else {
 						$subscription->update_status( 'on-hold', $p['note'], true );
 					}
 					$subscription->update_dates( array( 'next_payment' => $p['next_payment'] ) );
-					$subscription->update_meta_data( '_schedule_auto_reactivation', $p['auto_reactivation'] );
-					$subscription->save();
 					return 'paused';
 				}
 			);

@@ -7,6 +7,7 @@ import { cell, formatAmount, formatMeta, parseList, progressBar, renderFields, r
 import { renderCsv } from '../../src/entry-points/cli/payment-hub/output';
 import { describeSummary, summarize } from '../../src/entry-points/cli/payment-hub/webhooks';
 import { MOBILE_WALLET_EVENT_TYPES } from '../../src/payments/providers/events';
+import { runCommand, type CommandRun } from '../support/cli-process';
 import { cardGatewayDelivery, FakeCardGateway } from '../support/fake-card-gateway';
 import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { createTestShop, type TestShop } from '../support/test-shop';
@@ -19,11 +20,7 @@ let shop: TestShop;
 let gateway: FakeCardGateway;
 let wallet: FakeMobileWallet;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CommandRun;
 
 function baseEnv(): Record<string, string> {
   return {
@@ -40,17 +37,7 @@ function baseEnv(): Record<string, string> {
   };
 }
 
-function collect(command: string, args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => { stdout += chunk; });
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const collect = (command: string, args: string[], env: Record<string, string>): Promise<Run> => runCommand(command, args, { cwd: ROOT, env: { ...process.env, ...env } });
 
 const cli = (args: string[], env: Record<string, string> = {}) => collect(process.execPath, [BIN, ...args], { ...baseEnv(), ...env });
 
@@ -626,4 +613,13 @@ test.serial('Bad output options are usage errors: an unknown field, --json with 
     t.is(run.stdout, '', args.join(' '));
     t.regex(run.stderr, message, args.join(' '));
   }
+});
+
+test('renderTable lines columns up by the width a terminal shows, for wide characters too', (t) => {
+  const table = renderTable([{ header: 'NAME' }, { header: 'AMOUNT', align: 'right' }], [['中文名字 🍎', '1.00 DKK'], ['Åse', '99.00 DKK']]);
+  t.is(table, [
+    'NAME            AMOUNT',
+    '中文名字 🍎   1.00 DKK',
+    'Åse          99.00 DKK',
+  ].join('\n'));
 });

@@ -94,14 +94,14 @@ test('When Redis cannot be reached, Then the route refuses with 503 instead of c
   t.is(res.json.code, 'service_unavailable');
   const health = await request(a.url, 'GET', '/health');
   t.is(health.status, 503);
-  t.deepEqual(health.json, { status: 'unavailable', db: 'ok', redis: 'down', woocommerce: { mode: 'no_companion', changes_waiting: 0, changes_failed: 0 } });
+  t.deepEqual(health.json, { status: 'unavailable', db: 'ok', redis: 'down', woocommerce: { mode: 'no_companion', changes_waiting: 0, changes_failed: 0, handover_lag_seconds: 0 } });
 });
 
 test('When everything is up, Then /health is 200', async (t) => {
   const a = await api();
   const health = await request(a.url, 'GET', '/health');
   t.is(health.status, 200);
-  t.deepEqual(health.json, { status: 'ok', db: 'ok', redis: 'ok', woocommerce: { mode: 'no_companion', changes_waiting: 0, changes_failed: 0 } });
+  t.deepEqual(health.json, { status: 'ok', db: 'ok', redis: 'ok', woocommerce: { mode: 'no_companion', changes_waiting: 0, changes_failed: 0, handover_lag_seconds: 0 } });
 });
 
 test('When X-Forwarded-Proto comes from an address that is not a trusted proxy, Then it is 401', async (t) => {

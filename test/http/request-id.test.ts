@@ -1,5 +1,5 @@
 import test from 'ava';
-import { logger } from '../../src/logger';
+import { createLogger } from '../../src/logger';
 import { basic, request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
@@ -10,9 +10,13 @@ let shop: TestShop;
 let api: RunningApi;
 let untrusted: RunningApi;
 let orderId: number;
-// The service's own logger writes JSON lines to stderr; this file keeps them to read them back.
+// The service's own logger, writing its JSON lines where this file keeps them to read them back.
 const logged: Record<string, any>[] = [];
-const writeToStderr = process.stderr.write;
+const logger = createLogger({
+  write(chunk: string) {
+    for (const text of chunk.split('\n').filter(Boolean)) logged.push(JSON.parse(text));
+  },
+});
 
 const lines = (match: Record<string, unknown>) => logged.filter((line) => Object.entries(match).every(([key, value]) => line[key] === value));
 /** The first line matching, once written (the access line is written as the answer's connection closes). */
@@ -20,12 +24,6 @@ const lineOnceWritten = async (match: Record<string, unknown>): Promise<Record<s
   (await eventually(async () => lines(match)[0] ?? null, 5000, JSON.stringify(match)))!;
 
 test.before(async () => {
-  process.stderr.write = ((chunk: string | Uint8Array) => {
-    for (const text of String(chunk).split('\n').filter(Boolean)) {
-      try { logged.push(JSON.parse(text)); } catch { /* not a log line */ }
-    }
-    return true;
-  }) as typeof process.stderr.write;
   shop = await createTestShop('request_id', { hpos: true });
   orderId = await shop.seeder.createOrder({ status: 'processing', total: '100', billing: { email: 'anna@example.dk', country: 'DK' } });
   api = await startApi(shop.config(), logger);
@@ -35,7 +33,6 @@ test.before(async () => {
 test.after.always(async () => {
   await Promise.allSettled([api?.stop(), untrusted?.stop()]);
   await shop?.drop();
-  process.stderr.write = writeToStderr;
 });
 
 test('When a request comes without X-Request-Id, Then the answer carries a new UUID, a different one each time', async (t) => {

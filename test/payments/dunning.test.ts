@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { PaymentHub } from '../../src/composition';
+import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { openHub } from '../support/payment-hub-fixture';
@@ -201,7 +201,8 @@ test.serial('When a retried card charge is confirmed later by webhook, Then that
 
     const handle = `order-${orderId}-retry1`;
     card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-dun' });
-    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle });
+    // The gateway's time of the settlement, which the order's date_paid and note carry.
+    await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle, timestamp: '2026-11-23T20:00:05.000Z' });
     t.is(await statusOf(orderId), 'wc-processing');
     t.is(await statusOf(subscriptionId), 'wc-active');
     t.true((await metaInStores(shop, subscriptionId, '_schedule_next_payment')).legacy! > '2026-12-01', 'the next payment moved on');
@@ -210,7 +211,7 @@ test.serial('When a retried card charge is confirmed later by webhook, Then that
     const notes = await notesOf(orderId);
     await t.throwsAsync(processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { message: /not processed.*SKIPPED/ });
     t.deepEqual(await notesOf(orderId), notes);
-    t.is(notes.filter((note) => note === `Payment ${handle} completed.`).length, 1);
+    t.is(notes.filter((note) => note === `Payment ${handle} completed at 2026-11-23 20:00:05 UTC.`).length, 1);
   } finally {
     await hub.close();
   }

@@ -1,7 +1,7 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { startServiceProcess } from '../support/service-process';
 import {
-  assertCaughtUp, assertQueueCarriesAndStop, countAnswers, deliverNew, processedThroughQueue, queuesAvailable, redeliverUntilStored, setUp, statusCounts, stored, sweepBusy,
+  assertCaughtUp, assertQueueCarriesAndStop, countAnswers, type Stage, deliverNew, processedThroughQueue, queuesAvailable, redeliverUntilStored, setUp, statusCounts, stored, sweepBusy,
 } from '../support/double-fault-stage';
 
 // Catch-up after a double fault: the real `npm run worker` and the API against a MariaDB and a Redis of
@@ -16,18 +16,36 @@ const AFTER_FAULT = 150;
 /** Every delivery settles an order's invoice (`order-<id>`): 5 before Redis goes, the faults' and 5 after. */
 const ORDERS = 5 + BEFORE_FAULT + AFTER_FAULT + 5;
 
-test.serial('Redis stops, webhooks are stored meanwhile, MariaDB is killed and started again while the sweep processes them, then Redis comes back: every stored webhook is processed once within 60 s', async (t) => {
-  const stage = await setUp(t, 'double_fault_db', { orders: ORDERS });
+/**
+ * The first fault: the webhooks go through the queue, then Redis stops and BEFORE_FAULT more are stored while
+ * a provider's latency keeps the sweep holding many claims when the second fault comes.
+ */
+async function redisAwayWithSweepBusy(t: ExecutionContext, name: string) {
+  const stage = await setUp(t, name, { orders: ORDERS });
   for (const delivery of await deliverNew(stage, 5)) t.deepEqual(delivery.answers, [200]);
   await processedThroughQueue(stage);
 
   await stage.redis.stop();
-  // A provider's latency, so the sweep holds many claims at once when MariaDB goes.
   stage.fake.latencyMs = 150;
   const beforeFault = await deliverNew(stage, BEFORE_FAULT);
   t.true(beforeFault.every(stored), 'stored (and answered 200) while Redis is away');
   await sweepBusy(stage, beforeFault);
   t.log('before the kill:', JSON.stringify(await statusCounts(stage)));
+  return stage;
+}
+
+/** Redis back: every stored webhook processed once within 60 s, and the queue carries new ones again. */
+async function redisBackAndCaughtUp(t: ExecutionContext, stage: Stage) {
+  const since = { api: stage.apiLog.entries.length, worker: stage.worker.logs.length };
+  await stage.redis.start();
+  const recoveredAt = Date.now();
+  await queuesAvailable(stage, since).catch((error: Error) => t.log(`(${error.message})`));
+  await assertCaughtUp(stage, recoveredAt);
+  await assertQueueCarriesAndStop(stage);
+}
+
+test.serial('Redis stops, webhooks are stored meanwhile, MariaDB is killed and started again while the sweep processes them, then Redis comes back: every stored webhook is processed once within 60 s', async (t) => {
+  const stage = await redisAwayWithSweepBusy(t, 'double_fault_db');
 
   // MariaDB crashes while the sweep has webhooks in hand; deliveries go on meanwhile (refused: 503).
   await stage.mariadb.stop();
@@ -41,25 +59,11 @@ test.serial('Redis stops, webhooks are stored meanwhile, MariaDB is killed and s
   await new Promise((resolve) => setTimeout(resolve, 2000));
   t.log('after MariaDB is back, Redis still away:', JSON.stringify(await statusCounts(stage)));
 
-  const since = { api: stage.apiLog.entries.length, worker: stage.worker.logs.length };
-  await stage.redis.start();
-  const recoveredAt = Date.now();
-  await queuesAvailable(stage, since).catch((error: Error) => t.log(`(${error.message})`));
-  await assertCaughtUp(stage, recoveredAt);
-  await assertQueueCarriesAndStop(stage);
+  await redisBackAndCaughtUp(t, stage);
 });
 
 test.serial('Redis stops, webhooks are stored meanwhile, the worker is killed while it processes them and started again, then Redis comes back: every stored webhook is processed once within 60 s', async (t) => {
-  const stage = await setUp(t, 'double_fault_worker', { orders: ORDERS });
-  for (const delivery of await deliverNew(stage, 5)) t.deepEqual(delivery.answers, [200]);
-  await processedThroughQueue(stage);
-
-  await stage.redis.stop();
-  stage.fake.latencyMs = 150;
-  const beforeFault = await deliverNew(stage, BEFORE_FAULT);
-  t.true(beforeFault.every(stored), 'stored (and answered 200) while Redis is away');
-  await sweepBusy(stage, beforeFault);
-  t.log('before the kill:', JSON.stringify(await statusCounts(stage)));
+  const stage = await redisAwayWithSweepBusy(t, 'double_fault_worker');
 
   // The worker dies holding claims; a new one starts while Redis is still away.
   const killed = stage.worker;
@@ -75,10 +79,5 @@ test.serial('Redis stops, webhooks are stored meanwhile, the worker is killed wh
   await new Promise((resolve) => setTimeout(resolve, 2000));
   t.log('after the new worker started, Redis still away:', JSON.stringify(await statusCounts(stage)));
 
-  const since = { api: stage.apiLog.entries.length, worker: stage.worker.logs.length };
-  await stage.redis.start();
-  const recoveredAt = Date.now();
-  await queuesAvailable(stage, since).catch((error: Error) => t.log(`(${error.message})`));
-  await assertCaughtUp(stage, recoveredAt);
-  await assertQueueCarriesAndStop(stage);
+  await redisBackAndCaughtUp(t, stage);
 });

@@ -33,8 +33,15 @@ async function allProcessed(what: string): Promise<void> {
 
 /** Both the API's and the worker's queue connections are back, counting from the `since`-th log line of each. */
 async function queuesAvailable(since: { api: number; worker: number }): Promise<void> {
-  await eventually(async () => apiLog.entries.slice(since.api).some((entry) => entry.event === 'queue_available')
-    && worker.logs.slice(since.worker).some((line) => line.event === 'queue_available'), 30_000, 'the queues to be available again');
+  const events = () => ({
+    api: apiLog.entries.slice(since.api).map((entry) => entry.event),
+    worker: worker.logs.slice(since.worker).map((line) => line.event),
+  });
+  try {
+    await eventually(async () => events().api.includes('queue_available') && events().worker.includes('queue_available'), 30_000, 'the queues to be available again');
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; logged since the restart: ${JSON.stringify(events())}`);
+  }
 }
 
 /** Webhooks the worker's sweep had to process itself, because the queue could not take them. */

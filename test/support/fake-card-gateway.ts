@@ -22,6 +22,7 @@ export type FakeChargeOutcome =
 type Json = Record<string, unknown>;
 
 export type { RecordedRequest } from './fake-provider-server';
+type RecordedRequestOf = import('./fake-provider-server').RecordedRequest;
 
 export class FakeCardGateway extends FakeProviderServer {
   readonly apiKey: string;
@@ -57,9 +58,28 @@ export class FakeCardGateway extends FakeProviderServer {
     this.outcomes.push(...outcomes);
   }
 
+  /** Failures for the next GET requests, in order (an outage or a rate limit, without a webhook's help). */
+  private readonly readFailures: { status: number; code: number; path?: string }[] = [];
+
+  /**
+   * The next `count` GET requests (to paths starting with `path`, when given) are answered with `status` and the
+   * gateway's error `code` (e.g. 500, or 429 with 122 "Request rate limit exceeded"); then it answers as before.
+   */
+  failNextReads(status: number, count = 1, code = 0, path?: string): void {
+    for (let i = 0; i < count; i += 1) this.readFailures.push({ status, code, path });
+  }
+
+  /** Requests other than GETs (what a read-only caller must never send). */
+  writes(): RecordedRequestOf[] {
+    return this.requests.filter((request) => request.method !== 'GET');
+  }
+
   protected route(req: http.IncomingMessage, pathname: string, json: unknown): Answer {
     const expected = `Basic ${Buffer.from(`${this.apiKey}:`).toString('base64')}`;
     if (req.headers.authorization !== expected) return error(401, 1, 'Unauthorized', pathname);
+    const failureAt = req.method === 'GET' ? this.readFailures.findIndex((f) => f.path === undefined || pathname.startsWith(f.path)) : -1;
+    const failure = failureAt < 0 ? undefined : this.readFailures.splice(failureAt, 1)[0];
+    if (failure) return error(failure.status, failure.code, failure.code === 122 ? 'Request rate limit exceeded' : http.STATUS_CODES[failure.status] ?? 'Error', pathname);
     let match: RegExpExecArray | null;
     if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)$/.exec(pathname))) {
       return found(this.invoices.get(decodeURIComponent(match[1]!)), 31, 'Invoice not found', pathname);

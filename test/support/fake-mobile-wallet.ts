@@ -84,6 +84,19 @@ export class FakeMobileWallet extends FakeProviderServer {
     this.outcomes.push(...outcomes);
   }
 
+  /** Statuses for the next GET requests to the APIs (not the token), in order: an outage or a rate limit. */
+  private readonly readFailures: { status: number; path?: string }[] = [];
+
+  /** The next `count` GET requests (to paths starting with `path`, when given) are answered with `status` (e.g. 500 or 429). */
+  failNextReads(status: number, count = 1, path?: string): void {
+    for (let i = 0; i < count; i += 1) this.readFailures.push({ status, path });
+  }
+
+  /** Requests other than GETs and the access token's POST (which creates nothing): what a read-only caller must never send. */
+  writes(): import('./fake-provider-server').RecordedRequest[] {
+    return this.requests.filter((request) => request.method !== 'GET' && request.path !== '/accesstoken/get');
+  }
+
   /** Invalidate every issued token, as a key rotation would: the next API call gets 401. */
   revokeTokens(): void {
     this.tokens.clear();
@@ -106,6 +119,10 @@ export class FakeMobileWallet extends FakeProviderServer {
     if (expiresAt === undefined || expiresAt <= Date.now()) return problem(401, 'not-authorized', 'Unauthorized', 'JWT token is invalid', pathname);
     if (req.headers['ocp-apim-subscription-key'] !== this.subscriptionKey) return problem(401, 'not-authorized', 'Unauthorized', 'Invalid subscription key', pathname);
     if (req.headers['merchant-serial-number'] !== this.merchantSerialNumber) return problem(403, 'forbidden', 'Forbidden', 'Unknown merchant serial number', pathname);
+
+    const failureAt = method === 'GET' ? this.readFailures.findIndex((f) => f.path === undefined || pathname.startsWith(f.path)) : -1;
+    const failure = failureAt < 0 ? undefined : this.readFailures.splice(failureAt, 1)[0].status;
+    if (failure) return problem(failure, 'error', http.STATUS_CODES[failure] ?? 'Error', 'Simulated failure', pathname);
 
     let match: RegExpExecArray | null;
     if ((match = /^\/recurring\/v3\/agreements\/([^/]+)$/.exec(pathname)) && method === 'GET') {

@@ -1,5 +1,5 @@
 import type { Config } from '../../src/config';
-import { buildPaymentHub, type PaymentHub } from '../../src/composition';
+import { buildPaymentHub, type PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import { createShopDataSource } from '../../src/data-access/data-source';
 import { silentLogger } from '../../src/logger';
 import { startWorker, type RunningWorker } from '../../src/entry-points/worker/worker';
@@ -41,6 +41,7 @@ export async function openHub(config: Config, clock: () => Date): Promise<Paymen
   const hub = buildPaymentHub(config, dataSource, silentLogger, 'producer', clock);
   return Object.assign(hub, {
     async close() {
+      hub.handOver.close();
       await hub.queue.close(500);
       await dataSource.destroy();
     },

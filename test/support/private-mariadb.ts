@@ -42,12 +42,15 @@ export class PrivateMariaDb {
   readonly host = '127.0.0.1';
   readonly user = 'root';
 
-  private constructor(readonly port: number, readonly dir: string) {}
+  private constructor(readonly port: number, readonly dir: string, private readonly tls?: { certFile: string; keyFile: string }) {}
 
-  /** Installs a fresh data directory (about a second) and starts the server on a free port. */
-  static async start(): Promise<PrivateMariaDb> {
+  /**
+   * Installs a fresh data directory (about a second) and starts the server on a free port; with `tls`, the
+   * server also takes TLS connections with that certificate and key.
+   */
+  static async start(options: { tls?: { certFile: string; keyFile: string } } = {}): Promise<PrivateMariaDb> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ss-mariadb-'));
-    const server = new PrivateMariaDb(await freePort(), dir);
+    const server = new PrivateMariaDb(await freePort(), dir, options.tls);
     try {
       await server.install();
       await server.start();
@@ -56,6 +59,11 @@ export class PrivateMariaDb {
       throw error;
     }
     return server;
+  }
+
+  /** The server's Unix socket. */
+  get socketPath(): string {
+    return path.join(this.dir, 'mysqld.sock');
   }
 
   get dataDir(): string {
@@ -84,6 +92,8 @@ export class PrivateMariaDb {
   private commonOptions(): string[] {
     return [
       `--datadir=${this.dataDir}`,
+      // Its own temporary files: installs running side by side in /tmp removed each other's (ENOENT, then "Unknown table").
+      `--tmpdir=${this.dir}`,
       '--skip-name-resolve',
       '--character-set-server=utf8mb4',
       '--collation-server=utf8mb4_general_ci',
@@ -118,7 +128,8 @@ export class PrivateMariaDb {
       '--no-defaults', ...this.commonOptions(),
       `--port=${this.port}`,
       '--bind-address=127.0.0.1',
-      `--socket=${path.join(this.dir, 'mysqld.sock')}`,
+      `--socket=${this.socketPath}`,
+      ...(this.tls ? [`--ssl-cert=${this.tls.certFile}`, `--ssl-key=${this.tls.keyFile}`] : []),
       `--pid-file=${path.join(this.dir, 'mysqld.pid')}`,
       `--log-error=${this.errorLogFile}`,
       // After a kill the port is free again at once; wait a little anyway rather than fail at start.

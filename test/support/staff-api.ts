@@ -7,7 +7,7 @@ import { FailedAttemptThrottle, type ThrottleLimits } from '../../src/security/f
 import { registerStaffRoutes } from '../../src/entry-points/http/routes/staff-routes';
 import { Transport } from '../../src/entry-points/http/transport';
 import { silentLogger, type Logger } from '../../src/logger';
-import { buildStaffServices, type StaffServices } from '../../src/staff-composition';
+import { buildStaffServices, type StaffServices } from '../../src/entry-points/composition/staff-services';
 
 export interface RunningStaffApi {
   url: string;

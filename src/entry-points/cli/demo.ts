@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
@@ -114,6 +115,8 @@ function printRequests(base: string, key: string, secret: string, { samples, api
     `curl -sk -H 'Content-Type: application/json' -X POST '${base}/payment-hub/v1/webhook/card_gateway' -d '${signedDemoWebhook('wrong-secret')}'`,
     '# What the worker made of the webhooks',
     `DB_NAME=${dbName} npx payment-hub webhooks list`,
+    '# The whole installation checked, configured from the demo shop\'s wp-config.php as an operator would (README: "Moving from the PHP plugins")',
+    `WP_CONFIG_FILE=${path.relative(process.cwd(), demoWpConfig) || demoWpConfig} npx payment-hub doctor`,
     '',
     'Press Ctrl+C to stop.',
     '',
@@ -129,9 +132,34 @@ function listening(tcpPort: number): Promise<boolean> {
   });
 }
 
+/** Where the demo writes the wp-config.php a WordPress of the demo shop would have. */
+const demoWpConfig = path.join(projectRoot, 'demo', 'wp-config.php');
+
+/** The demo shop's wp-config.php: its database settings and table prefix, as WordPress would hold them. */
+function writeDemoWpConfig(): void {
+  const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const host = `${env.DB_HOST ?? '127.0.0.1'}:${env.DB_PORT ?? '3306'}`;
+  fs.mkdirSync(path.dirname(demoWpConfig), { recursive: true });
+  fs.writeFileSync(demoWpConfig, [
+    '<?php',
+    '// The demo shop of `npm run demo`, as WordPress would be configured for it.',
+    `define( 'DB_NAME', ${quoted(dbName)} );`,
+    `define( 'DB_USER', ${quoted(env.DB_USER ?? 'root')} );`,
+    `define( 'DB_PASSWORD', ${quoted(env.DB_PASSWORD ?? '')} );`,
+    `define( 'DB_HOST', ${quoted(host)} );`,
+    `define( 'DB_CHARSET', 'utf8mb4' );`,
+    `define( 'WP_SITEURL', 'https://shop.example.dk' );`,
+    `$table_prefix = ${quoted(prefix)};`,
+    "if ( ! defined( 'ABSPATH' ) ) { define( 'ABSPATH', __DIR__ . '/' ); }",
+    "require_once ABSPATH . 'wp-settings.php';",
+    '',
+  ].join('\n'));
+}
+
 async function main(): Promise<void> {
   process.stdout.write(`demo: creating and seeding the demo shop database "${dbName}"...\n`);
   const shop = await prepareDatabase();
+  writeDemoWpConfig();
   const { certFile, keyFile } = selfSignedCertificate(path.join(projectRoot, 'demo', 'tls'));
   const key = env.HELPDESK_API_KEY || 'helpdesk-demo';
   const secret = env.HELPDESK_API_SECRET || crypto.randomBytes(12).toString('hex');

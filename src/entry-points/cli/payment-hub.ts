@@ -1,9 +1,12 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { doctorCommand, runDoctor } from './payment-hub/doctor';
 import { mobileWalletCommands } from './payment-hub/mobile-wallet';
 import { paymentCommands, retryCommands } from './payment-hub/payments';
+import { reconcileCommand, reconcileHandler } from './payment-hub/reconcile';
 import { EXIT_USAGE, messageOf } from './payment-hub/runtime';
 import { webhookCommands } from './payment-hub/webhooks';
+import { woocommerceCommands } from './payment-hub/woocommerce';
 import { workerCommands } from './payment-hub/workers';
 
 /** Thrown from yargs' fail hook so a usage error ends the run before any handler opens a connection. */
@@ -19,7 +22,10 @@ export function buildCli(argv: string[]): Argv {
     .command('payments', "an order's payments: list", paymentCommands)
     .command('retries', 'scheduled dunning attempts: list', retryCommands)
     .command('workers', 'the worker processes: list', workerCommands)
-    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries or workers')
+    .command('woocommerce', 'the hand-over of changes to WooCommerce: status, hand-over', woocommerceCommands)
+    .command('reconcile', 'ask the providers about what is still open (--order=N or --all) and make the shop agree with them; --dry-run only looks; asks first unless --yes', reconcileCommand, reconcileHandler)
+    .command('doctor', 'check the whole installation (configuration, database, migrations, Redis, the companion and the hand-over, the providers and their webhooks, proxies, clock, Node); exit 1 when a check fails', doctorCommand, runDoctor)
+    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, workers, woocommerce or doctor')
     .strict()
     .recommendCommands()
     .version(false)

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { BoundedMemo } from '../../bounded-memo';
+import { BoundedMemo } from '../../shared/bounded-memo';
 
 /** An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) as the IPv4 address it is. */
 export const unmapped = (address: string) => (address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address);

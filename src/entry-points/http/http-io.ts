@@ -1,5 +1,5 @@
 import type { Request, Response } from 'restify';
-import { malformedFields } from '../../unicode-text';
+import { malformedFields } from '../../shared/unicode-text';
 
 /** The error body of every route: `{code, message, data: {status}}` plus any extra data. */
 export function errorBody(status: number, code: string, message: string, data: Record<string, unknown> = {}) {

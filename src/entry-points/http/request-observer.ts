@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Request, Response, Server } from 'restify';
 import type { Logger } from '../../logger';
 import type { ApiMetrics } from '../../observability/api-metrics';
-import { runInRequest } from '../../request-context';
+import { runInRequest } from '../../shared/request-context';
 import type { Transport } from './transport';
 
 /** A request ID a proxy may hand on: a sane token, nothing that could break a log line or a header. */

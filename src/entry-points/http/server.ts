@@ -12,7 +12,7 @@ import { apiProcessName, MetricsExchange } from '../../observability/metrics-exc
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
-import { buildShopData } from '../../shop-data';
+import { buildShopData } from '../composition/shop-data';
 import { errorBody, sendError } from './http-io';
 import { AddressList } from './address-list';
 import { healthRoute } from './routes/health.route';
@@ -21,7 +21,7 @@ import { openApiRoute } from './routes/openapi.route';
 import { orderStatusRoute } from './routes/order-status.route';
 import { webhookRoute } from './routes/webhook.route';
 import { registerStaffRoutes } from './routes/staff-routes';
-import { buildPaymentHub } from '../../composition';
+import { buildPaymentHub } from '../composition/payment-hub';
 import { GracefulShutdown } from './graceful-shutdown';
 import { Transport } from './transport';
 import { observeRequests } from './request-observer';
@@ -93,6 +93,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       retryCounts: () => hub.retries.countsByStatus(),
       changeBacklog: () => shop.changes.backlog(),
       workers: () => hub.workers.recent(),
+      reconciliation: () => hub.reconciliation.metrics(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },
@@ -112,6 +113,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     server,
     async close() {
       await shutdown.stop();
+      shop.handOver.close();
       await Promise.all([hub.queue.close(1000), throttle.stop(), staffThrottle.stop(), exchange.stop()]);
     },
   };

@@ -1,14 +1,15 @@
 import os from 'node:os';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
-import { buildPaymentHub } from '../../composition';
-import { buildStaffServices } from '../../staff-composition';
-import { buildShopData } from '../../shop-data';
+import { buildPaymentHub } from '../composition/payment-hub';
+import { buildStaffServices } from '../composition/staff-services';
+import { buildShopData } from '../composition/shop-data';
 import type { Logger } from '../../logger';
 import { poolState } from '../../data-access/data-source';
 import { providerCallsInFlight } from '../../payments/providers/http-request';
-import { within } from '../../within';
+import { within } from '../../shared/within';
 import { JobsInHand } from './jobs-in-hand';
+import { companionTakesHandOver } from '../../data-access/woocommerce-change-repository';
 
 /**
  * How long a graceful stop waits for jobs in progress. With the bounded steps after it (STOP_STEP_MS each)
@@ -30,6 +31,9 @@ export const HEARTBEAT_INTERVAL_MS = 5000;
  */
 export const WEBHOOK_JOB_CONCURRENCY = 200;
 
+/** A change stored longer ago than this and still waiting for WooCommerce is handed over again by the worker. */
+export const HANDOVER_SWEEP_GRACE_SECONDS = 5;
+
 /** Changes WooCommerce has applied are deleted this many days after they were made. */
 export const APPLIED_CHANGES_KEPT_DAYS = 31;
 
@@ -45,6 +49,7 @@ export interface WorkerOptions {
   customerIndexIntervalMs?: number;
   pauseEndsIntervalMs?: number;
   changesPruneIntervalMs?: number;
+  handOverIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** Called once when the watchdog finds the worker stuck, after it logged why and let go of its claims (main exits). */
   onStall?: (report: StallReport) => void;
@@ -129,6 +134,11 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const reactivated = await staff.reactivatePausedSubscriptions.execute(clock());
     if (reactivated) log.info('paused_subscriptions_reactivated', { count: reactivated });
   };
+  /** Asks the providers about what is still open on their side (src/reconciliation). */
+  const reconcile = async () => {
+    const summary = await hub.reconciliation.pass();
+    if (summary.checked || summary.closed || summary.expired) log.info('reconcile_pass', { ...summary });
+  };
   const loop = (name: string, work: () => Promise<void>, intervalMs: number) => {
     let busy = false;
     return setInterval(() => {
@@ -136,6 +146,15 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       busy = true;
       track(work()).catch((error) => log.error(`${name}_failed`, { error })).finally(() => { busy = false; });
     }, intervalMs);
+  };
+  /**
+   * Changes still waiting a while after they were stored (a hand-over cut short by a restart, made by the
+   * CLI or the API while WordPress was away) are asked for again; the hand-over itself keeps its backoff.
+   */
+  const handOverWaiting = async () => {
+    if (!companionTakesHandOver(await shop.settings.current())) return;
+    const ids = await shop.changes.waitingIds(HANDOVER_SWEEP_GRACE_SECONDS, 200, clock());
+    for (const id of ids) shop.handOver.notify(id);
   };
   const changesPrune = async () => {
     // Kept as long as Action Scheduler keeps the actions that applied them (a month by default).
@@ -181,7 +200,9 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     loop('dunning', dunning, options.dunningIntervalMs ?? 5000),
     loop('customer_index', customerIndex, options.customerIndexIntervalMs ?? 5000),
     loop('pause_ends', pauseEnds, options.pauseEndsIntervalMs ?? 60_000),
+    loop('woocommerce_handover', handOverWaiting, options.handOverIntervalMs ?? 5000),
     loop('woocommerce_changes_prune', changesPrune, options.changesPruneIntervalMs ?? 3_600_000),
+    loop('reconcile', reconcile, config.reconcile.intervalSeconds * 1000),
     loop('heartbeat', heartbeat, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
   ];
   void heartbeat();
@@ -193,11 +214,14 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await track(dunning());
       await track(customerIndex());
       await track(pauseEnds());
+      await track(handOverWaiting());
       await track(changesPrune());
+      await track(reconcile());
     },
     async stop(graceMs = QUEUE_CLOSE_TIMEOUT_MS) {
       stopping = true;
       timers.forEach(clearInterval);
+      shop.handOver.close();
       // Jobs in progress may finish; none is taken up meanwhile.
       const stopped = Promise.all([hub.queue.close(graceMs), jobs.idle(), Promise.allSettled([...running])]);
       await within(stopped, graceMs).catch(() => undefined);

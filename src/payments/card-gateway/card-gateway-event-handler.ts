@@ -9,11 +9,23 @@ import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
-import { gmtDateTimeMs } from '../../shop/shop-time';
+import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
 
 /** An amount in the provider's minor units as WooCommerce's decimal text (the card gateway uses hundredths). */
 function minorToDecimal(minor: number, decimals: number): string {
   return (minor / 100).toFixed(decimals);
+}
+
+/**
+ * When the gateway authorized or settled the invoice: its own timestamp of that step when it gives one
+ * (`settled`/`authorized`), else the newest successful transaction of that kind.
+ */
+function invoiceTime(invoice: CardGatewayInvoice, to: PaymentStatus): Date | null {
+  const field = to === 'CAPTURED' ? invoice.settled : invoice.authorized;
+  if (typeof field === 'string') return parseIsoTime(field);
+  const type = to === 'CAPTURED' ? 'settle' : 'authorization';
+  const done = (invoice.transactions ?? []).filter((transaction) => transaction.type === type && (transaction.state === 'settled' || transaction.state === 'authorized'));
+  return parseIsoTime(done.map((transaction) => transaction.created).pop());
 }
 
 /** The statement that records the webhook's final status, sent with the handler's COMMIT so both land together. */
@@ -95,7 +107,7 @@ export class CardGatewayEventHandler {
       const rule = CONFIRMING_STATES[event.eventType];
       if (!rule) return skipped(`no action for ${event.eventType}`);
       if (!rule.states.includes(invoice.state)) return skipped(`invoice ${handle} is ${invoice.state}, which does not confirm ${event.eventType}`);
-      const moved = await this.recorder.move(db, payment, rule.to, settings, now);
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now, { providerTime: invoiceTime(invoice, rule.to) ?? parseIsoTime(event.timestamp) });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }
@@ -130,9 +142,11 @@ export class CardGatewayEventHandler {
     return unit(async (db) => {
       const { payment } = await this.recordPayment(db, handle, charge, settings, now);
       const moved = await this.recorder.move(db, payment, 'FAILED', settings, now, {
-        code: charge.error ?? null,
-        description: charge.source?.acquirer_message ?? charge.error ?? null,
-        state: charge.error_state ?? null,
+        failure: {
+          code: charge.error ?? null,
+          description: charge.source?.acquirer_message ?? charge.error ?? null,
+          state: charge.error_state ?? null,
+        },
       });
       return moved.moved ? processed(moved.note) : skipped(moved.note);
     });

@@ -3,7 +3,7 @@ import type { Logger } from '../../logger';
 import { parseCardGatewayEvent } from '../providers/events';
 import type { CardGatewayEventHandler, Finish } from './card-gateway-event-handler';
 import { skipped } from '../processing-outcome';
-import { DeadlinePassedError, within } from '../../within';
+import { DeadlinePassedError, within } from '../../shared/within';
 
 /** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
 export const MAX_AUTOMATIC_ATTEMPTS = 5;

@@ -2,7 +2,7 @@ import type { WebhookRepository } from '../../data-access/webhook-repository';
 import type { WebhookQueue } from '../../data-access/webhook-queue';
 import type { Logger } from '../../logger';
 import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
-import { longerThan, malformedFields } from '../../unicode-text';
+import { longerThan, malformedFields } from '../../shared/unicode-text';
 import { verifyCardGatewaySignature } from '../providers/card-gateway/signature';
 import type { CardGatewayWebhookSecret } from './webhook-secret';
 

@@ -8,7 +8,7 @@ import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
 import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
-import { gmtDateTimeMs } from '../../shop/shop-time';
+import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
 
 
 /** For each charge event: the payment status it means, and the charge statuses that confirm it. */
@@ -38,6 +38,13 @@ export function walletFailureState(reason: string | null | undefined): string | 
   if (reason === 'user_action_required' || reason === 'charge_amount_too_high') return 'hard_declined';
   if (reason === 'technical_error') return 'processing_error';
   return 'soft_declined';
+}
+
+/** When the wallet reserved or captured the charge, from the charge's history (the last successful such step). */
+function walletEventTime(charge: Pick<MobileWalletCharge, 'history'>, to: PaymentStatus): Date | null {
+  const step = to === 'CAPTURED' ? 'CAPTURE' : to === 'AUTHORIZED' ? 'RESERVE' : null;
+  const occurred = (charge.history ?? []).filter((entry) => entry.event === step && entry.success !== false).map((entry) => entry.occurred).pop();
+  return parseIsoTime(occurred);
 }
 
 /**
@@ -83,7 +90,7 @@ export class MobileWalletEventHandler {
     const result = await this.client.getCharge(event.agreementId, event.chargeId);
     if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading charge ${event.chargeId}`, result);
     // A charge whose creation failed may never have become readable; then the event is all there is.
-    const charge: Pick<MobileWalletCharge, 'status' | 'amount' | 'currency' | 'failureReason' | 'failureDescription'> | null = result.ok
+    const charge: Pick<MobileWalletCharge, 'status' | 'amount' | 'currency' | 'failureReason' | 'failureDescription' | 'history'> | null = result.ok
       ? result.value
       : event.eventType === 'recurring.charge-creation-failed.v1'
         ? { status: 'FAILED', amount: event.amount ?? 0, currency: event.currency, failureReason: event.failureReason, failureDescription: null }
@@ -104,7 +111,8 @@ export class MobileWalletEventHandler {
       await this.payments.setMeta(db, payment.id, { agreement_id: event.agreementId });
       const reason = charge.failureReason ?? event.failureReason ?? null;
       const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(reason) };
-      const moved = await this.recorder.move(db, payment, rule.to, settings, now, rule.to === 'FAILED' ? failure : undefined);
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now,
+        rule.to === 'FAILED' ? { failure } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred) });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }

@@ -10,7 +10,7 @@
  */
 
 import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
-import { longerThan, wellFormed } from '../../unicode-text';
+import { longerThan, wellFormed } from '../../shared/unicode-text';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Card gateway (Reepay / Frisbii)

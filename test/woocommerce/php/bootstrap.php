@@ -15,7 +15,14 @@
  *   SIDECAR_SALT_<NAME>  optional override of a salt constant (AUTH_KEY ... NONCE_SALT)
  *
  * Define SIDECAR_INSTALLING before requiring this file to load WordPress before its tables exist.
+ *
+ * Two ways in: the CLI driver (driver.php), and web requests when a test serves the shop over HTTP with PHP's
+ * built-in server (support/serve-over-http.ts: http-router.php defines ABSPATH as the served folder, whose
+ * wp-config.php requires this file). Only the CLI pretends to be a request to https://shop.example.dk and keeps
+ * WP-Cron off; a served shop runs WP-Cron as a shop does (spawned by requests, no system cron).
  */
+
+$sidecar_cli = 'cli' === PHP_SAPI;
 
 function sidecar_env( string $name, ?string $default = null ): string {
 	$value = getenv( $name );
@@ -76,7 +83,9 @@ $sidecar_site    = rtrim( sidecar_env( 'SIDECAR_SITE_DIR' ), '/' );
 $sidecar_content = "$sidecar_site/wp-content";
 sidecar_prepare_content( $sidecar_content );
 
-define( 'ABSPATH', rtrim( sidecar_env( 'SIDECAR_WP_DIR' ), '/' ) . '/' );
+if ( ! defined( 'ABSPATH' ) ) {
+	define( 'ABSPATH', rtrim( sidecar_env( 'SIDECAR_WP_DIR' ), '/' ) . '/' );
+}
 define( 'DB_NAME', sidecar_env( 'SIDECAR_DB_NAME' ) );
 define( 'DB_USER', sidecar_env( 'SIDECAR_DB_USER', 'root' ) );
 define( 'DB_PASSWORD', (string) getenv( 'SIDECAR_DB_PASSWORD' ) );
@@ -88,8 +97,11 @@ $table_prefix = sidecar_env( 'SIDECAR_DB_PREFIX', 'wp_' ); // phpcs:ignore WordP
 define( 'WP_CONTENT_DIR', $sidecar_content );
 define( 'WP_PLUGIN_DIR', "$sidecar_content/plugins" );
 define( 'WPMU_PLUGIN_DIR', "$sidecar_content/mu-plugins" );
-// URLs are never fetched (no web server); they only have to be stable, like the site URL the install sets.
-define( 'WP_CONTENT_URL', 'https://shop.example.dk/wp-content' );
+if ( $sidecar_cli ) {
+	// URLs are never fetched by the CLI; they only have to be stable, like the site URL the install sets. A served
+	// shop takes its content URL from its siteurl, as WordPress does by default.
+	define( 'WP_CONTENT_URL', 'https://shop.example.dk/wp-content' );
+}
 
 // Errors go to stderr, never into the JSON on stdout. WordPress' fatal error page would print HTML to stdout
 // and try to mail the admin: PHP's own handling (message on stderr, exit 255) is what the TS side reads.
@@ -97,12 +109,16 @@ define( 'WP_DEBUG', true );
 define( 'WP_DEBUG_DISPLAY', false );
 define( 'WP_DEBUG_LOG', 'php://stderr' );
 define( 'WP_DISABLE_FATAL_ERROR_HANDLER', true );
-ini_set( 'display_errors', 'stderr' );
+// (The built-in web server would print displayed errors into the response: there they only go to its log.)
+ini_set( 'display_errors', $sidecar_cli ? 'stderr' : '0' );
 ini_set( 'log_errors', '1' );
 ini_set( 'error_log', 'php://stderr' );
 
-// Time-driven work runs only when a test asks for it (driver.php run_actions), never on its own.
-define( 'DISABLE_WP_CRON', true );
+// In the CLI, time-driven work runs only when a test asks for it (driver.php run_actions), never on its own: a
+// command (e.g. a read while the shop is served over HTTP) never spawns WP-Cron. A served shop keeps WP-Cron on.
+if ( $sidecar_cli ) {
+	define( 'DISABLE_WP_CRON', true );
+}
 // No internet: a request to the outside fails at once instead of waiting for a time-out. Local servers a test
 // starts (webhook receivers on 127.0.0.1) stay reachable.
 define( 'WP_HTTP_BLOCK_EXTERNAL', true );
@@ -117,13 +133,15 @@ foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'A
 	define( $sidecar_salt, sidecar_env( "SIDECAR_SALT_$sidecar_salt", "sidecar-test-$sidecar_salt-0123456789abcdef" ) );
 }
 
-// wp-settings.php expects what a web request has.
-$_SERVER['HTTP_HOST']   = 'shop.example.dk';
-$_SERVER['SERVER_NAME'] = 'shop.example.dk';
-$_SERVER['REQUEST_URI'] = '/';
-$_SERVER['HTTPS']       = 'on';
-if ( ! isset( $_SERVER['REQUEST_METHOD'] ) ) {
-	$_SERVER['REQUEST_METHOD'] = 'GET';
+if ( $sidecar_cli ) {
+	// wp-settings.php expects what a web request has.
+	$_SERVER['HTTP_HOST']   = 'shop.example.dk';
+	$_SERVER['SERVER_NAME'] = 'shop.example.dk';
+	$_SERVER['REQUEST_URI'] = '/';
+	$_SERVER['HTTPS']       = 'on';
+	if ( ! isset( $_SERVER['REQUEST_METHOD'] ) ) {
+		$_SERVER['REQUEST_METHOD'] = 'GET';
+	}
 }
 
 if ( defined( 'SIDECAR_INSTALLING' ) ) {

@@ -100,6 +100,12 @@ export interface WooCommerceShop {
   stack: WooCommerceStack;
   mode: StorageMode;
   install: InstallResult;
+  /** The environment every PHP process of this shop runs with (what bootstrap.php reads). */
+  env: NodeJS.ProcessEnv;
+  /** This shop's own folder (its wp-content is inside). */
+  siteDir: string;
+  /** The WordPress tree of the shop's stack. */
+  wpDir: string;
   /** Runs one driver command; resolves with its result, rejects with PHP's stderr. */
   php<T = unknown>(command: string, args?: object): Promise<T>;
   fixture(args: FixtureArgs): Promise<FixtureResult>;
@@ -115,6 +121,11 @@ export interface WooCommerceShop {
 
 const MARKER = '@@SIDECAR-JSON@@';
 const REPO = path.resolve(__dirname, '../../../..');
+
+/** test/woocommerce/php: the driver, the bootstrap and the test must-use plugins. */
+export function phpDir(): string {
+  return process.env.SIDECAR_WC_PHP_DIR ?? path.join(REPO, 'test/woocommerce/php');
+}
 
 function requiredEnv(name: string): string {
   const value = process.env[name];
@@ -147,14 +158,14 @@ function adminConnection(): Promise<mysql.Connection> {
  * about 3x faster per command. PHP compares each file's modification time with the cached one, so a changed
  * file is compiled anew.
  */
-function phpCacheArgs(): string[] {
+export function phpCacheArgs(): string[] {
   const dir = path.join(requiredEnv('SIDECAR_WC_CACHE'), 'opcache');
   return ['-d', 'opcache.enable_cli=1', '-d', `opcache.file_cache=${dir}`, '-d', 'opcache.file_cache_only=1'];
 }
 
 /** Spawns `php driver.php command`, JSON on stdin; the answer is the line after the last marker on stdout. */
 function runPhp(env: NodeJS.ProcessEnv, command: string, args: object, timeoutMs: number): Promise<unknown> {
-  const driver = path.join(process.env.SIDECAR_WC_PHP_DIR ?? path.join(REPO, 'test/woocommerce/php'), 'driver.php');
+  const driver = path.join(phpDir(), 'driver.php');
   return new Promise((resolve, reject) => {
     const child = spawn('php', [...phpCacheArgs(), driver, command], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -239,6 +250,9 @@ export async function createWooCommerceShop(
     stack,
     mode,
     install,
+    env,
+    siteDir,
+    wpDir: dirs.wp,
     php,
     fixture: (args) => php<FixtureResult>('fixture', args),
     call: (op, id, args = {}) => php('call', { op, id, args }),

@@ -1,3 +1,5 @@
+import Table from 'cli-table3';
+
 /** Pure text helpers of the operator CLI: tables, the progress bar, amounts. */
 
 export interface Column {
@@ -17,13 +19,27 @@ export function cell(value: unknown, maxWidth = Infinity): string {
   return flat.length > maxWidth ? `${flat.slice(0, Math.max(0, maxWidth - 1)).trimEnd()}…` : flat;
 }
 
-/** An aligned plain-text table: a header row, then one line per row; no trailing spaces. */
+/** No borders: columns two spaces apart, as wp-cli and ps print them. */
+const PLAIN: Partial<Record<'top' | 'top-mid' | 'top-left' | 'top-right' | 'bottom' | 'bottom-mid' | 'bottom-left' | 'bottom-right' | 'left' | 'left-mid' | 'mid' | 'mid-mid' | 'right' | 'right-mid' | 'middle', string>> = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+};
+
+/**
+ * An aligned plain-text table: a header row, then one line per row; no trailing spaces. cli-table3 lays it
+ * out by the width a terminal gives each character (a customer's name in Chinese, an emoji), not by its
+ * length in UTF-16 units.
+ */
 export function renderTable(columns: Column[], rows: unknown[][]): string {
-  const cells = rows.map((row) => columns.map((column, i) => cell(row[i], column.maxWidth)));
-  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => row[i].length)));
-  const line = (values: string[]) =>
-    values.map((value, i) => (columns[i].align === 'right' ? value.padStart(widths[i]) : value.padEnd(widths[i]))).join('  ').trimEnd();
-  return [line(columns.map((column) => column.header)), ...cells.map(line)].join('\n');
+  const table = new Table({
+    head: columns.map((column) => column.header),
+    chars: PLAIN,
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+    colAligns: columns.map((column) => column.align ?? 'left'),
+    wordWrap: false,
+  });
+  table.push(...rows.map((row) => columns.map((column, i) => cell(row[i], column.maxWidth))));
+  return table.toString().split('\n').map((line) => line.trimEnd()).join('\n');
 }
 
 /** `key: value` lines with the keys padded to one width. */

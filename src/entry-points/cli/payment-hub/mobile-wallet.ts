@@ -1,6 +1,6 @@
 import inquirer from 'inquirer';
 import type { Argv } from 'yargs';
-import type { PaymentHub } from '../../../composition';
+import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit, type Config } from '../../../config';
 import { isMobileWalletEventType, MOBILE_WALLET_EVENT_TYPES } from '../../../payments/providers/events';
 import { parseList } from './format';

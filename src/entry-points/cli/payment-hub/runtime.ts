@@ -1,7 +1,8 @@
 import inquirer from 'inquirer';
-import { buildPaymentHub, type PaymentHub } from '../../../composition';
+import { buildPaymentHub, type PaymentHub } from '../../composition/payment-hub';
 import type { Config } from '../../../config';
-import { createShopDataSource } from '../../../data-access/data-source';
+import type { DataSource } from 'typeorm';
+import { createShopDataSource, databaseAddress } from '../../../data-access/data-source';
 import { logger, type Logger } from '../../../logger';
 import { progressBar } from './format';
 
@@ -59,18 +60,22 @@ const cliLogger: Logger = {
   error: (event, fields) => statusLine.around(() => logger.error(event, fields)),
 };
 
+/** The shop's database did not take the command's connection. */
+export class DatabaseUnreachableError extends CliError {}
+
 /** The hub for one command: database and queue are opened for it and closed after it, even when it fails. */
-export async function withHub<T>(config: Config, work: (hub: PaymentHub) => Promise<T>): Promise<T> {
+export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSource: DataSource) => Promise<T>): Promise<T> {
   const dataSource = createShopDataSource(config.db, 2);
   try {
     await dataSource.initialize();
   } catch (error) {
-    throw new CliError(`cannot connect to the database ${config.db.name} on ${config.db.host}:${config.db.port}: ${messageOf(error)}`);
+    throw new DatabaseUnreachableError(`cannot connect to the database ${config.db.name} at ${databaseAddress(config.db)}: ${messageOf(error)}`);
   }
   const hub = buildPaymentHub(config, dataSource, cliLogger, 'producer');
   try {
-    return await work(hub);
+    return await work(hub, dataSource);
   } finally {
+    hub.handOver.close();
     await hub.queue.close(1000);
     await dataSource.destroy();
   }

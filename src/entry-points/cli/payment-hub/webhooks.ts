@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { Provider, WebhookStatus } from '../../../../entities';
-import type { PaymentHub } from '../../../composition';
+import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit } from '../../../config';
 import type { WebhookRecord } from '../../../data-access/webhook-repository';
 import { formatOf, ITEM_FORMATS, LIST_FORMATS, outputOptions, printItem, printList, RESULT_FORMATS, type Field, type FieldSet, type Format } from './output';

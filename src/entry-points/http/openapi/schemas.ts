@@ -306,8 +306,13 @@ export const components: Record<string, Schema> = {
         description: 'Whether WooCommerce makes the order changes (`companion`) or the service writes them itself; `unknown` when it could not be read in time.',
         anyOf: [
           {
-            type: 'object', additionalProperties: false, required: ['mode', 'changes_waiting', 'changes_failed'],
-            properties: { mode: { enum: ['companion', 'no_companion'] }, changes_waiting: { type: 'integer', minimum: 0 }, changes_failed: { type: 'integer', minimum: 0 } },
+            type: 'object', additionalProperties: false, required: ['mode', 'changes_waiting', 'changes_failed', 'handover_lag_seconds'],
+            properties: {
+              mode: { enum: ['companion', 'no_companion'] },
+              changes_waiting: { type: 'integer', minimum: 0 },
+              changes_failed: { type: 'integer', minimum: 0 },
+              handover_lag_seconds: { type: 'integer', minimum: 0, description: 'How long the oldest change still waiting for WooCommerce has waited; 0 when none waits.' },
+            },
           },
           { const: 'unknown' },
         ],

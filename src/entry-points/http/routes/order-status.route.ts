@@ -81,6 +81,31 @@ function attemptSubjects(credentials: StaticBasicCredentials, authorized: boolea
   return { counted: credentials.namesKey(supplied.user) ? [address, keyHere] : [address], checked: [] };
 }
 
+type Prepared =
+  | { kind: 'refused'; send: (res: Response) => void }
+  | { kind: 'gone' }
+  | { kind: 'looked_up'; outcome: Awaited<ReturnType<LookupOrderStatus['execute']>> };
+
+/**
+ * What an authorized request asks for, read, checked and looked up. It runs while the request's place is
+ * being taken: nothing of it reaches the client before the place is held (a refused attempt gets the
+ * throttle's answer whatever its body said), so the limit still decides what is evaluated, and the lookup's
+ * round trip to the database overlaps the throttle's to Redis instead of following it.
+ */
+async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepared> {
+  const refused = (status: number, code: string, message: string, params?: string[]): Prepared =>
+    ({ kind: 'refused', send: (res) => sendError(res, status, code, message, params ? { params } : {}) });
+  const inQuery = queryStringRefusal(queryNames(req));
+  if (inQuery) return refused(inQuery.status, inQuery.code, inQuery.message, inQuery.params);
+  const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
+  if (!body.ok) return body.reason === 'too_large' ? refused(413, 'payload_too_large', 'The body is too large.') : { kind: 'gone' };
+  const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
+  if (!json.ok) return refused(400, 'invalid_params', json.message, json.params);
+  const parsed = parseOrderStatusRequest(json.value);
+  if (!parsed.ok) return refused(parsed.status, parsed.code, parsed.message, parsed.params);
+  return { kind: 'looked_up', outcome: await lookup.execute(parsed) };
+}
+
 /**
  * POST /helpdesk/v1/order-status: HTTPS, then a place under the failed-attempt limit (taken before the
  * credentials or the lookup are evaluated, given back when neither fails), Basic credentials, the lookup.
@@ -94,28 +119,26 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     // Checked here, answered only once the attempt holds its place: the credentials decide what it counts against.
     const authorized = credentials.acceptsHeader(req.headers.authorization);
     const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), parseBasicAuthorization(req.headers.authorization));
-    const verdict = await throttle.reserve(subjects.counted, subjects.checked, req);
+    // The client is there while its connection is: the request itself counts as destroyed once its body has been read.
+    const client = { get destroyed() { return req.socket?.destroyed !== false; } };
+    const reserving = throttle.reserve(subjects.counted, subjects.checked, client);
+    const preparing = authorized ? prepare(req, lookup) : null;
+    // A lookup whose attempt is refused is never answered; its failure (a database error) must not go unhandled either.
+    preparing?.catch(() => undefined);
+    const verdict = await reserving;
     // The client left while waiting for a place: there is nobody to answer.
     if (verdict.kind === 'abandoned') return;
     if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
     const { reservation } = verdict;
     try {
-      if (!authorized) {
+      if (!preparing) {
         await reservation.failed();
         return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
       }
-
-      const refuse = (refusal: Refusal) => sendError(res, refusal.status, refusal.code, refusal.message, refusal.params ? { params: refusal.params } : {});
-      const inQuery = queryStringRefusal(queryNames(req));
-      if (inQuery) return refuse(inQuery);
-      const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
-      if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
-      const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
-      if (!json.ok) return sendError(res, 400, 'invalid_params', json.message, { params: json.params });
-      const parsed = parseOrderStatusRequest(json.value);
-      if (!parsed.ok) return refuse(parsed);
-
-      const outcome = await lookup.execute(parsed);
+      const prepared = await preparing;
+      if (prepared.kind === 'gone') return;
+      if (prepared.kind === 'refused') return prepared.send(res);
+      const { outcome } = prepared;
       if (outcome.kind === 'not_found') {
         await reservation.failed();
         await waitUntil(arrived + FAILED_LOOKUP_FLOOR_MS);

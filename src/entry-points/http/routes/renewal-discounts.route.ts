@@ -1,7 +1,7 @@
 import type { Request, Response } from 'restify';
 import type { DiscountFilter } from '../../../data-access/renewal-discount-repository';
 import { positiveId } from '../../../renewal-discounts/renewal-discounts.use-case';
-import type { StaffServices } from '../../../staff-composition';
+import type { StaffServices } from '../../composition/staff-services';
 import type { StaffIdentity } from '../../../staff-auth/staff-identity';
 import { sendError, sendJson } from '../http-io';
 import { jsonBody, pathId, query, sendBodyError } from './staff-guard';

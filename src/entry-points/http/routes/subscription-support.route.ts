@@ -1,5 +1,5 @@
 import type { Request, Response } from 'restify';
-import type { StaffServices } from '../../../staff-composition';
+import type { StaffServices } from '../../composition/staff-services';
 import type { StaffIdentity } from '../../../staff-auth/staff-identity';
 import type { StaffActor, SubscriptionRefusal } from '../../../subscriptions/subscription-outcomes';
 import { sendError, sendJson } from '../http-io';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'restify';
-import type { PaymentHub } from '../../../composition';
+import type { PaymentHub } from '../../composition/payment-hub';
 import { readBody, sendError, sendJson } from '../http-io';
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;

@@ -25,6 +25,8 @@ const SIDECAR_COMMANDS = array(
 	'log'             => 'sidecar_cmd_log',
 	'sql'             => 'sidecar_cmd_sql',
 	'storage'         => 'sidecar_cmd_storage',
+	'site_url'        => 'sidecar_cmd_site_url',
+	'cron_due'        => 'sidecar_cmd_cron_due',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -269,6 +271,47 @@ function sidecar_storage_state(): array {
 /** storage {mode?}: the storage state; with mode, switches to it first (e.g. to test a switch). */
 function sidecar_cmd_storage( array $args ): array {
 	return isset( $args['mode'] ) ? sidecar_set_storage( $args['mode'] ) : sidecar_storage_state();
+}
+
+/**
+ * site_url {url}: moves the site to another address (siteurl and home), e.g. while a test serves it over HTTP, and
+ * tells Subscriptions it is still the live site (the lock the install set, for the new address), so it is not
+ * taken for a staging copy. Returns the address it had.
+ */
+function sidecar_cmd_site_url( array $args ): array {
+	$url = untrailingslashit( (string) ( $args['url'] ?? '' ) );
+	if ( ! preg_match( '#^https?://#', $url ) ) {
+		throw new InvalidArgumentException( 'site_url needs an http(s) url' );
+	}
+	$previous = get_option( 'siteurl' );
+	update_option( 'siteurl', $url );
+	update_option( 'home', $url );
+	WCS_Staging::set_duplicate_site_url_lock();
+	return array( 'previous' => $previous, 'url' => get_option( 'siteurl' ), 'is_duplicate_site' => WCS_Staging::is_duplicate_site() );
+}
+
+/**
+ * cron_due {hook}: WP-Cron's next event of the hook falls due now (same recurrence and arguments), so the next
+ * request to a served shop spawns WP-Cron for it, as it would once its time came. E.g. action_scheduler_run_queue,
+ * which runs Action Scheduler once a minute. WP-Cron's lock is released too: a spawned run whose loopback request
+ * never arrived (WordPress gives it 0.01 s) otherwise holds it for a minute.
+ */
+function sidecar_cmd_cron_due( array $args ): array {
+	$hook  = (string) ( $args['hook'] ?? '' );
+	$moved = array();
+	delete_transient( 'doing_cron' );
+	foreach ( _get_cron_array() as $timestamp => $hooks ) {
+		foreach ( $hooks[ $hook ] ?? array() as $event ) {
+			wp_unschedule_event( $timestamp, $hook, $event['args'] );
+			if ( $event['schedule'] ) {
+				wp_schedule_event( time() - 1, $event['schedule'], $hook, $event['args'] );
+			} else {
+				wp_schedule_single_event( time() - 1, $hook, $event['args'] );
+			}
+			$moved[] = array( 'was' => (int) $timestamp, 'args' => $event['args'] );
+		}
+	}
+	return array( 'hook' => $hook, 'moved' => $moved, 'next' => wp_next_scheduled( $hook, $moved ? $moved[0]['args'] : array() ) );
 }
 
 function sidecar_ms( float $since ): int {
@@ -572,21 +615,25 @@ function sidecar_as_user( int $user_id, callable $work ) {
 	}
 }
 
-/** A shop manager's pause: on hold with a note in their name, the next payment moved, the pause end kept. */
+/**
+ * A shop manager's pause: on hold with a note in their name, the next payment moved, the pause end kept. Saved
+ * once, as Subscriptions' own update_status('on-hold') saves: the pause end goes with that save and update_dates()
+ * writes the dates itself, so woocommerce_update_order and woocommerce_update_subscription fire once.
+ */
 function sidecar_op_subscription_pause( int $id, array $a ) {
 	return sidecar_as_user(
 		(int) ( $a['user_id'] ?? 0 ),
 		static function () use ( $id, $a ) {
 			$subscription = sidecar_subscription( $id );
+			$subscription->update_meta_data( '_schedule_auto_reactivation', $a['auto_reactivation'] );
 			// update_status() drops the note of a status that does not change (a renewal due puts it on hold).
 			if ( $subscription->has_status( 'on-hold' ) ) {
 				$subscription->add_order_note( $a['note'], 0, true );
+				$subscription->save();
 			} else {
 				$subscription->update_status( 'on-hold', $a['note'], true );
 			}
 			$subscription->update_dates( array( 'next_payment' => $a['next_payment'] ) );
-			$subscription->update_meta_data( '_schedule_auto_reactivation', $a['auto_reactivation'] );
-			$subscription->save();
 			return $subscription->get_status();
 		}
 	);
@@ -627,8 +674,13 @@ function sidecar_op_order_update_status( int $id, array $a ) {
 	return sidecar_order( $id )->update_status( $a['status'], $a['note'] ?? '', (bool) ( $a['manual'] ?? false ) );
 }
 
+/** paid_at (unix seconds, optional): when the gateway took the money, as a gateway plugin sets it before payment_complete(). */
 function sidecar_op_order_payment_complete( int $id, array $a ) {
-	return sidecar_order( $id )->payment_complete( $a['transaction_id'] ?? '' );
+	$order = sidecar_order( $id );
+	if ( ! empty( $a['paid_at'] ) && ! $order->get_date_paid( 'edit' ) ) {
+		$order->set_date_paid( (int) $a['paid_at'] );
+	}
+	return $order->payment_complete( $a['transaction_id'] ?? '' );
 }
 
 function sidecar_op_order_add_note( int $id, array $a ) {

@@ -1,29 +1,31 @@
 import type { DataSource } from 'typeorm';
-import type { Config } from './config';
-import type { Logger } from './logger';
-import { PaymentRepository } from './data-access/payment-repository';
-import { RetryRepository } from './data-access/retry-repository';
-import { redisNamespace } from './data-access/redis';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import { PaymentRepository } from '../../data-access/payment-repository';
+import { RetryRepository } from '../../data-access/retry-repository';
+import { redisNamespace } from '../../data-access/redis';
 import { buildShopData, type ShopData } from './shop-data';
-import { WalletRegistrationRepository } from './data-access/wallet-registration-repository';
-import { WebhookQueue } from './data-access/webhook-queue';
-import { WebhookRepository } from './data-access/webhook-repository';
-import { WorkerRepository } from './data-access/worker-repository';
-import { RunDueRetries } from './dunning/run-due-retries.use-case';
-import { scheduleRetryListener } from './dunning/schedule-retry';
-import { CardGatewayEventHandler } from './payments/card-gateway/card-gateway-event-handler';
-import { ProcessCardGatewayWebhook } from './payments/card-gateway/process-webhook.use-case';
-import { ReceiveCardGatewayWebhook } from './payments/card-gateway/receive-webhook.use-case';
-import { CardGatewayWebhookSecret } from './payments/card-gateway/webhook-secret';
-import { FailedPaymentHandling } from './payments/failed-payment-handling';
-import { MobileWalletEventHandler } from './payments/mobile-wallet/mobile-wallet-event-handler';
-import { ReceiveMobileWalletWebhook } from './payments/mobile-wallet/receive-webhook.use-case';
-import { OrderLinks } from './payments/order-links';
-import { RenewalPaymentCompletion } from './payments/payment-completion';
-import { PaymentEvents, SCHEDULE_RETRY } from './payments/payment-events';
-import { PaymentRecorder } from './payments/payment-recorder';
-import { CardGatewayClient } from './payments/providers/card-gateway/client';
-import { MobileWalletClient } from './payments/providers/mobile-wallet/client';
+import { WalletRegistrationRepository } from '../../data-access/wallet-registration-repository';
+import { WebhookQueue } from '../../data-access/webhook-queue';
+import { WebhookRepository } from '../../data-access/webhook-repository';
+import { WorkerRepository } from '../../data-access/worker-repository';
+import { RunDueRetries } from '../../dunning/run-due-retries.use-case';
+import { scheduleRetryListener } from '../../dunning/schedule-retry';
+import { CardGatewayEventHandler } from '../../payments/card-gateway/card-gateway-event-handler';
+import { ProcessCardGatewayWebhook } from '../../payments/card-gateway/process-webhook.use-case';
+import { ReceiveCardGatewayWebhook } from '../../payments/card-gateway/receive-webhook.use-case';
+import { CardGatewayWebhookSecret } from '../../payments/card-gateway/webhook-secret';
+import { FailedPaymentHandling } from '../../payments/failed-payment-handling';
+import { MobileWalletEventHandler } from '../../payments/mobile-wallet/mobile-wallet-event-handler';
+import { ReceiveMobileWalletWebhook } from '../../payments/mobile-wallet/receive-webhook.use-case';
+import { OrderLinks } from '../../payments/order-links';
+import { RenewalPaymentCompletion } from '../../payments/payment-completion';
+import { PaymentEvents, SCHEDULE_RETRY } from '../../payments/payment-events';
+import { PaymentRecorder } from '../../payments/payment-recorder';
+import { CardGatewayClient } from '../../payments/providers/card-gateway/client';
+import { MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
+import { ReconciliationRepository } from '../../data-access/reconciliation-repository';
+import { buildReconciler } from '../../reconciliation/wiring';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -55,9 +57,16 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes);
   const links = new OrderLinks(orders, orderWrites, retries);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, clock);
+  // Reconciliation: the same handlers over paced, read-only clients of their own.
+  const reconciliation = buildReconciler({
+    config, cardGateway, mobileWallet, repository: new ReconciliationRepository(dataSource), orders, settings, log, clock,
+    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, clock),
+    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, clock),
+  });
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, cardGateway, mobileWallet,
+    changes, handOver: shop.handOver, reconciliation,
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(

@@ -1,0 +1,55 @@
+import type { DataSource } from 'typeorm';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { WpOption } from '../../entities';
+import { rawPool, tableOf } from './data-source';
+import { serializedStringList } from '../wordpress/serialized-values';
+
+/** Privileges the service needs on the shop's database: to read and write, and to create and change its own tables. */
+export const NEEDED_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'INDEX', 'DROP'] as const;
+
+const SUBSCRIPTIONS_PLUGIN = 'woocommerce-subscriptions/woocommerce-subscriptions.php';
+
+/** What `payment-hub doctor` reads of the database server and the shop's installation. */
+export class InstallationRepository {
+  private readonly pool: Pool;
+  private readonly options: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.pool = rawPool(dataSource);
+    this.options = tableOf(dataSource, WpOption);
+  }
+
+  /** The server's version, and its UTC clock as it answered (with the local time around the round trip). */
+  async server(): Promise<{ version: string; serverMs: number; sentMs: number; answeredMs: number }> {
+    const sentMs = Date.now();
+    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT VERSION() AS version, DATE_FORMAT(UTC_TIMESTAMP(3), '%Y-%m-%dT%H:%i:%s.%fZ') AS now`);
+    const answeredMs = Date.now();
+    return { version: String(rows[0].version), serverMs: Date.parse(String(rows[0].now).replace(/(\.\d{3})\d+Z$/, '$1Z')), sentMs, answeredMs };
+  }
+
+  /**
+   * The needed privileges the connected user lacks, from its global and database grants (MariaDB and MySQL
+   * list both in information_schema). Grants on single tables are not seen here.
+   */
+  async missingPrivileges(): Promise<string[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT PRIVILEGE_TYPE AS privilege FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = @grantee
+       UNION SELECT PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = @grantee AND ? LIKE TABLE_SCHEMA`.replace(
+        /@grantee/g, `CONCAT("'", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), "'@'", SUBSTRING_INDEX(CURRENT_USER(), '@', -1), "'")`),
+      [this.dataSource.options.database]);
+    const held = new Set(rows.map((row) => String(row.privilege)));
+    return held.has('ALL PRIVILEGES') ? [] : NEEDED_PRIVILEGES.filter((privilege) => !held.has(privilege));
+  }
+
+  /** WooCommerce's and Subscriptions' versions as they recorded them, and whether Subscriptions is active. */
+  async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean }> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT option_name, option_value FROM ${this.options} WHERE option_name IN ('woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins')`);
+    const value = new Map(rows.map((row) => [String(row.option_name), String(row.option_value)]));
+    return {
+      woocommerce: value.get('woocommerce_version') ?? null,
+      subscriptions: value.get('woocommerce_subscriptions_active_version') ?? null,
+      subscriptionsActive: serializedStringList(value.get('active_plugins') ?? '').includes(SUBSCRIPTIONS_PLUGIN),
+    };
+  }
+}

