@@ -61,6 +61,9 @@ const LEASE_MS = 5000;
  */
 const RENEW_AFTER_MS = 2000;
 const RENEW_SWEEP_MS = 1000;
+/** The first and the longest wait before the blocks are read again after a failed read. */
+const RESYNC_RETRY_FIRST_MS = 100;
+const RESYNC_RETRY_LAST_MS = 2000;
 
 // Redis' own clock for lease ends, so that API processes on several hosts agree on them.
 const NOW_MS = `local time = redis.call('TIME')
@@ -249,8 +252,13 @@ export class FailedAttemptThrottle {
     if (subscriber) await closeRedis(subscriber);
   }
 
-  /** Subscribe first, then read the blocks already in Redis, so none announced in between is missed. */
-  private async resync(): Promise<void> {
+  /**
+   * Subscribe first, then read the blocks already in Redis, so none announced in between is missed.
+   * After Redis restarts, the subscriber is often back before the command client (they keep separate
+   * reconnection timers), and the read fails: it is tried again until it succeeds, or lookups would be
+   * refused until the next outage.
+   */
+  private async resync(retryMs = RESYNC_RETRY_FIRST_MS): Promise<void> {
     const subscriber = this.subscriber;
     if (!subscriber) return;
     try {
@@ -265,7 +273,9 @@ export class FailedAttemptThrottle {
       }
       this.listening = true;
     } catch (error) {
-      this.log.warn('throttle_resync_failed', { error });
+      this.log.warn('throttle_resync_failed', { error, retryInMs: retryMs });
+      await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+      if (this.subscriber === subscriber && subscriber.isReady && !this.listening) await this.resync(Math.min(retryMs * 2, RESYNC_RETRY_LAST_MS));
     }
   }
 
