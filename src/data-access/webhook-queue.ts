@@ -13,6 +13,12 @@ export interface WebhookJob {
 /** A queue not connected this long after it was opened counts as unavailable (and is said to be available once it connects). */
 const FIRST_CONNECTION_WAIT_MS = 2000;
 
+/** The pause before an instance that failed to start is replaced. */
+const RESTART_PAUSE_MS = 500;
+
+/** Long enough for any connection attempt of a replaced instance to have ended one way or the other. */
+const LATE_CLIENT_WAIT_MS = 30_000;
+
 /** The longest one job holds one of the worker's places. */
 const JOB_DEADLINE_MS = 60_000;
 
@@ -74,13 +80,31 @@ export class WebhookQueue {
       this.watch(queue);
       if (this.down) this.log.info('queue_available');
       this.down = false;
-    }, () => undefined);
+    }, () => this.failedToStart(queue));
     // Redis away from the start (or lost again while reconnecting): saves fail at once instead of each waiting.
     setTimeout(() => {
       if (!this.connected.has(queue) && queue === this.queue && !this.closing) this.unavailable();
     }, FIRST_CONNECTION_WAIT_MS).unref();
     if (this.handler) queue.process(this.handler.concurrency, this.handler.handle);
     return queue;
+  }
+
+  /**
+   * bee-queue gives an instance up for good when one of its clients fails before it is ready (Redis
+   * dying, or not yet answering, while the client says hello): nothing would take jobs again. It is
+   * replaced by a fresh instance, after a pause so that a Redis refusing every connection is not
+   * asked in a tight loop.
+   */
+  private failedToStart(queue: BeeQueue<WebhookJob>): void {
+    if (queue !== this.queue || this.closing) return;
+    this.unavailable();
+    setTimeout(() => {
+      if (queue !== this.queue || this.closing) return;
+      this.queue = this.open();
+      // Its other client may still be connecting; it is ended now and, should it connect later, then.
+      endClients(queue);
+      setTimeout(() => endClients(queue), LATE_CLIENT_WAIT_MS).unref();
+    }, RESTART_PAUSE_MS).unref();
   }
 
   private unavailable(): void {
@@ -169,7 +193,12 @@ export class WebhookQueue {
     const closed = queue.close(timeoutMs).catch((error) => this.log.warn('queue_close_timeout', { error: error.message }));
     // A client that never reached Redis would wait for it forever to accept QUIT.
     await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs + 500).unref())]);
-    const clients = queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
-    for (const client of [clients.client, clients.bclient, clients.eclient]) client?.end?.(true);
+    endClients(queue);
   }
+}
+
+/** Ends an instance's Redis connections at once, whatever state they are in. */
+function endClients(queue: BeeQueue<WebhookJob>): void {
+  const clients = queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
+  for (const client of [clients.client, clients.bclient, clients.eclient]) client?.end?.(true);
 }
