@@ -8,6 +8,8 @@ import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'ty
 
 /** REST API keys: `consumer_key` is HMAC-SHA256(ck, "wc-api"), the secret is stored in clear. */
 @Entity({ name: 'woocommerce_api_keys', synchronize: false })
+@Index('consumer_key', ['consumerKey'])
+@Index('consumer_secret', ['consumerSecret'])
 export class WooCommerceApiKey {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'key_id' }) id!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'user_id' }) userId!: string;
@@ -15,25 +17,41 @@ export class WooCommerceApiKey {
   @Column({ type: 'varchar', length: 10, name: 'permissions' }) permissions!: string;
   @Column({ type: 'char', length: 64, name: 'consumer_key' }) consumerKey!: string;
   @Column({ type: 'char', length: 43, name: 'consumer_secret' }) consumerSecret!: string;
+  @Column({ type: 'longtext', name: 'nonces', nullable: true }) nonces!: string | null;
   @Column({ type: 'char', length: 7, name: 'truncated_key' }) truncatedKey!: string;
   @Column({ type: 'datetime', name: 'last_access', nullable: true }) lastAccess!: string | null;
 }
 
 /** Action Scheduler's queue (bundled with WooCommerce); WooCommerce Subscriptions schedules renewals here. */
 @Entity({ name: 'actionscheduler_actions', synchronize: false })
+@Index('hook_status_scheduled_date_gmt', ['hook', 'status', 'scheduledGmt'])
+@Index('status_scheduled_date_gmt', ['status', 'scheduledGmt'])
+@Index('scheduled_date_gmt', ['scheduledGmt'])
+@Index('args', ['args'])
+@Index('group_id', ['groupId'])
+@Index('last_attempt_gmt', ['lastAttemptGmt'])
+@Index('claim_id_status_priority_scheduled_date_gmt', ['claimId', 'status', 'priority', 'scheduledGmt'])
+@Index('status_last_attempt_gmt', ['status', 'lastAttemptGmt'])
+@Index('status_claim_id', ['status', 'claimId'])
 export class ScheduledAction {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'action_id' }) id!: string;
   @Column({ type: 'varchar', length: 191, name: 'hook' }) hook!: string;
   @Column({ type: 'varchar', length: 20, name: 'status' }) status!: string;
   @Column({ type: 'datetime', name: 'scheduled_date_gmt', nullable: true }) scheduledGmt!: string | null;
   @Column({ type: 'datetime', name: 'scheduled_date_local', nullable: true }) scheduledLocal!: string | null;
-  @Column({ type: 'tinyint', unsigned: true, name: 'priority' }) priority!: number;
+  @Column({ type: 'tinyint', unsigned: true, name: 'priority', default: 10 }) priority!: number;
   @Column({ type: 'varchar', length: 191, name: 'args', nullable: true }) args!: string | null;
   @Column({ type: 'longtext', name: 'schedule', nullable: true }) schedule!: string | null;
-  @Column({ type: 'bigint', unsigned: true, name: 'group_id' }) groupId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'group_id', default: 0 }) groupId!: string;
+  @Column({ type: 'int', name: 'attempts', default: 0 }) attempts!: number;
+  @Column({ type: 'datetime', name: 'last_attempt_gmt', nullable: true }) lastAttemptGmt!: string | null;
+  @Column({ type: 'datetime', name: 'last_attempt_local', nullable: true }) lastAttemptLocal!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'claim_id', default: 0 }) claimId!: string;
+  @Column({ type: 'varchar', length: 8000, name: 'extended_args', nullable: true }) extendedArgs!: string | null;
 }
 
 @Entity({ name: 'actionscheduler_groups', synchronize: false })
+@Index('slug', ['slug'])
 export class ScheduledActionGroup {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'group_id' }) id!: string;
   @Column({ type: 'varchar', length: 255, name: 'slug' }) slug!: string;

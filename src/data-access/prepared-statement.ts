@@ -1,0 +1,54 @@
+import type { DataSource, EntityTarget, ObjectLiteral, QueryBuilder } from 'typeorm';
+import type { Statement } from './transaction';
+
+/**
+ * A statement TypeORM's query builder wrote once, at start-up, from the entities: the table with the
+ * site's prefix and every column come from the entity's metadata, so no repository names them. Each use
+ * only binds its values, and the statement runs through whatever connection holds the work (a
+ * transaction's, or the pool), alone or `together()` with others in one round trip.
+ *
+ * The builder is given a named slot for each value (`slots('ids', 'email')`), written `:ids` in its
+ * conditions. `IN (:ids)` takes an array: mysql2 expands it when the statement runs, so one prepared
+ * text serves lists of any length.
+ */
+export class PreparedStatement<Name extends string = string> {
+  private constructor(readonly sql: string, private readonly order: (Slot | { fixed: unknown })[]) {}
+
+  static from<Name extends string>(builder: QueryBuilder<ObjectLiteral>): PreparedStatement<Name> {
+    const [sql, parameters] = builder.getQueryAndParameters();
+    return new PreparedStatement<Name>(sql, parameters.map((value) => (value instanceof Slot ? value : { fixed: value })));
+  }
+
+  /** The statement with its values, in the order the builder wrote the slots. */
+  with(values: Record<Name, unknown>): Statement {
+    return { sql: this.sql, values: this.order.map((slot) => (slot instanceof Slot ? values[slot.name as Name] : slot.fixed)) };
+  }
+}
+
+/** A value to be given later, by name. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** Parameters for a query builder, one slot per name, to be filled by `PreparedStatement.with()`. */
+export function slots<Name extends string>(...names: Name[]): Record<Name, unknown> {
+  return Object.fromEntries(names.map((name) => [name, new Slot(name)])) as Record<Name, unknown>;
+}
+
+/**
+ * The names SQL needs where the query builder cannot write the statement (UNION ALL, an index hint, a
+ * WordPress-style `GET_LOCK`): the quoted table with the site's prefix, and each property's column.
+ */
+export function sqlNames<Entity extends ObjectLiteral>(dataSource: DataSource, entity: EntityTarget<Entity>): { table: string; column: Record<keyof Entity & string, string>; index(name: string): string } {
+  const metadata = dataSource.getMetadata(entity);
+  const column = Object.fromEntries(metadata.columns.map((c) => [c.propertyName, `\`${c.databaseName}\``])) as Record<keyof Entity & string, string>;
+  return {
+    table: `\`${metadata.tableName}\``,
+    column,
+    index(name: string) {
+      const index = metadata.indices.find((candidate) => candidate.givenName === name || candidate.name === name);
+      if (!index) throw new Error(`${metadata.name} declares no index ${name}`);
+      return `\`${index.givenName ?? index.name}\``;
+    },
+  };
+}
