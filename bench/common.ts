@@ -11,7 +11,7 @@ export interface MeasureRow {
 }
 
 /** One measured scenario: a line of the printed tables. */
-export interface Row { orders: number; target: string; scenario: string; rps: number; p50: number; p99: number; mean?: number; non2xxOrErrors: string }
+export interface Row { orders: number; target: string; scenario: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; non2xxOrErrors: string }
 
 const root = path.resolve(__dirname, '../..');
 
@@ -24,7 +24,7 @@ const root = path.resolve(__dirname, '../..');
 export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit', execArgv: string[] = []): Promise<ChildProcess> {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   return new Promise((resolve, reject) => {
-    const child = fork(path.join(root, script), [], { env: { ...process.env, ...env }, execArgv: [...profile, ...execArgv], stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
+    const child = fork(path.resolve(root, script), [], { env: { ...process.env, ...env }, execArgv: [...profile, ...execArgv], stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
     if (child.stderr) {
       readline.createInterface({ input: child.stderr }).on('line', (line) => {
         if (!line.includes('"event":"http_request"')) process.stderr.write(`${line}\n`);
@@ -41,10 +41,10 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
   });
 }
 
-/** autocannon with 10 connections: a 3 s warm-up, then `duration` seconds measured. */
-export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[]): Promise<autocannon.Result> {
-  await autocannon({ url, connections: 10, duration: 3, requests });
-  return autocannon({ url, connections: 10, duration, requests });
+/** autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured. */
+export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10): Promise<autocannon.Result> {
+  await autocannon({ url, connections, duration: 3, requests });
+  return autocannon({ url, connections, duration, requests });
 }
 
 /** The table row of a run, printed as it completes; `expected` is how many answers had the expected status. */

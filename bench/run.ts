@@ -31,6 +31,13 @@ const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
 const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,handover,hardening').split(','));
+/** Connections of the order status runs; each program is measured at each. */
+const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '10,1').split(',').map(Number);
+/** Rounds of the order status programs, interleaved (API, bare program, baseline; again...), so drift of the machine hits all alike. */
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const scenarioNames = process.env.BENCH_SCENARIOS?.split(',');
+/** Another checkout of this project, built: its API runs in the same rounds, to compare a change with the code before it. */
+const baseline = process.env.BENCH_BASELINE;
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -107,15 +114,25 @@ function orderStatusRequests(bodies: () => string): autocannon.RequestSpec[] {
   }];
 }
 
+/** Peak resident memory of a process so far, in MiB (Linux). */
+function peakRssMiB(pid: number | undefined): number | undefined {
+  try {
+    const kib = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Math.round(Number(kib) / 1024);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Starts one of the programs on a free port, runs `work` against it, stops it. */
-async function withProgram(script: string, dbName: string, work: (url: string) => Promise<Row[]>): Promise<Row[]> {
+async function withProgram(script: string, dbName: string, work: (url: string, pid: number | undefined) => Promise<Row[]>): Promise<Row[]> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const child = await startProcess(script, {
     DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
     HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
   });
   try {
-    return await work(`http://127.0.0.1:${port}`);
+    return await work(`http://127.0.0.1:${port}`, child.pid);
   } finally {
     child.kill('SIGTERM');
   }
@@ -125,8 +142,8 @@ async function withProgram(script: string, dbName: string, work: (url: string) =
  * A match, a mismatch and a not-found among recent orders, and a match among all orders; a random order
  * per request.
  */
-function orderStatusScenarios(label: string, size: number, samples: Samples) {
-  return async (url: string): Promise<Row[]> => {
+function orderStatusScenarios(label: string, size: number, samples: Samples, round?: number) {
+  return async (url: string, pid: number | undefined): Promise<Row[]> => {
     const from = (list: Sample[]) => () => list[Math.floor(Math.random() * list.length)];
     const recent = from(samples.recent);
     const any = from(samples.any);
@@ -137,12 +154,44 @@ function orderStatusScenarios(label: string, size: number, samples: Samples) {
       ['match, any order', () => { const s = any(); return JSON.stringify({ order_number: String(s.id), email: s.email }); }],
     ];
     const rows: Row[] = [];
-    for (const [scenario, bodies] of scenarios) {
-      const result = await measure(url, duration, orderStatusRequests(bodies));
-      rows.push(resultRow(size, label, scenario, result, scenario.startsWith('match') ? result['2xx'] : result['4xx']));
+    for (const [scenario, bodies] of scenarios.filter(([name]) => !scenarioNames || scenarioNames.includes(name))) {
+      for (const connections of connectionCounts) {
+        const result = await measure(url, duration, orderStatusRequests(bodies), connections);
+        const row = resultRow(size, `${label}, ${connections} conn.`, scenario, result, scenario.startsWith('match') ? result['2xx'] : result['4xx']);
+        rows.push({ ...row, target: label, connections, round, rssMiB: peakRssMiB(pid) });
+      }
     }
     return rows;
   };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+};
+
+/**
+ * The order status programs side by side: per shop size, request and connections, the median over the
+ * rounds of each program, and the API's ratios to the bare program (and to the baseline, when run).
+ */
+function comparisonTable(rows: Row[]): string {
+  const lines = ['| orders | request | conn. | program | req/s | p50 ms | p99 ms | peak RSS MiB | API / this |', '|---:|---|---:|---|---:|---:|---:|---:|---:|'];
+  const keys = [...new Set(rows.map((r) => `${r.orders}|${r.scenario}|${r.connections}`))];
+  for (const key of keys) {
+    const [orders, scenario, connections] = key.split('|');
+    const of = (target: string) => rows.filter((r) => `${r.orders}|${r.scenario}|${r.connections}` === key && r.target === target);
+    const programs = [...new Set(rows.map((r) => r.target))];
+    const api = median(of('shop-sidecar API').map((r) => r.rps));
+    for (const program of programs) {
+      const measured = of(program);
+      if (!measured.length) continue;
+      const rps = median(measured.map((r) => r.rps));
+      const rss = measured.map((r) => r.rssMiB).filter((v): v is number => v !== undefined);
+      const ratio = program === 'shop-sidecar API' ? '' : `${(api / rps).toFixed(2)}`;
+      lines.push(`| ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${median(measured.map((r) => r.p99))} | ${rss.length ? Math.max(...rss) : ''} | ${ratio} |`);
+    }
+  }
+  return lines.join('\n');
 }
 
 function table(rows: Row[]): string {
@@ -152,7 +201,12 @@ function table(rows: Row[]): string {
 
 /** The order status route's targets, checked against this run's rows (a match among recent orders). */
 function orderStatusTargets(rows: Row[]): string[] {
-  const match = (orders: number, target: string) => rows.find((r) => r.orders === orders && r.target === target && r.scenario === 'match');
+  const match = (orders: number, target: string): Row | undefined => {
+    const measured = rows.filter((r) => r.orders === orders && r.target === target && r.scenario === 'match');
+    if (!measured.length) return undefined;
+    const of = (field: 'rps' | 'p50' | 'p99' | 'mean') => median(measured.map((r) => r[field] ?? 0));
+    return { ...measured[0], rps: of('rps'), p50: of('p50'), p99: of('p99'), mean: of('mean') };
+  };
   const api = (orders: number) => match(orders, 'shop-sidecar API');
   const lines: string[] = [];
   const check = (what: string, measured: string, met: boolean) => lines.push(`| ${what} | ${measured} | ${met ? 'met' : 'not met'} |`);
@@ -190,8 +244,11 @@ async function main(): Promise<void> {
     if (!parts.has('order-status') && !customerLookupHere && !staffLoginsHere) continue;
     const { dbName, samples } = await prepareShop(size);
     if (parts.has('order-status')) {
-      rows.push(...await withProgram(api, dbName, orderStatusScenarios('shop-sidecar API', size, samples)));
-      rows.push(...await withProgram('dist/bench/ceiling.js', dbName, orderStatusScenarios('bare node:http + mysql2', size, samples)));
+      const programs: [string, string][] = [['shop-sidecar API', api], ['bare node:http + mysql2', 'dist/bench/ceiling.js']];
+      if (baseline) programs.push([`baseline API (${path.basename(path.resolve(baseline))})`, path.resolve(baseline, api)]);
+      for (let round = 1; round <= rounds; round++) {
+        for (const [label, script] of programs) rows.push(...await withProgram(script, dbName, orderStatusScenarios(label, size, samples, round)));
+      }
     }
     if (customerLookupHere) {
       customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration })));
@@ -205,7 +262,10 @@ async function main(): Promise<void> {
       }));
     }
   }
-  if (rows.length) sections.push('## Order status route', '', table(rows), '', ...orderStatusTargets(rows));
+  if (rows.length) {
+    sections.push('## Order status route', '', `Medians of ${rounds} interleaved round(s); "API / this": the API's requests per second over this program's.`, '', comparisonTable(rows), '');
+    sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., round ${r.round}` }))), '', ...orderStatusTargets(rows.filter((r) => r.connections === 10)));
+  }
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
   if (staffRows.length) sections.push('## Order status under failing staff logins', '', table(staffRows), '', ...staffTarget);
   if (parts.has('payments')) {
