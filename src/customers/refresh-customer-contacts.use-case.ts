@@ -24,7 +24,7 @@ export interface RefreshOptions {
 /**
  * Keeps the customer lookup's contact index current from the authoritative store. The first run builds it
  * (resumable, in ID order). After that each run indexes new IDs (ID high-water mark), re-reads changed rows
- * (HPOS: `date_updated_gmt` high-water mark; legacy: the newest IDs' modified dates), and sweeps one more
+ * (HPOS: the orders' update time as high-water mark; legacy: the newest IDs' modified dates), and sweeps one more
  * slice of the whole store, so older edits and deletions are caught too. Returns the index rows written or removed.
  */
 export class RefreshCustomerContacts {

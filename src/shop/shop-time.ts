@@ -90,7 +90,7 @@ export function parseLocalDateTime(text: string, zone: ShopTimeZone): Date | nul
   return new Date(instant);
 }
 
-/** `Y-m-d H:i:s` in the shop's zone, as WordPress's local date columns (`post_date`, `comment_date`) hold it. */
+/** `Y-m-d H:i:s` in the shop's zone, as WordPress's local date columns (a post's or a comment's date) hold it. */
 export function localDateTime(date: Date, zone: ShopTimeZone): string {
   return isoInZone(date, zone).slice(0, 19).replace('T', ' ');
 }

@@ -18,7 +18,7 @@ export interface ShopSubscription {
   status: string;
   customerId: number;
   currency: string;
-  /** The recurring total as stored (the subscription's own `_order_total` / `total_amount`). */
+  /** The recurring total as stored (the subscription's own order total). */
   recurringTotal: string;
   paymentMethodTitle: string;
   billingPeriod: BillingPeriod;

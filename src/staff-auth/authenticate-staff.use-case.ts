@@ -33,7 +33,7 @@ export interface CookieRequest {
 }
 
 const DAY_SECONDS = 86_400;
-/** WooCommerce writes `last_access` on every request; once a minute per key is enough to keep WP admin's column true. */
+/** WooCommerce writes a key's last access on every request; once a minute per key is enough to keep WP admin's column true. */
 const API_KEY_TOUCH_INTERVAL_MS = 60_000;
 
 const refuse = (reason: UnauthenticatedReason): StaffAuthentication => ({ kind: 'unauthenticated', reason });

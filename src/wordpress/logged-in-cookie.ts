@@ -153,7 +153,7 @@ export type LoggedInCookieCheck =
 
 /**
  * Every check after the user lookup, in WordPress's order. The caller parses the cookie, loads the
- * user by `cookie.login` (401 if none), and passes that user's `user_pass` and `session_tokens`.
+ * user by `cookie.login` (401 if none), and passes that user's password hash and `session_tokens`.
  */
 export function checkLoggedInCookie(input: {
   cookie: LoggedInCookie;

@@ -1,5 +1,5 @@
 /**
- * The password checks WordPress performs on `wp_users.user_pass` (`wp_check_password`, 6.8+) and on
+ * The password checks WordPress performs on a user's stored password hash (`wp_check_password`, 6.8+) and on
  * application passwords (`WP_Application_Passwords::check_password`), without PHP.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';

@@ -11,7 +11,7 @@ export function isApiKeyPermission(value: unknown): value is ApiKeyPermission {
   return value === 'read' || value === 'write' || value === 'read_write';
 }
 
-/** `wc_api_hash`: what the `consumer_key` column holds for a given `ck_...` key. */
+/** `wc_api_hash`: what WooCommerce stores as the key for a given `ck_...` key. */
 export function hashConsumerKey(consumerKey: string): string {
   return createHmac('sha256', 'wc-api').update(consumerKey, 'utf8').digest('hex');
 }
@@ -45,9 +45,9 @@ export function methodAllowed(permissions: ApiKeyPermission | string, method: st
 export interface GeneratedApiKey {
   consumerKey: string;
   consumerSecret: string;
-  /** The `consumer_key` column value. */
+  /** The key as WooCommerce stores it. */
   storedKey: string;
-  /** The `truncated_key` column value: the last 7 characters of the key. */
+  /** The truncated key WooCommerce shows: the last 7 characters of the key. */
   truncatedKey: string;
 }
 
