@@ -24,15 +24,13 @@ export class WooCommerceApiKey {
 
 /** Action Scheduler's queue (bundled with WooCommerce); WooCommerce Subscriptions schedules renewals here. */
 @Entity({ name: 'actionscheduler_actions', synchronize: false })
-@Index('hook_status_scheduled_date_gmt', ['hook', 'status', 'scheduledGmt'])
-@Index('status_scheduled_date_gmt', ['status', 'scheduledGmt'])
+// The indexes every supported Action Scheduler has; versions differ in the rest (3.x: `hook`, `status`; newer:
+// `hook_status_scheduled_date_gmt`, `status_scheduled_date_gmt`, ...), so none of those is named here.
 @Index('scheduled_date_gmt', ['scheduledGmt'])
 @Index('args', ['args'])
 @Index('group_id', ['groupId'])
 @Index('last_attempt_gmt', ['lastAttemptGmt'])
-@Index('claim_id_status_priority_scheduled_date_gmt', ['claimId', 'status', 'priority', 'scheduledGmt'])
-@Index('status_last_attempt_gmt', ['status', 'lastAttemptGmt'])
-@Index('status_claim_id', ['status', 'claimId'])
+@Index('claim_id_status_scheduled_date_gmt', ['claimId', 'status', 'scheduledGmt'])
 export class ScheduledAction {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'action_id' }) id!: string;
   @Column({ type: 'varchar', length: 191, name: 'hook' }) hook!: string;
