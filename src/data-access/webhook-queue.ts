@@ -41,6 +41,8 @@ const JOB_DEADLINE_MS = 60_000;
 export class WebhookQueue {
   private queue: BeeQueue<WebhookJob>;
   private readonly retiring = new Set<Promise<void>>();
+  /** Instances that failed to start, whose late clients are still to be ended. */
+  private readonly discarded = new Set<BeeQueue<WebhookJob>>();
   private handler: { concurrency: number; handle: (job: BeeQueue.Job<WebhookJob>) => Promise<unknown> } | null = null;
   private stalledTimer: NodeJS.Timeout | undefined;
   private closing = false;
@@ -101,9 +103,13 @@ export class WebhookQueue {
     setTimeout(() => {
       if (queue !== this.queue || this.closing) return;
       this.queue = this.open();
-      // Its other client may still be connecting; it is ended now and, should it connect later, then.
+      // Its other client may still be connecting; it is ended now and, should it connect later, then or at close.
       endClients(queue);
-      setTimeout(() => endClients(queue), LATE_CLIENT_WAIT_MS).unref();
+      this.discarded.add(queue);
+      setTimeout(() => {
+        endClients(queue);
+        this.discarded.delete(queue);
+      }, LATE_CLIENT_WAIT_MS).unref();
     }, RESTART_PAUSE_MS).unref();
   }
 
@@ -184,6 +190,7 @@ export class WebhookQueue {
   async close(timeoutMs: number): Promise<void> {
     this.closing = true;
     clearInterval(this.stalledTimer);
+    for (const queue of this.discarded) endClients(queue);
     await Promise.all([this.shut(this.queue, timeoutMs), ...this.retiring]);
   }
 

@@ -4,6 +4,7 @@ import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gatewa
 import { eventually } from '../support/payment-hub-fixture';
 import { PrivateRedis } from '../support/private-redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { capturingLogger } from '../support/staff-api';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 
 // The real `npm run worker` while Redis is away: it keeps processing stored webhooks from the table, so it
@@ -16,6 +17,7 @@ let redis: PrivateRedis;
 let shop: TestShop;
 let fake: FakeCardGateway;
 let api: RunningApi;
+const apiLog = capturingLogger();
 let worker: ServiceProcess;
 
 /** CPU seconds (user + system) the process has used so far. */
@@ -31,7 +33,7 @@ test.before(async () => {
   fake = new FakeCardGateway();
   await fake.start();
   const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret };
-  api = await startApi(shop.config(env));
+  api = await startApi(shop.config(env), apiLog);
   worker = startServiceProcess('worker', { ...env, DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix });
   await worker.logged('worker_started');
 });
@@ -82,6 +84,8 @@ test.serial('While Redis is away, the worker stays quiet (little CPU, no line pe
 
   await redis.start();
   await worker.logged('queue_available');
+  // The API's queue reconnects on its own timer; until it has, a webhook waits for the sweep instead.
+  await eventually(async () => apiLog.entries.some((entry) => entry.event === 'queue_available'), 10_000, "the API's queue to be available again");
   const since = worker.logs.length;
   for (let i = 0; i < 5; i++) t.is((await sendInvoiceSettled(api.url, fake, `inv-after-${i}`)).res.status, 200);
   await allProcessed('the webhooks after Redis came back to be processed', 8000);
