@@ -1,8 +1,9 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Executor, Statement } from './transaction';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta, WooCommerceChange } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, slots, sqlNames } from './prepared-statement';
 import { TurnBatch } from './turn-batch';
 import type { ShopSettings } from './shop-settings-repository';
 import { emptyAddress, PAYMENT_HAND_OVER_OPS, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
@@ -14,67 +15,169 @@ const LOOKUP_BATCH_LIMIT = 100;
 /** Statuses of rows that are not real orders to a customer: drafts and the bin. */
 export const HIDDEN_STATUSES = ['trash', 'auto-draft', 'draft', 'wc-checkout-draft'];
 const NUMBER_META_KEYS = ['_order_number_formatted', '_order_number'];
+/** Meta keys by which an order names the subscription it renews, switches or resubscribes to. */
+const SUBSCRIPTION_RELATIONS = ['_subscription_renewal', '_subscription_switch', '_subscription_resubscribe'];
+/** Each address field and how posts storage names it in the order's meta (`_billing_first_name`). */
 const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
   ['firstName', 'first_name'], ['lastName', 'last_name'], ['company', 'company'], ['address1', 'address_1'],
   ['address2', 'address_2'], ['city', 'city'], ['state', 'state'], ['postcode', 'postcode'], ['country', 'country'],
   ['email', 'email'], ['phone', 'phone'],
 ];
 
+type Mode = 'legacy' | 'hpos';
+
+/** Where a storage mode keeps orders, refunds and subscriptions (an order is `o` in every statement). */
+interface Store {
+  order: typeof Post | typeof HposOrder;
+  meta: typeof PostMeta | typeof HposOrderMeta;
+  /** The meta's property holding its order's ID. */
+  metaOrderId: string;
+  /** The order's property holding its parent's ID: a refund's order, a subscription's first order. */
+  parentId: string;
+  /** The order's own columns a lookup reads. */
+  selectOrders(query: SelectQueryBuilder<ObjectLiteral>): SelectQueryBuilder<ObjectLiteral>;
+}
+
+const STORES: Record<Mode, Store> = {
+  legacy: {
+    order: Post, meta: PostMeta, metaOrderId: 'postId', parentId: 'parentId',
+    // The rest of such an order is in its meta.
+    selectOrders: (query) => query.select('o.id', 'id').addSelect('o.type', 'type').addSelect('o.status', 'status')
+      .addSelect('o.dateGmt', 'dateCreatedGmt').from(Post, 'o'),
+  },
+  hpos: {
+    order: HposOrder, meta: HposOrderMeta, metaOrderId: 'orderId', parentId: 'parentOrderId',
+    selectOrders: (query) => {
+      const orders = query.select('o.id', 'id').from(HposOrder, 'o')
+        .leftJoin(HposOrderOperationalData, 'op', 'op.orderId = o.id')
+        .leftJoin(HposOrderAddress, 'billing', "billing.orderId = o.id AND billing.addressType = 'billing'")
+        .leftJoin(HposOrderAddress, 'shipping', "shipping.orderId = o.id AND shipping.addressType = 'shipping'");
+      for (const property of ['type', 'status', 'currency', 'totalAmount', 'customerId', 'billingEmail', 'dateCreatedGmt', 'paymentMethod', 'paymentMethodTitle']) {
+        orders.addSelect(`o.${property}`, property);
+      }
+      for (const property of ['createdVia', 'datePaidGmt', 'dateCompletedGmt']) orders.addSelect(`op.${property}`, property);
+      for (const address of ['billing', 'shipping']) {
+        for (const [field] of ADDRESS_FIELDS) orders.addSelect(`${address}.${field}`, `${address}_${field}`);
+      }
+      return orders;
+    },
+  },
+};
+
+/** Values every statement of this file may name and none is given per call. */
+const FIXED = { hidden: HIDDEN_STATUSES, numberKeys: NUMBER_META_KEYS, relations: SUBSCRIPTION_RELATIONS, handOverOps: PAYMENT_HAND_OVER_OPS };
+
+/** A statement written once that each use binds by name: a `PreparedStatement`, or one the builder cannot write, written with `sqlNames`. */
+interface Bindable<Name extends string> {
+  readonly sql: string;
+  with(values: Record<Name, unknown>): Statement;
+}
+
+/** Statements sent as one in a single round trip: their text joined once, each use binding every one by name. */
+function inOneRoundTrip<Name extends string>(...statements: Bindable<Name>[]): Bindable<Name> {
+  const sql = statements.map((statement) => statement.sql).join(';\n');
+  return { sql, with: (values) => ({ sql, values: statements.flatMap((statement) => statement.with(values).values) }) };
+}
+
+/** A storage mode's statements, each written once. */
+class StoreStatements {
+  /** The order carrying this number of its own (`id`, `preference` 0); no row when there is none. */
+  readonly byNumber: PreparedStatement<'number'>;
+  /** `findByOrderNumber`'s search as one statement, by the shop's kind of order numbers. */
+  readonly numberSearch: Record<ShopSettings['orderNumbers'], PreparedStatement<'number' | 'asId'>>;
+  /**
+   * A lookup's reads: the orders, their meta, their items with the orders' refunds appended (refund rows
+   * have no item ID), and the payment decisions waiting for WooCommerce (through the hand-overs' object
+   * and status index). The meta is a statement of its own rather than joined, so the order's columns come
+   * once, not once per meta row. No ORDER BY: rows come through the indexes on the order's ID in ID order
+   * already, and sorting cost a temporary table per request.
+   */
+  readonly lookup: Bindable<'ids' | 'type'>;
+  readonly exists: PreparedStatement<'id'>;
+  readonly relatesToSubscription: PreparedStatement<'orderId' | 'subscriptionId' | 'subscription'>;
+
+  constructor(dataSource: DataSource, store: Store) {
+    const query = () => dataSource.createQueryBuilder().setParameters(FIXED);
+    const metaOrderId = `m.${store.metaOrderId}`;
+    const visibleOrder = "o.type = 'shop_order' AND o.status NOT IN (:hidden)";
+
+    const byNumber = query().select(metaOrderId, 'id').addSelect('0', 'preference').from(store.meta, 'm')
+      .innerJoin(store.order, 'o', `o.id = ${metaOrderId} AND o.type = 'shop_order'`)
+      .where('m.key IN (:numberKeys) AND m.value = :number').limit(1)
+      .setParameters(slots('number'));
+    this.byNumber = PreparedStatement.from(byNumber);
+
+    // As the plugins fall back: the ID of an order that has no number of its own.
+    const hasNumber = query().select('1').from(store.meta, 'm').where(`${metaOrderId} = o.id AND m.key IN (:numberKeys) AND m.value <> ''`);
+    const withoutNumber = query().select('o.id', 'id').addSelect('1', 'preference').from(store.order, 'o')
+      .where(`o.id = :asId AND NOT EXISTS (${hasNumber.getQuery()})`);
+    const visible = (candidate: string) => PreparedStatement.from<'number' | 'asId'>(query()
+      .select('o.id', 'id').from(`(${candidate})`, 'n')
+      .innerJoin(store.order, 'o', `o.id = n.id AND ${visibleOrder}`)
+      .setParameters(slots('number', 'asId')));
+    this.numberSearch = {
+      id: visible('SELECT :asId AS id'),
+      // A number of its own first.
+      sequential: visible(`SELECT id FROM ((${byNumber.getQuery()}) UNION ALL (${withoutNumber.getQuery()})) candidates ORDER BY preference LIMIT 1`),
+    };
+
+    const orders = PreparedStatement.from<'ids' | 'type'>(store.selectOrders(query())
+      .where('o.id IN (:ids) AND o.type = :type AND o.status NOT IN (:hidden)')
+      .setParameters(slots('ids', 'type')));
+    const meta = PreparedStatement.from<'ids'>(query()
+      .select(metaOrderId, 'orderId').addSelect('m.key', 'key').addSelect('m.value', 'value').from(store.meta, 'm')
+      .where(`${metaOrderId} IN (:ids)`)
+      .setParameters(slots('ids')));
+    const handOvers = PreparedStatement.from<'ids'>(query()
+      .select('c.objectId', 'objectId').addSelect('c.op', 'op').addSelect('c.payload', 'payload').addSelect('c.createdAt', 'createdAt')
+      .from(WooCommerceChange, 'c')
+      .where("c.objectId IN (:ids) AND c.status IN ('pending', 'applying') AND c.op IN (:handOverOps)").orderBy('c.id')
+      .setParameters(slots('ids')));
+    this.lookup = inOneRoundTrip(orders, meta, itemsAndRefunds(dataSource, store), handOvers);
+
+    this.exists = PreparedStatement.from(query().select('1').from(store.order, 'o')
+      .where(`o.id = :id AND ${visibleOrder}`)
+      .setParameters(slots('id')));
+    const itsParent = query().select('1').from(store.order, 's')
+      .where(`s.id = :subscriptionId AND s.type = 'shop_subscription' AND s.${store.parentId} = o.id`);
+    const namesIt = query().select('1').from(store.meta, 'm').where(`${metaOrderId} = o.id AND m.key IN (:relations) AND m.value = :subscription`);
+    this.relatesToSubscription = PreparedStatement.from(query().select('1').from(store.order, 'o')
+      .where(`o.id = :orderId AND ${visibleOrder} AND (EXISTS (${itsParent.getQuery()}) OR EXISTS (${namesIt.getQuery()}))`)
+      .setParameters(slots('orderId', 'subscriptionId', 'subscription')));
+  }
+}
+
+/**
+ * The orders' items with their meta and, a union the query builder cannot write, the orders' refunds,
+ * found through the index on their parent by name: the planner otherwise walks every refund.
+ */
+function itemsAndRefunds(dataSource: DataSource, store: Store): Bindable<'ids'> {
+  const item = sqlNames(dataSource, OrderItem);
+  const itemMeta = sqlNames(dataSource, OrderItemMeta);
+  const refund = sqlNames<ObjectLiteral>(dataSource, store.order);
+  const sql = `SELECT i.${item.column.orderId} AS orderId, i.${item.column.id} AS itemId, i.${item.column.name} AS name, i.${item.column.type} AS type,
+      im.${itemMeta.column.key} AS metaKey, im.${itemMeta.column.value} AS metaValue
+    FROM ${item.table} i LEFT JOIN ${itemMeta.table} im ON im.${itemMeta.column.orderItemId} = i.${item.column.id}
+    WHERE i.${item.column.orderId} IN (?)
+    UNION ALL SELECT r.${refund.column[store.parentId]}, NULL, NULL, NULL, NULL, r.${refund.column.id} FROM ${refund.table} r FORCE INDEX (${refund.indexOn(store.parentId)})
+    WHERE r.${refund.column[store.parentId]} IN (?) AND r.${refund.column.type} = 'shop_order_refund'`;
+  return { sql, with: ({ ids }) => ({ sql, values: [ids, ids] }) };
+}
+
 /**
  * Reads orders from the store WooCommerce treats as authoritative: the posts tables, or the HPOS
- * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is three statements in
- * one round trip (the orders, their meta, and their items and refunds), whichever store, and costs
- * the same when nothing is found.
+ * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is four statements in
+ * one round trip (the orders, their meta, their items and refunds, and the payments not yet in the
+ * shop), whichever store, and costs the same when nothing is found.
  */
 export class OrderRepository {
   private readonly pool: Pool;
-  private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string };
-  private readonly sql: Record<'legacy' | 'hpos', { byNumber: string; orders: string; metaOf: string; itemsOf: string }>;
-  /** Payment decisions waiting for WooCommerce, read with the orders (the `object_status` index). */
-  private readonly handOversOf: string;
+  private readonly statements: Record<Mode, StoreStatements>;
   private readonly lookups = new TurnBatch<{ id: number; settings: ShopSettings }, ShopOrder | null>(LOOKUP_BATCH_LIMIT, (items) => this.readLookups(items));
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
-    this.t = { posts: t(Post), postmeta: t(PostMeta), orders: t(HposOrder), ordersMeta: t(HposOrderMeta) };
-    // The batch reads: the orders, their meta, and their items with the orders' refunds appended (refund
-    // rows have no item ID), so a whole page of orders costs one round trip. No ORDER BY: rows come through
-    // the order_id / post_id indexes in ID order already, and sorting cost a temporary table per request.
-    // Refunds are found through the parent index by name; the planner otherwise walks every refund.
-    const itemsAndRefundsOf = (refunds: string) => `SELECT i.order_id, i.order_item_id, i.order_item_name, i.order_item_type, im.meta_key, im.meta_value
-      FROM ${t(OrderItem)} i LEFT JOIN ${t(OrderItemMeta)} im ON im.order_item_id = i.order_item_id
-      WHERE i.order_id IN (?)
-      UNION ALL ${refunds}`;
-    const addressColumns = (alias: string) => ADDRESS_FIELDS.map(([, column]) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
-    this.handOversOf = `SELECT object_id, op, payload, created_at FROM ${t(WooCommerceChange)}
-      WHERE object_id IN (?) AND status IN ('pending', 'applying') AND op IN (?) ORDER BY id`;
-    this.sql = {
-      legacy: {
-        byNumber: `SELECT m.post_id AS id, 0 AS preference FROM ${t(PostMeta)} m JOIN ${t(Post)} p ON p.ID = m.post_id AND p.post_type = 'shop_order'
-          WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
-        orders: `SELECT p.ID AS id, p.post_type AS type, p.post_status AS status, p.post_date_gmt AS date_created_gmt
-          FROM ${t(Post)} p WHERE p.ID IN (?) AND p.post_type = ? AND p.post_status NOT IN (?)`,
-        metaOf: `SELECT m.post_id AS id, m.meta_key, m.meta_value FROM ${t(PostMeta)} m WHERE m.post_id IN (?)`,
-        itemsOf: itemsAndRefundsOf(`SELECT r.post_parent, NULL, NULL, NULL, NULL, r.ID FROM ${t(Post)} r FORCE INDEX (post_parent)
-          WHERE r.post_parent IN (?) AND r.post_type = 'shop_order_refund'`),
-      },
-      hpos: {
-        byNumber: `SELECT m.order_id AS id, 0 AS preference FROM ${t(HposOrderMeta)} m JOIN ${t(HposOrder)} o ON o.id = m.order_id AND o.type = 'shop_order'
-          WHERE m.meta_key IN (?) AND m.meta_value = ? LIMIT 1`,
-        orders: `SELECT o.id, o.type, o.status, o.currency, o.total_amount, o.customer_id, o.billing_email, o.date_created_gmt,
-            o.payment_method, o.payment_method_title, op.created_via, op.date_paid_gmt, op.date_completed_gmt,
-            ${addressColumns('b')}, ${addressColumns('s')}
-          FROM ${t(HposOrder)} o
-          LEFT JOIN ${t(HposOrderOperationalData)} op ON op.order_id = o.id
-          LEFT JOIN ${t(HposOrderAddress)} b ON b.order_id = o.id AND b.address_type = 'billing'
-          LEFT JOIN ${t(HposOrderAddress)} s ON s.order_id = o.id AND s.address_type = 'shipping'
-          WHERE o.id IN (?) AND o.type = ? AND o.status NOT IN (?)`,
-        metaOf: `SELECT m.order_id AS id, m.meta_key, m.meta_value FROM ${t(HposOrderMeta)} m WHERE m.order_id IN (?)`,
-        itemsOf: itemsAndRefundsOf(`SELECT r.parent_order_id, NULL, NULL, NULL, NULL, r.id FROM ${t(HposOrder)} r FORCE INDEX (parent_order_id)
-          WHERE r.parent_order_id IN (?) AND r.type = 'shop_order_refund'`),
-      },
-    };
+    this.statements = { legacy: new StoreStatements(dataSource, STORES.legacy), hpos: new StoreStatements(dataSource, STORES.hpos) };
   }
 
   /**
@@ -83,10 +186,10 @@ export class OrderRepository {
    * no number of its own (placed while the plugin was off). Null when there is none.
    */
   async findByOrderNumber(orderNumber: string, settings: ShopSettings): Promise<ShopOrder | null> {
-    const sql = this.sql[settings.hpos ? 'hpos' : 'legacy'];
     const asId = /^[1-9]\d{0,18}$/.test(orderNumber) ? Number(orderNumber) : 0;
     if (settings.orderNumbers !== 'sequential') return this.findById(asId, settings);
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql.byNumber, [NUMBER_META_KEYS, orderNumber]);
+    const { sql, values } = this.statementsFor(settings).byNumber.with({ number: orderNumber });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     if (rows.length) return this.findById(Number(rows[0].id), settings);
     // Every path makes the same two reads (ID 0 never exists), so a missing order costs what a present one does.
     const order = await this.findById(asId, settings);
@@ -98,23 +201,8 @@ export class OrderRepository {
    * send with others on whichever connection needs it (a transaction's own, say).
    */
   orderNumberSearch(orderNumber: string, settings: ShopSettings): Statement {
-    const [orders, meta, idColumn, metaIdColumn, typeColumn, statusColumn] = settings.hpos
-      ? [this.t.orders, this.t.ordersMeta, 'id', 'order_id', 'type', 'status']
-      : [this.t.posts, this.t.postmeta, 'ID', 'post_id', 'post_type', 'post_status'];
     const asId = /^[1-9]\d{0,18}$/.test(orderNumber) ? Number(orderNumber) : 0;
-    const visible = (search: string, values: unknown[]): Statement => ({
-      sql: `SELECT o.${idColumn} AS id FROM (${search}) n JOIN ${orders} o ON o.${idColumn} = n.id AND o.${typeColumn} = 'shop_order' AND o.${statusColumn} NOT IN (?)`,
-      values: [...values, HIDDEN_STATUSES],
-    });
-    if (settings.orderNumbers !== 'sequential') return visible('SELECT ? AS id', [asId]);
-    // A number of its own first; else, as the plugins fall back, the ID of an order that has none.
-    return visible(
-      `SELECT id FROM ((${this.sql[settings.hpos ? 'hpos' : 'legacy'].byNumber}) UNION ALL
-          (SELECT o.${idColumn}, 1 FROM ${orders} o WHERE o.${idColumn} = ?
-             AND NOT EXISTS (SELECT 1 FROM ${meta} m WHERE m.${metaIdColumn} = o.${idColumn} AND m.meta_key IN (?) AND m.meta_value <> ''))
-        ) candidates ORDER BY preference LIMIT 1`,
-      [NUMBER_META_KEYS, orderNumber, asId, NUMBER_META_KEYS],
-    );
+    return this.statementsFor(settings).numberSearch[settings.orderNumbers].with({ number: orderNumber, asId });
   }
 
   /** One order, outside any transaction; lookups that arrive in the same turn are read together (`TurnBatch`). */
@@ -140,30 +228,21 @@ export class OrderRepository {
     });
   }
 
+  /** Whether an order with this ID exists in the authoritative store (drafts and the bin do not count, as in every lookup). */
+  async exists(orderId: number, settings: ShopSettings): Promise<boolean> {
+    const { sql, values } = this.statementsFor(settings).exists.with({ id: orderId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.length > 0;
+  }
+
   /**
    * Whether order `orderId` belongs to subscription `subscriptionId` as WooCommerce Subscriptions relates
    * them: the subscription's parent order, or an order carrying `_subscription_renewal` (or `_switch`,
    * `_resubscribe`) = the subscription's ID.
    */
-  /** Whether an order with this ID exists in the authoritative store (drafts and the bin do not count, as in every lookup). */
-  async exists(orderId: number, settings: ShopSettings): Promise<boolean> {
-    const sql = settings.hpos
-      ? `SELECT 1 FROM ${this.t.orders} WHERE id = ? AND type = 'shop_order' AND status NOT IN (?)`
-      : `SELECT 1 FROM ${this.t.posts} WHERE ID = ? AND post_type = 'shop_order' AND post_status NOT IN (?)`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [orderId, HIDDEN_STATUSES]);
-    return rows.length > 0;
-  }
-
   async relatesToSubscription(orderId: number, subscriptionId: number, settings: ShopSettings): Promise<boolean> {
-    const relations = ['_subscription_renewal', '_subscription_switch', '_subscription_resubscribe'];
-    const sql = settings.hpos
-      ? `SELECT 1 FROM ${this.t.orders} o WHERE o.id = ? AND o.type = 'shop_order' AND o.status NOT IN (?) AND (
-           EXISTS (SELECT 1 FROM ${this.t.orders} s WHERE s.id = ? AND s.type = 'shop_subscription' AND s.parent_order_id = o.id)
-           OR EXISTS (SELECT 1 FROM ${this.t.ordersMeta} m WHERE m.order_id = o.id AND m.meta_key IN (?) AND m.meta_value = ?))`
-      : `SELECT 1 FROM ${this.t.posts} o WHERE o.ID = ? AND o.post_type = 'shop_order' AND o.post_status NOT IN (?) AND (
-           EXISTS (SELECT 1 FROM ${this.t.posts} s WHERE s.ID = ? AND s.post_type = 'shop_subscription' AND s.post_parent = o.ID)
-           OR EXISTS (SELECT 1 FROM ${this.t.postmeta} m WHERE m.post_id = o.ID AND m.meta_key IN (?) AND m.meta_value = ?))`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [orderId, HIDDEN_STATUSES, subscriptionId, relations, String(subscriptionId)]);
+    const { sql, values } = this.statementsFor(settings).relatesToSubscription.with({ orderId, subscriptionId, subscription: String(subscriptionId) });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length > 0;
   }
 
@@ -174,37 +253,38 @@ export class OrderRepository {
    */
   async findManyByIds(ids: number[], settings: ShopSettings, type: 'shop_order' | 'shop_subscription' = 'shop_order', db: Executor = this.pool): Promise<ShopOrder[]> {
     if (!ids.length) return [];
-    const mode = settings.hpos ? 'hpos' : 'legacy';
-    const sql = this.sql[mode];
-    // All four statements in one round trip. The meta is a statement of its own rather than joined, so the order's columns come once, not once per meta row.
-    const [[orderRows, metaRows, itemRows, handOverRows]] = await db.query<RowDataPacket[][]>(
-      `${sql.orders};\n${sql.metaOf};\n${sql.itemsOf};\n${this.handOversOf}`, [ids, type, HIDDEN_STATUSES, ids, ids, ids, ids, PAYMENT_HAND_OVER_OPS]);
-    const byId = (rows: RowDataPacket[], column: string) => {
+    const { sql, values } = this.statementsFor(settings).lookup.with({ ids, type });
+    const [[orderRows, metaRows, itemRows, handOverRows]] = await db.query<RowDataPacket[][]>(sql, values);
+    const byOrder = (rows: RowDataPacket[], property: string) => {
       const groups = new Map<number, RowDataPacket[]>();
       for (const row of rows) {
-        const id = Number(row[column]);
+        const id = Number(row[property]);
         const group = groups.get(id);
         if (group) group.push(row); else groups.set(id, [row]);
       }
       return groups;
     };
     const orders = new Map(orderRows.map((row) => [Number(row.id), row]));
-    const meta = byId(metaRows, 'id');
-    const items = byId(itemRows, 'order_id');
-    const handOvers = byId(handOverRows, 'object_id');
+    const meta = byOrder(metaRows, 'orderId');
+    const items = byOrder(itemRows, 'orderId');
+    const handOvers = byOrder(handOverRows, 'objectId');
     const found: ShopOrder[] = [];
     for (const id of ids) {
       const row = orders.get(id);
       if (!row) continue;
       const itemRowsOf = items.get(id) ?? [];
-      row.refund_count = itemRowsOf.filter((item) => item.order_item_id === null).length;
-      const lines = itemsFrom(itemRowsOf.filter((item) => item.order_item_id !== null)).sort((a, b) => a.id - b.id);
+      row.refundCount = itemRowsOf.filter((item) => item.itemId === null).length;
+      const lines = itemsFrom(itemRowsOf.filter((item) => item.itemId !== null)).sort((a, b) => a.id - b.id);
       const metaOf = metaFrom(meta.get(id) ?? []);
-      const order = mode === 'hpos' ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone);
+      const order = settings.hpos ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone);
       order.paymentsNotYetInShop = (handOvers.get(id) ?? []).map((handOver) => ({ op: handOver.op, at: handOverTime(handOver) }));
       found.push(order);
     }
     return found;
+  }
+
+  private statementsFor(settings: ShopSettings): StoreStatements {
+    return this.statements[settings.hpos ? 'hpos' : 'legacy'];
   }
 }
 
@@ -217,13 +297,13 @@ function handOverTime(row: RowDataPacket): Date {
     paidAt = undefined;
   }
   if (typeof paidAt === 'number' && Number.isFinite(paidAt)) return new Date(paidAt * 1000);
-  return parseGmtDateTime(String(row.created_at)) ?? new Date();
+  return parseGmtDateTime(String(row.createdAt)) ?? new Date();
 }
 
 function metaFrom(rows: RowDataPacket[]): Record<string, string> {
   const meta: Record<string, string> = {};
   for (const row of rows) {
-    if (row.meta_key !== null && !(row.meta_key in meta)) meta[row.meta_key] = row.meta_value ?? '';
+    if (row.key !== null && !(row.key in meta)) meta[row.key] = row.value ?? '';
   }
   return meta;
 }
@@ -231,13 +311,13 @@ function metaFrom(rows: RowDataPacket[]): Record<string, string> {
 function itemsFrom(rows: RowDataPacket[]): OrderLineItem[] {
   const items = new Map<number, OrderLineItem>();
   for (const row of rows) {
-    const id = Number(row.order_item_id);
+    const id = Number(row.itemId);
     let item = items.get(id);
     if (!item) {
-      item = { id, name: row.order_item_name, type: row.order_item_type, meta: {} };
+      item = { id, name: row.name, type: row.type, meta: {} };
       items.set(id, item);
     }
-    if (row.meta_key !== null && !(row.meta_key in item.meta)) item.meta[row.meta_key] = row.meta_value ?? '';
+    if (row.metaKey !== null && !(row.metaKey in item.meta)) item.meta[row.metaKey] = row.metaValue ?? '';
   }
   return [...items.values()];
 }
@@ -254,7 +334,7 @@ function legacyDate(meta: Record<string, string>, timestampKey: string, localKey
 function fromLegacyRow(first: RowDataPacket, meta: Record<string, string>, items: OrderLineItem[], zone: ShopTimeZone): ShopOrder {
   const address = (type: 'billing' | 'shipping'): OrderAddress => {
     const result = emptyAddress();
-    for (const [field, column] of ADDRESS_FIELDS) result[field] = meta[`_${type}_${column}`] ?? '';
+    for (const [field, metaName] of ADDRESS_FIELDS) result[field] = meta[`_${type}_${metaName}`] ?? '';
     return result;
   };
   return {
@@ -267,44 +347,44 @@ function fromLegacyRow(first: RowDataPacket, meta: Record<string, string>, items
     paymentMethod: meta._payment_method ?? '',
     paymentMethodTitle: meta._payment_method_title ?? '',
     createdVia: meta._created_via ?? '',
-    dateCreated: parseGmtDateTime(first.date_created_gmt),
+    dateCreated: parseGmtDateTime(first.dateCreatedGmt),
     datePaid: legacyDate(meta, '_date_paid', '_paid_date', zone),
     dateCompleted: legacyDate(meta, '_date_completed', '_completed_date', zone),
     billing: address('billing'),
     shipping: address('shipping'),
     meta,
     items,
-    refundCount: Number(first.refund_count),
+    refundCount: Number(first.refundCount),
     paymentsNotYetInShop: [],
   };
 }
 
 function fromHposRow(first: RowDataPacket, meta: Record<string, string>, items: OrderLineItem[]): ShopOrder {
-  const address = (alias: 'b' | 's'): OrderAddress => {
+  const address = (type: 'billing' | 'shipping'): OrderAddress => {
     const result = emptyAddress();
-    for (const [field, column] of ADDRESS_FIELDS) result[field] = first[`${alias}_${column}`] ?? '';
+    for (const [field] of ADDRESS_FIELDS) result[field] = first[`${type}_${field}`] ?? '';
     return result;
   };
-  const billing = address('b');
-  billing.email ||= first.billing_email ?? '';
+  const billing = address('billing');
+  billing.email ||= first.billingEmail ?? '';
   return {
     id: Number(first.id),
     type: first.type,
     status: plainStatus(first.status ?? ''),
     currency: first.currency ?? '',
-    total: first.total_amount ?? '0',
-    customerId: Number(first.customer_id) || 0,
-    paymentMethod: first.payment_method ?? '',
-    paymentMethodTitle: first.payment_method_title ?? '',
-    createdVia: first.created_via ?? '',
-    dateCreated: parseGmtDateTime(first.date_created_gmt),
-    datePaid: parseGmtDateTime(first.date_paid_gmt),
-    dateCompleted: parseGmtDateTime(first.date_completed_gmt),
+    total: first.totalAmount ?? '0',
+    customerId: Number(first.customerId) || 0,
+    paymentMethod: first.paymentMethod ?? '',
+    paymentMethodTitle: first.paymentMethodTitle ?? '',
+    createdVia: first.createdVia ?? '',
+    dateCreated: parseGmtDateTime(first.dateCreatedGmt),
+    datePaid: parseGmtDateTime(first.datePaidGmt),
+    dateCompleted: parseGmtDateTime(first.dateCompletedGmt),
     billing,
-    shipping: address('s'),
+    shipping: address('shipping'),
     meta,
     items,
-    refundCount: Number(first.refund_count),
+    refundCount: Number(first.refundCount),
     paymentsNotYetInShop: [],
   };
 }

@@ -1,7 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { Pool } from 'mysql2/promise';
 import { WpOption } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement } from './prepared-statement';
+import type { Statement } from './transaction';
 import { RecentlyRead } from './recently-read';
 import { shopTimeZone, type ShopTimeZone } from '../shop/shop-time';
 import { serializedStringList } from '../wordpress/serialized-values';
@@ -105,12 +107,14 @@ export function settingsFromOptions(options: Map<string, string>, now = new Date
  */
 export class ShopSettingsRepository {
   private readonly pool: Pool;
-  private readonly sql: string;
+  private readonly options: Statement;
   private readonly settings: RecentlyRead<ShopSettings>;
 
   constructor(dataSource: DataSource, maxAgeMs = 1000) {
     this.pool = rawPool(dataSource);
-    this.sql = `SELECT option_name, option_value FROM ${tableOf(dataSource, WpOption)} WHERE option_name IN (?)`;
+    this.options = PreparedStatement.from(dataSource.createQueryBuilder()
+      .select('o.name', 'name').addSelect('o.value', 'value').from(WpOption, 'o')
+      .where('o.name IN (:names)').setParameters({ names: OPTION_NAMES })).with({});
     this.settings = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
@@ -119,9 +123,9 @@ export class ShopSettingsRepository {
   }
 
   private async read(): Promise<ShopSettings> {
-    const [rows] = await this.pool.query(this.sql, [OPTION_NAMES]);
+    const [rows] = await this.pool.query(this.options.sql, this.options.values);
     const options = new Map<string, string>();
-    for (const row of rows as { option_name: string; option_value: string }[]) options.set(row.option_name, row.option_value);
+    for (const row of rows as { name: string; value: string }[]) options.set(row.name, row.value);
     return settingsFromOptions(options);
   }
 }

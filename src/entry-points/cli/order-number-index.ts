@@ -1,3 +1,4 @@
+import { PostMeta } from '../../../entities';
 import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { addOrderNumberIndex, orderNumberIndexExists, removeOrderNumberIndex } from '../../data-access/order-number-index';
@@ -13,7 +14,7 @@ async function main(): Promise<number> {
   const dataSource = createShopDataSource(config.db, 1);
   await dataSource.initialize();
   try {
-    const table = `${config.db.tablePrefix}postmeta`;
+    const table = dataSource.getMetadata(PostMeta).tableName;
     if (action === 'add') process.stdout.write(`${table}: index ${await addOrderNumberIndex(dataSource)}\n`);
     else if (action === 'remove') process.stdout.write(`${table}: index ${await removeOrderNumberIndex(dataSource)}\n`);
     else process.stdout.write(`${table}: index ${(await orderNumberIndexExists(dataSource)) ? 'present' : 'absent'}\n`);
