@@ -1,8 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Post, SubscriptionCancellationReason } from '../../entities';
-import { rawPool, tableOf } from './data-source';
-import type { Executor } from './transaction';
+import { rawPool } from './data-source';
+import { PreparedStatement, slots } from './prepared-statement';
+import type { Executor, Statement } from './transaction';
 import { gmtDateTime } from '../shop/shop-time';
 
 /** A selectable reason: a published `cancellation_reason` post. */
@@ -31,39 +32,50 @@ export const CANCELLATION_REASON_POST_TYPE = 'cancellation_reason';
  */
 export class CancellationReasonRepository {
   readonly pool: Pool;
-  private readonly t: { posts: string; recorded: string };
+  private readonly publishedAll: Statement;
+  private readonly publishedOf: PreparedStatement<'ids'>;
+  private readonly recordedOf: PreparedStatement<'subscriptionId'>;
+  private readonly recordedOne: PreparedStatement<'subscriptionId' | 'id'>;
+  private readonly insert: PreparedStatement<'subscriptionId' | 'reasonId' | 'title' | 'slug' | 'recordedBy' | 'dateGmt'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = { posts: tableOf(dataSource, Post), recorded: tableOf(dataSource, SubscriptionCancellationReason) };
+    const reasons = () => dataSource.createQueryBuilder().select('p.id', 'id').addSelect('p.title', 'title').addSelect('p.slug', 'slug')
+      .from(Post, 'p').where('p.type = :type AND p.status = :status');
+    const reason = { type: CANCELLATION_REASON_POST_TYPE, status: 'publish' };
+    this.publishedAll = PreparedStatement.from(reasons().orderBy('p.menuOrder').addOrderBy('p.title').addOrderBy('p.id').setParameters(reason)).with({});
+    this.publishedOf = PreparedStatement.from(reasons().andWhere('p.id IN (:ids)').setParameters({ ...reason, ...slots('ids') }));
+    // The post's title and slug while it exists, else those recorded with the reason.
+    const recorded = () => dataSource.createQueryBuilder().select('r.id', 'id').addSelect('r.subscriptionId', 'subscriptionId').addSelect('r.reasonId', 'reasonId')
+      .addSelect('COALESCE(p.title, r.title)', 'title').addSelect('COALESCE(p.slug, r.slug)', 'slug').addSelect('r.dateGmt', 'dateGmt')
+      .from(SubscriptionCancellationReason, 'r').leftJoin(Post, 'p', 'p.id = r.reasonId AND p.type = :type')
+      .where('r.subscriptionId = :subscriptionId').orderBy('r.id').setParameters({ type: CANCELLATION_REASON_POST_TYPE, ...slots('subscriptionId', 'id') });
+    this.recordedOf = PreparedStatement.from(recorded());
+    this.recordedOne = PreparedStatement.from(recorded().andWhere('r.id = :id'));
+    const value = slots('subscriptionId', 'reasonId', 'title', 'slug', 'recordedBy', 'dateGmt');
+    this.insert = PreparedStatement.from(dataSource.createQueryBuilder().insert().into(SubscriptionCancellationReason).values(value as never));
   }
 
   /** Published reasons in the order WP admin sorts them (menu order, then title). */
   async published(): Promise<CancellationReason[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID, post_title, post_name FROM ${this.t.posts} WHERE post_type = ? AND post_status = 'publish' ORDER BY menu_order, post_title, ID`,
-      [CANCELLATION_REASON_POST_TYPE]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.publishedAll.sql, this.publishedAll.values);
     return rows.map(reasonFrom);
   }
 
   async publishedByIds(ids: number[]): Promise<CancellationReason[]> {
     if (!ids.length) return [];
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID, post_title, post_name FROM ${this.t.posts} WHERE ID IN (?) AND post_type = ? AND post_status = 'publish'`,
-      [ids, CANCELLATION_REASON_POST_TYPE]);
+    const { sql, values } = this.publishedOf.with({ ids });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(reasonFrom);
   }
 
   /** Recorded reasons of a subscription, oldest first; with `id`, only that entry (if it is this subscription's). */
   async recorded(subscriptionId: number, id?: number, db: Executor = this.pool): Promise<RecordedCancellationReason[]> {
-    const [rows] = await db.query<RowDataPacket[]>(
-      `SELECT r.id, r.subscription_id, r.reason_id, COALESCE(p.post_title, r.title) AS title, COALESCE(p.post_name, r.slug) AS slug, r.date_gmt
-       FROM ${this.t.recorded} r LEFT JOIN ${this.t.posts} p ON p.ID = r.reason_id AND p.post_type = ?
-       WHERE r.subscription_id = ?${id === undefined ? '' : ' AND r.id = ?'} ORDER BY r.id`,
-      id === undefined ? [CANCELLATION_REASON_POST_TYPE, subscriptionId] : [CANCELLATION_REASON_POST_TYPE, subscriptionId, id]);
+    const { sql, values } = id === undefined ? this.recordedOf.with({ subscriptionId }) : this.recordedOne.with({ subscriptionId, id });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.map((row) => ({
-      id: Number(row.id), subscriptionId: Number(row.subscription_id), reasonId: Number(row.reason_id),
-      title: String(row.title), slug: String(row.slug), dateGmt: String(row.date_gmt),
+      id: Number(row.id), subscriptionId: Number(row.subscriptionId), reasonId: Number(row.reasonId),
+      title: String(row.title), slug: String(row.slug), dateGmt: String(row.dateGmt),
     }));
   }
 
@@ -71,9 +83,8 @@ export class CancellationReasonRepository {
   async record(db: Executor, subscriptionId: number, reasons: CancellationReason[], recordedBy: number, now: Date): Promise<number[]> {
     const ids: number[] = [];
     for (const reason of reasons) {
-      const [result] = await db.query<ResultSetHeader>(
-        `INSERT INTO ${this.t.recorded} (subscription_id, reason_id, title, slug, recorded_by, date_gmt) VALUES (?, ?, ?, ?, ?, ?)`,
-        [subscriptionId, reason.id, reason.title, reason.slug, recordedBy, gmtDateTime(now)]);
+      const { sql, values } = this.insert.with({ subscriptionId, reasonId: reason.id, title: reason.title, slug: reason.slug, recordedBy, dateGmt: gmtDateTime(now) });
+      const [result] = await db.query<ResultSetHeader>(sql, values);
       ids.push(result.insertId);
     }
     return ids;
@@ -81,5 +92,5 @@ export class CancellationReasonRepository {
 }
 
 function reasonFrom(row: RowDataPacket): CancellationReason {
-  return { id: Number(row.ID), title: String(row.post_title), slug: String(row.post_name) };
+  return { id: Number(row.id), title: String(row.title), slug: String(row.slug) };
 }

@@ -4,7 +4,9 @@ import {
   CustomerContact, CustomerContactIndexState, HposOrder, HposOrderAddress, Post, PostMeta,
 } from '../../entities';
 import { gmtDateTimeMs } from '../shop/shop-time';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { page, PreparedStatement, slots, sqlNames } from './prepared-statement';
+import type { Statement } from './transaction';
 
 export type OrderStore = 'legacy' | 'hpos';
 export type ContactOrderType = 'shop_order' | 'shop_subscription';
@@ -23,7 +25,7 @@ export interface ContactSource {
   billingCountry: string;
   shippingCountry: string;
   dateCreatedGmt: string | null;
-  /** `wc_orders.date_updated_gmt` / `posts.post_modified_gmt`. */
+  /** When the order last changed (GMT), as its store records it. */
   modifiedGmt: string | null;
 }
 
@@ -57,23 +59,88 @@ export interface ContactHits {
 const LEGACY_META_KEYS = ['_billing_email', '_billing_phone', '_billing_country', '_shipping_country', '_customer_user'];
 
 /**
- * The customer lookup's own index (`sidecar_customer_contacts`) and its reading of the shop's stores.
- * Sources are read by primary key ranges (and HPOS's `date_updated_gmt` index), never by meta values.
+ * The customer lookup's own index and its reading of the shop's stores. Sources are read by primary key
+ * ranges (and the HPOS orders' date-updated index), never by meta values.
  */
 export class CustomerContactIndex {
   private readonly pool: Pool;
-  private readonly t: Record<'contacts' | 'state' | 'posts' | 'postmeta' | 'orders' | 'addresses', string>;
+  private readonly newestBy: Record<'email' | 'phone' | 'customerId', string>;
+  private readonly hposAfter: PreparedStatement<'afterId'>;
+  private readonly hposChanged: PreparedStatement<'since' | 'afterId'>;
+  private readonly legacyAfter: PreparedStatement<'afterId'>;
+  private readonly legacyChanged: PreparedStatement<'minId' | 'since'>;
+  private readonly legacyMeta: PreparedStatement<'ids'>;
+  private readonly entries: PreparedStatement<'ids'>;
+  private readonly idsAfter: PreparedStatement<'afterId'>;
+  private readonly idsBetween: PreparedStatement<'afterId' | 'upToId'>;
+  private readonly upsertSql: string;
+  private readonly removal: PreparedStatement<'ids'>;
+  private readonly stateOf: PreparedStatement<'store'>;
+  private readonly maxIdAdvance: PreparedStatement<'maxId' | 'store'>;
+  private readonly stateSave: PreparedStatement<keyof CustomerContactIndexState>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = {
-      contacts: tableOf(dataSource, CustomerContact),
-      state: tableOf(dataSource, CustomerContactIndexState),
-      posts: tableOf(dataSource, Post),
-      postmeta: tableOf(dataSource, PostMeta),
-      orders: tableOf(dataSource, HposOrder),
-      addresses: tableOf(dataSource, HposOrderAddress),
-    };
+    const query = () => dataSource.createQueryBuilder();
+    const types = { types: CONTACT_ORDER_TYPES };
+
+    // Two newest-first index descents (orders, subscriptions), each with its own limit, in one statement.
+    const c = sqlNames(dataSource, CustomerContact);
+    const newest = (key: string) => `(SELECT ${c.column.orderId} AS orderId, ${c.column.orderType} AS orderType FROM ${c.table}
+      WHERE ${key} = ? AND ${c.column.orderType} = ? ORDER BY ${c.column.dateCreatedGmt} DESC, ${c.column.orderId} DESC LIMIT ?)`;
+    const byKey = (key: string) => `${newest(key)} UNION ALL ${newest(key)}`;
+    this.newestBy = { email: byKey(c.column.email), phone: byKey(c.column.phone), customerId: byKey(c.column.customerId) };
+
+    const hposSources = () => query()
+      .select('o.id', 'id').addSelect('o.type', 'type').addSelect('o.status', 'status').addSelect('o.customerId', 'customerId')
+      .addSelect('o.billingEmail', 'orderEmail').addSelect('o.dateCreatedGmt', 'dateCreatedGmt').addSelect('o.dateUpdatedGmt', 'modifiedGmt')
+      .addSelect('b.email', 'email').addSelect('b.phone', 'phone').addSelect('b.country', 'billingCountry').addSelect('s.country', 'shippingCountry')
+      .from(HposOrder, 'o')
+      .leftJoin(HposOrderAddress, 'b', "b.orderId = o.id AND b.addressType = 'billing'")
+      .leftJoin(HposOrderAddress, 's', "s.orderId = o.id AND s.addressType = 'shipping'");
+    this.hposAfter = PreparedStatement.from(hposSources().where('o.id > :afterId AND o.type IN (:types)').orderBy('o.id')
+      .setParameters({ ...slots('afterId'), ...types }));
+    this.hposChanged = PreparedStatement.from(hposSources()
+      .where('o.dateUpdatedGmt >= :since AND (o.dateUpdatedGmt > :since OR o.id > :afterId) AND o.type IN (:types)')
+      .orderBy('o.dateUpdatedGmt').addOrderBy('o.id').setParameters({ ...slots('since', 'afterId'), ...types }));
+
+    const legacySources = () => query()
+      .select('p.id', 'id').addSelect('p.type', 'type').addSelect('p.status', 'status')
+      .addSelect('p.dateGmt', 'dateCreatedGmt').addSelect('p.modifiedGmt', 'modifiedGmt')
+      .from(Post, 'p');
+    this.legacyAfter = PreparedStatement.from(legacySources().where('p.id > :afterId AND p.type IN (:types)').orderBy('p.id')
+      .setParameters({ ...slots('afterId'), ...types }));
+    this.legacyChanged = PreparedStatement.from(legacySources().where('p.id > :minId AND p.type IN (:types) AND p.modifiedGmt >= :since').orderBy('p.id')
+      .setParameters({ ...slots('minId', 'since'), ...types }));
+    this.legacyMeta = PreparedStatement.from(query().select('m.postId', 'id').addSelect('m.key', 'key').addSelect('m.value', 'value')
+      .from(PostMeta, 'm').where('m.postId IN (:ids) AND m.key IN (:keys)').orderBy('m.id')
+      .setParameters({ ...slots('ids'), keys: LEGACY_META_KEYS }));
+
+    this.entries = PreparedStatement.from(query()
+      .select('c.orderId', 'orderId').addSelect('c.orderType', 'orderType').addSelect('c.customerId', 'customerId')
+      .addSelect('c.email', 'email').addSelect('c.phone', 'phone').addSelect('c.dateCreatedGmt', 'dateCreatedGmt')
+      .from(CustomerContact, 'c').where('c.orderId IN (:ids)').setParameters(slots('ids')));
+    const ids = () => query().select('c.orderId', 'orderId').from(CustomerContact, 'c').where('c.orderId > :afterId');
+    this.idsAfter = PreparedStatement.from(ids().setParameters(slots('afterId')));
+    this.idsBetween = PreparedStatement.from(ids().andWhere('c.orderId <= :upToId').setParameters(slots('afterId', 'upToId')));
+    // Many rows in one statement (mysql2 expands the nested array), each replacing the entry it finds.
+    const written = [c.column.orderType, c.column.customerId, c.column.email, c.column.phone, c.column.dateCreatedGmt];
+    this.upsertSql = `INSERT INTO ${c.table} (${c.column.orderId}, ${written.join(', ')}) VALUES ?
+      ON DUPLICATE KEY UPDATE ${written.map((column) => `${column} = VALUES(${column})`).join(', ')}`;
+    this.removal = PreparedStatement.from(query().delete().from(CustomerContact).where('orderId IN (:ids)').setParameters(slots('ids')));
+
+    const state = dataSource.getMetadata(CustomerContactIndexState);
+    this.stateOf = PreparedStatement.from(query()
+      .select('s.built', 'built').addSelect('s.buildCursor', 'buildCursor').addSelect('s.maxId', 'maxId').addSelect('s.changedSince', 'changedSince')
+      .addSelect('s.changedAfterId', 'changedAfterId').addSelect('s.sweepCursor', 'sweepCursor')
+      .from(CustomerContactIndexState, 's').where('s.store = :store').setParameters(slots('store')));
+    this.maxIdAdvance = PreparedStatement.from(query().update(CustomerContactIndexState)
+      .set({ maxId: () => `GREATEST(${sqlNames(dataSource, CustomerContactIndexState).column.maxId}, :maxId)` })
+      .where('store = :store').setParameters(slots('maxId', 'store')));
+    // The store's row, new or with every other column replaced.
+    this.stateSave = PreparedStatement.from(query().insert().into(CustomerContactIndexState)
+      .values(slots(...state.columns.map((column) => column.propertyName as keyof CustomerContactIndexState)) as never)
+      .orUpdate(state.columns.filter((column) => !column.isPrimary).map((column) => column.databaseName), state.primaryColumns.map((column) => column.databaseName)));
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -84,79 +151,63 @@ export class CustomerContactIndex {
    * Only columns of the key's own index are read, so a lookup is one index descent and no table rows.
    */
   async find(key: ContactKey, limits: { orders: number; subscriptions: number }): Promise<ContactHits> {
-    const [column, value] = 'email' in key ? ['email', key.email] : 'phone' in key ? ['phone', key.phone] : ['customer_id', key.customerId];
-    const part = `(SELECT order_id, order_type FROM ${this.t.contacts}
-      WHERE ${column} = ? AND order_type = ? ORDER BY date_created_gmt DESC, order_id DESC LIMIT ?)`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(`${part} UNION ALL ${part}`,
-      [value, 'shop_order', limits.orders, value, 'shop_subscription', limits.subscriptions]);
-    const ids = (type: ContactOrderType) => rows.filter((row) => row.order_type === type).map((row) => Number(row.order_id));
+    const [sql, value] = 'email' in key ? [this.newestBy.email, key.email] : 'phone' in key ? [this.newestBy.phone, key.phone] : [this.newestBy.customerId, key.customerId];
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [value, 'shop_order', limits.orders, value, 'shop_subscription', limits.subscriptions]);
+    const ids = (type: ContactOrderType) => rows.filter((row) => row.orderType === type).map((row) => Number(row.orderId));
     return { orders: ids('shop_order'), subscriptions: ids('shop_subscription') };
   }
 
   // -------------------------------------------------------------------------------------------------------------
   // Reading the shop's stores
 
-  /** Orders and subscriptions with an ID above `afterId`, in ID order. */
+  /** Orders and subscriptions with an id above `afterId`, in id order. */
   async sourcesAfter(store: OrderStore, afterId: number, limit: number): Promise<ContactSource[]> {
-    if (store === 'hpos') {
-      return this.hposSources(`o.id > ? AND o.type IN (?) ORDER BY o.id LIMIT ?`, [afterId, CONTACT_ORDER_TYPES, limit]);
-    }
-    return this.legacySources(`ID > ? AND post_type IN (?) ORDER BY ID LIMIT ?`, [afterId, CONTACT_ORDER_TYPES, limit]);
+    if (store === 'hpos') return this.hposSources(page(this.hposAfter.with({ afterId }), limit));
+    return this.legacySources(page(this.legacyAfter.with({ afterId }), limit));
   }
 
   /**
-   * HPOS rows updated at or after `since` (after `afterId` within that same second), in (date_updated_gmt, id)
-   * order: the keyset walks `wc_orders`' own `date_updated` index.
+   * HPOS rows updated at or after `since` (after `afterId` within that same second), in (date updated, id)
+   * order: the keyset walks the orders' own date-updated index.
    */
   async hposChangedSince(since: string, afterId: number, limit: number): Promise<ContactSource[]> {
-    return this.hposSources(
-      `o.date_updated_gmt >= ? AND (o.date_updated_gmt > ? OR o.id > ?) AND o.type IN (?) ORDER BY o.date_updated_gmt, o.id LIMIT ?`,
-      [since, since, afterId, CONTACT_ORDER_TYPES, limit]);
+    return this.hposSources(page(this.hposChanged.with({ since, afterId }), limit));
   }
 
   /**
-   * Legacy orders above `minId` modified at or after `since`, in ID order. The posts table has no index on
+   * Legacy orders above `minId` modified at or after `since`, in id order. The posts table has no index on
    * the modified date, so this only ever reads a primary-key range of recent posts.
    */
   async legacyChangedSince(minId: number, since: string): Promise<ContactSource[]> {
-    return this.legacySources(`ID > ? AND post_type IN (?) AND post_modified_gmt >= ? ORDER BY ID`, [minId, CONTACT_ORDER_TYPES, since]);
+    return this.legacySources(this.legacyChanged.with({ minId, since }));
   }
 
-  private async hposSources(where: string, params: unknown[]): Promise<ContactSource[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT o.id, o.type, o.status, o.customer_id, o.billing_email, o.date_created_gmt, o.date_updated_gmt,
-         b.email AS billing_address_email, b.phone AS billing_phone, b.country AS billing_country, s.country AS shipping_country
-       FROM ${this.t.orders} o
-       LEFT JOIN ${this.t.addresses} b ON b.order_id = o.id AND b.address_type = 'billing'
-       LEFT JOIN ${this.t.addresses} s ON s.order_id = o.id AND s.address_type = 'shipping'
-       WHERE ${where}`, params);
+  private async hposSources(statement: Statement): Promise<ContactSource[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(statement.sql, statement.values);
     return rows.map((row) => ({
       id: Number(row.id),
       type: row.type as ContactOrderType,
       status: String(row.status ?? ''),
-      customerId: Number(row.customer_id) || 0,
-      email: String(row.billing_address_email || row.billing_email || ''),
-      phone: String(row.billing_phone ?? ''),
-      billingCountry: String(row.billing_country ?? ''),
-      shippingCountry: String(row.shipping_country ?? ''),
-      dateCreatedGmt: row.date_created_gmt ?? null,
-      modifiedGmt: row.date_updated_gmt ?? null,
+      customerId: Number(row.customerId) || 0,
+      email: String(row.email || row.orderEmail || ''),
+      phone: String(row.phone ?? ''),
+      billingCountry: String(row.billingCountry ?? ''),
+      shippingCountry: String(row.shippingCountry ?? ''),
+      dateCreatedGmt: row.dateCreatedGmt ?? null,
+      modifiedGmt: row.modifiedGmt ?? null,
     }));
   }
 
-  private async legacySources(where: string, params: unknown[]): Promise<ContactSource[]> {
-    const [posts] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID AS id, post_type AS type, post_status AS status, post_date_gmt AS created, post_modified_gmt AS modified
-       FROM ${this.t.posts} WHERE ${where}`, params);
+  private async legacySources(statement: Statement): Promise<ContactSource[]> {
+    const [posts] = await this.pool.query<RowDataPacket[]>(statement.sql, statement.values);
     if (!posts.length) return [];
-    const [metaRows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT post_id, meta_key, meta_value FROM ${this.t.postmeta} WHERE post_id IN (?) AND meta_key IN (?) ORDER BY meta_id`,
-      [posts.map((post) => post.id), LEGACY_META_KEYS]);
+    const { sql, values } = this.legacyMeta.with({ ids: posts.map((post) => post.id) });
+    const [metaRows] = await this.pool.query<RowDataPacket[]>(sql, values);
     const meta = new Map<number, Record<string, string>>();
     for (const row of metaRows) {
-      const id = Number(row.post_id);
+      const id = Number(row.id);
       const values = meta.get(id) ?? {};
-      if (!(row.meta_key in values)) values[row.meta_key] = String(row.meta_value ?? '');
+      if (!(row.key in values)) values[row.key] = String(row.value ?? '');
       meta.set(id, values);
     }
     return posts.map((post) => {
@@ -170,8 +221,8 @@ export class CustomerContactIndex {
         phone: values._billing_phone ?? '',
         billingCountry: values._billing_country ?? '',
         shippingCountry: values._shipping_country ?? '',
-        dateCreatedGmt: post.created ?? null,
-        modifiedGmt: post.modified ?? null,
+        dateCreatedGmt: post.dateCreatedGmt ?? null,
+        modifiedGmt: post.modifiedGmt ?? null,
       };
     });
   }
@@ -181,70 +232,63 @@ export class CustomerContactIndex {
 
   async entriesByIds(ids: number[]): Promise<Map<number, ContactEntry>> {
     if (!ids.length) return new Map();
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT order_id, order_type, customer_id, email, phone, date_created_gmt FROM ${this.t.contacts} WHERE order_id IN (?)`, [ids]);
-    return new Map(rows.map((row) => [Number(row.order_id), entryFrom(row)]));
+    const { sql, values } = this.entries.with({ ids });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return new Map(rows.map((row) => [Number(row.orderId), entryFrom(row)]));
   }
 
   /** Index IDs in (`afterId`, `upToId`] (no upper bound when null). */
   async entryIdsInRange(afterId: number, upToId: number | null): Promise<number[]> {
-    const [rows] = upToId === null
-      ? await this.pool.query<RowDataPacket[]>(`SELECT order_id FROM ${this.t.contacts} WHERE order_id > ?`, [afterId])
-      : await this.pool.query<RowDataPacket[]>(`SELECT order_id FROM ${this.t.contacts} WHERE order_id > ? AND order_id <= ?`, [afterId, upToId]);
-    return rows.map((row) => Number(row.order_id));
+    const { sql, values } = upToId === null ? this.idsAfter.with({ afterId }) : this.idsBetween.with({ afterId, upToId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map((row) => Number(row.orderId));
   }
 
   async upsert(entries: ContactEntry[]): Promise<void> {
     if (!entries.length) return;
-    await this.pool.query(
-      `INSERT INTO ${this.t.contacts} (order_id, order_type, customer_id, email, phone, date_created_gmt) VALUES ?
-       ON DUPLICATE KEY UPDATE order_type = VALUES(order_type), customer_id = VALUES(customer_id), email = VALUES(email),
-         phone = VALUES(phone), date_created_gmt = VALUES(date_created_gmt)`,
-      [entries.map((e) => [e.orderId, e.orderType, e.customerId, e.email, e.phone, e.dateCreatedGmt])]);
+    await this.pool.query(this.upsertSql, [entries.map((e) => [e.orderId, e.orderType, e.customerId, e.email, e.phone, e.dateCreatedGmt])]);
   }
 
   async remove(ids: number[]): Promise<void> {
-    if (ids.length) await this.pool.query(`DELETE FROM ${this.t.contacts} WHERE order_id IN (?)`, [ids]);
+    if (!ids.length) return;
+    const { sql, values } = this.removal.with({ ids });
+    await this.pool.query(sql, values);
   }
 
   async state(store: OrderStore): Promise<ContactIndexState> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.state} WHERE store = ?`, [store]);
+    const { sql, values } = this.stateOf.with({ store });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     const row = rows[0];
     return {
       store,
       built: Boolean(Number(row?.built ?? 0)),
-      buildCursor: Number(row?.build_cursor ?? 0),
-      maxId: Number(row?.max_id ?? 0),
-      changedSince: row?.changed_since ?? null,
-      changedAfterId: Number(row?.changed_after_id ?? 0),
-      sweepCursor: Number(row?.sweep_cursor ?? 0),
+      buildCursor: Number(row?.buildCursor ?? 0),
+      maxId: Number(row?.maxId ?? 0),
+      changedSince: row?.changedSince ?? null,
+      changedAfterId: Number(row?.changedAfterId ?? 0),
+      sweepCursor: Number(row?.sweepCursor ?? 0),
     };
   }
 
-  /** Moves the ID high-water mark forward only, so writers beside the worker's refresh never move it back. */
+  /** Moves the id high-water mark forward only, so writers beside the worker's refresh never move it back. */
   async advanceMaxId(store: OrderStore, maxId: number): Promise<void> {
-    await this.pool.query(`UPDATE ${this.t.state} SET max_id = GREATEST(max_id, ?) WHERE store = ?`, [maxId, store]);
+    const { sql, values } = this.maxIdAdvance.with({ maxId, store });
+    await this.pool.query(sql, values);
   }
 
   async saveState(state: ContactIndexState, refreshedAt: Date): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO ${this.t.state} (store, built, build_cursor, max_id, changed_since, changed_after_id, sweep_cursor, refreshed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE built = VALUES(built), build_cursor = VALUES(build_cursor), max_id = VALUES(max_id),
-         changed_since = VALUES(changed_since), changed_after_id = VALUES(changed_after_id), sweep_cursor = VALUES(sweep_cursor),
-         refreshed_at = VALUES(refreshed_at)`,
-      [state.store, state.built ? 1 : 0, state.buildCursor, state.maxId, state.changedSince, state.changedAfterId, state.sweepCursor,
-        gmtDateTimeMs(refreshedAt)]);
+    const { sql, values } = this.stateSave.with({ ...state, built: state.built ? 1 : 0, refreshedAt: gmtDateTimeMs(refreshedAt) });
+    await this.pool.query(sql, values);
   }
 }
 
 function entryFrom(row: RowDataPacket): ContactEntry {
   return {
-    orderId: Number(row.order_id),
-    orderType: row.order_type as ContactOrderType,
-    customerId: Number(row.customer_id) || 0,
+    orderId: Number(row.orderId),
+    orderType: row.orderType as ContactOrderType,
+    customerId: Number(row.customerId) || 0,
     email: row.email ?? null,
     phone: row.phone ?? null,
-    dateCreatedGmt: row.date_created_gmt ?? null,
+    dateCreatedGmt: row.dateCreatedGmt ?? null,
   };
 }

@@ -1,7 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { WpOption } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement } from './prepared-statement';
+import type { Statement } from './transaction';
 import { serializedStringList } from '../wordpress/serialized-values';
 
 /** Privileges the service needs on the shop's database: to read and write, and to create and change its own tables. */
@@ -12,11 +14,13 @@ const SUBSCRIPTIONS_PLUGIN = 'woocommerce-subscriptions/woocommerce-subscription
 /** What `payment-hub doctor` reads of the database server and the shop's installation. */
 export class InstallationRepository {
   private readonly pool: Pool;
-  private readonly options: string;
+  private readonly pluginOptions: Statement;
 
   constructor(private readonly dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.options = tableOf(dataSource, WpOption);
+    this.pluginOptions = PreparedStatement.from(dataSource.createQueryBuilder().select('o.name', 'name').addSelect('o.value', 'value')
+      .from(WpOption, 'o').where('o.name IN (:names)')
+      .setParameters({ names: ['woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins'] })).with({});
   }
 
   /** The server's version, and its UTC clock as it answered (with the local time around the round trip). */
@@ -43,9 +47,8 @@ export class InstallationRepository {
 
   /** WooCommerce's and Subscriptions' versions as they recorded them, and whether Subscriptions is active. */
   async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean }> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT option_name, option_value FROM ${this.options} WHERE option_name IN ('woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins')`);
-    const value = new Map(rows.map((row) => [String(row.option_name), String(row.option_value)]));
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
+    const value = new Map(rows.map((row) => [String(row.name), String(row.value)]));
     return {
       woocommerce: value.get('woocommerce_version') ?? null,
       subscriptions: value.get('woocommerce_subscriptions_active_version') ?? null,

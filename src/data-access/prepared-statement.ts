@@ -25,6 +25,11 @@ export class PreparedStatement<Name extends string = string> {
   }
 }
 
+/** The query builder writes only a constant LIMIT: a page's size is bound with the statement's other values. */
+export function page(statement: Statement, limit: number): Statement {
+  return { sql: `${statement.sql} LIMIT ?`, values: [...statement.values, limit] };
+}
+
 /** A value to be given later, by name. */
 class Slot {
   constructor(readonly name: string) {}

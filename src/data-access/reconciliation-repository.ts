@@ -5,6 +5,8 @@ import {
   type AgreementStatus, type PaymentStatus, type Provider, type ReconcileItemStatus, type ReconcileKind,
 } from '../../entities';
 import { rawPool, tableOf } from './data-source';
+import { page, PreparedStatement, slots } from './prepared-statement';
+import type { Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 
@@ -80,94 +82,155 @@ const toItem = (row: RowDataPacket): ReconcileItemRecord => ({
 });
 
 /**
+ * The statements of `ordersAwaitingGateway` for each store, for all orders and for one, newest first (the
+ * caller adds the page's limit).
+ */
+function awaitingGateway(dataSource: DataSource) {
+  const query = () => dataSource.createQueryBuilder();
+  const parameters = {
+    ...slots('sinceGmt', 'sinceLocal', 'orderId'),
+    statuses: AWAITING_STATUSES.map((status) => `wc-${status}`), method: `${CARD_GATEWAY_METHOD_PREFIX}%`,
+  };
+  const noPayment = (orderId: string) => `NOT EXISTS (${query().select('1').from(Payment, 'y').where(`y.orderId = ${orderId}`).getQuery()})`;
+  const hposHandle = query().select('1').from(HposOrderMeta, 'm').where("m.orderId = o.id AND m.key = '_reepay_order'");
+  const hpos = () => query().select('o.id', 'id').addSelect('COALESCE(o.dateUpdatedGmt, o.dateCreatedGmt)', 'modified').from(HposOrder, 'o')
+    .where("o.type = 'shop_order' AND o.status IN (:statuses) AND o.dateCreatedGmt >= :sinceGmt")
+    .andWhere(`(o.paymentMethod LIKE :method OR EXISTS (${hposHandle.getQuery()}))`)
+    .andWhere(noPayment('o.id'))
+    .orderBy('o.dateCreatedGmt', 'DESC').setParameters(parameters);
+  const legacyGateway = query().select('1').from(PostMeta, 'm')
+    .where("m.postId = p.id AND ((m.key = '_payment_method' AND m.value LIKE :method) OR m.key = '_reepay_order')");
+  const legacy = () => query().select('p.id', 'id').addSelect('p.modifiedGmt', 'modified').from(Post, 'p')
+    .where("p.type = 'shop_order' AND p.status IN (:statuses) AND p.dateLocal >= :sinceLocal AND p.dateGmt >= :sinceGmt")
+    .andWhere(`EXISTS (${legacyGateway.getQuery()})`)
+    .andWhere(noPayment('p.id'))
+    .orderBy('p.dateLocal', 'DESC').setParameters(parameters);
+  type Since = 'sinceGmt' | 'sinceLocal';
+  return {
+    hpos: { all: PreparedStatement.from<Since>(hpos()), one: PreparedStatement.from<Since | 'orderId'>(hpos().andWhere('o.id = :orderId')) },
+    legacy: { all: PreparedStatement.from<Since>(legacy()), one: PreparedStatement.from<Since | 'orderId'>(legacy().andWhere('p.id = :orderId')) },
+  };
+}
+
+/** The reads of payments and agreements, as their targets: a payment with its agreement and whether a retry is planned. */
+function targetReads(dataSource: DataSource) {
+  const query = () => dataSource.createQueryBuilder();
+  // Subqueries of the payment `p`: the wallet agreement it was charged on (its meta, else its linked agreement).
+  const metaAgreement = query().select('m.value').from(PaymentMeta, 'm').where("m.paymentId = p.id AND m.key = 'agreement_id'").limit(1);
+  const linkedAgreement = query().select('a.externalId').from(Agreement, 'a').where('a.id = p.agreementId');
+  const plannedRetry = query().select('1').from(PaymentRetry, 'r').where("r.orderId = p.orderId AND r.status IN ('PENDING', 'PROCESSING')");
+  const payments = () => query()
+    .select('p.id', 'id').addSelect('p.provider', 'provider').addSelect('p.externalId', 'externalId').addSelect('p.status', 'status')
+    .addSelect('p.orderId', 'orderId').addSelect('p.updatedAt', 'updatedAt')
+    .addSelect(`COALESCE((${metaAgreement.getQuery()}), (${linkedAgreement.getQuery()}))`, 'agreementExternalId')
+    .addSelect(`(p.orderId IS NOT NULL AND EXISTS (${plannedRetry.getQuery()}))`, 'retryPlanned')
+    .from(Payment, 'p');
+  const openPayment = "(p.status IS NULL OR p.status IN ('AUTHORIZED', 'FAILED'))";
+  const agreements = () => query()
+    .select('a.id', 'id').addSelect('a.provider', 'provider').addSelect('a.externalId', 'externalId').addSelect('a.status', 'status')
+    .addSelect('a.customerHandle', 'customerHandle').addSelect('a.updatedAt', 'updatedAt')
+    .from(Agreement, 'a');
+  const openAgreements = () => agreements().where("a.status IN ('PENDING', 'ACTIVE')").orderBy('a.id');
+  const orderAgreements = query().select('y.agreementId').from(Payment, 'y').where('y.orderId = :orderId AND y.agreementId IS NOT NULL');
+  return {
+    payment: PreparedStatement.from<'id'>(payments().where('p.id = :id').setParameters(slots('id'))),
+    changedPayments: PreparedStatement.from<'since' | 'afterId'>(payments()
+      .where('(p.updatedAt > :since OR (p.updatedAt = :since AND p.id > :afterId))').orderBy('p.updatedAt').addOrderBy('p.id')
+      .setParameters(slots('since', 'afterId'))),
+    openPayments: PreparedStatement.from<never>(payments().where(openPayment).orderBy('p.id')),
+    openPaymentsOf: PreparedStatement.from<'orderId'>(payments().where(`p.orderId = :orderId AND ${openPayment}`).orderBy('p.id')
+      .setParameters(slots('orderId'))),
+    agreement: PreparedStatement.from<'id'>(agreements().where('a.id = :id').setParameters(slots('id'))),
+    changedAgreements: PreparedStatement.from<'since' | 'afterId'>(agreements()
+      .where('(a.updatedAt > :since OR (a.updatedAt = :since AND a.id > :afterId))').orderBy('a.updatedAt').addOrderBy('a.id')
+      .setParameters(slots('since', 'afterId'))),
+    openAgreements: PreparedStatement.from<never>(openAgreements()),
+    openAgreementsOf: PreparedStatement.from<'orderId' | 'subscriptionId' | 'walletAgreement'>(openAgreements()
+      .andWhere(`(a.id IN (${orderAgreements.getQuery()})
+        OR (:subscriptionId IS NOT NULL AND a.subscriptionId = :subscriptionId)
+        OR (a.provider = 'mobile_wallet' AND a.externalId = :walletAgreement))`)
+      .setParameters(slots('orderId', 'subscriptionId', 'walletAgreement'))),
+    orderPayment: PreparedStatement.from<'orderId'>(query().select('1').from(Payment, 'y').where('y.orderId = :orderId').limit(1)
+      .setParameters(slots('orderId'))),
+  };
+}
+
+/**
  * The reconciliation's own tables (what is open and when to ask next, totals, how far the payments and
  * agreements tables have been looked through) and the reads of the payments, agreements and WooCommerce
  * orders it asks the providers about.
  */
 export class ReconciliationRepository {
   readonly pool: Pool;
-  private readonly t: Record<'items' | 'counts' | 'state' | 'payments' | 'meta' | 'agreements' | 'retries' | 'posts' | 'postmeta' | 'orders' | 'ordersMeta', string>;
+  private readonly t: Record<'items' | 'counts' | 'state', string>;
+  private readonly reads: ReturnType<typeof targetReads>;
+  private readonly awaiting: ReturnType<typeof awaitingGateway>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
     this.t = {
-      items: t(ReconcileItem), counts: t(ReconcileCount), state: t(ReconcileState), payments: t(Payment), meta: t(PaymentMeta),
-      agreements: t(Agreement), retries: t(PaymentRetry), posts: t(Post), postmeta: t(PostMeta), orders: t(HposOrder), ordersMeta: t(HposOrderMeta),
+      items: t(ReconcileItem), counts: t(ReconcileCount), state: t(ReconcileState),
     };
+    this.reads = targetReads(dataSource);
+    this.awaiting = awaitingGateway(dataSource);
   }
 
   // ------------------------------------------------------------------------------------------------------------
   // Payments, agreements and orders as reconciliation reads them
 
-  private paymentSelect(where: string): string {
-    return `SELECT p.id, p.provider, p.external_id, p.status, p.order_id, p.updated_at,
-        COALESCE((SELECT m.meta_value FROM ${this.t.meta} m WHERE m.payment_id = p.id AND m.meta_key = 'agreement_id' LIMIT 1),
-                 (SELECT a.external_id FROM ${this.t.agreements} a WHERE a.id = p.agreement_id)) AS agreement_external_id,
-        (p.order_id IS NOT NULL AND EXISTS (SELECT 1 FROM ${this.t.retries} r WHERE r.order_id = p.order_id AND r.status IN ('PENDING', 'PROCESSING'))) AS retry_planned
-      FROM ${this.t.payments} p WHERE ${where}`;
-  }
-
   private toPayment(row: RowDataPacket): PaymentTarget {
     return {
-      id: Number(row.id), provider: row.provider, externalId: row.external_id, status: row.status,
-      orderId: row.order_id === null ? null : Number(row.order_id),
-      agreementExternalId: row.agreement_external_id || null,
-      retryPlanned: Number(row.retry_planned) === 1,
-      updatedAt: parseGmtDateTime(row.updated_at)!,
+      id: Number(row.id), provider: row.provider, externalId: row.externalId, status: row.status,
+      orderId: row.orderId === null ? null : Number(row.orderId),
+      agreementExternalId: row.agreementExternalId || null,
+      retryPlanned: Number(row.retryPlanned) === 1,
+      updatedAt: parseGmtDateTime(row.updatedAt)!,
     };
   }
 
   private toAgreement(row: RowDataPacket): AgreementTarget {
     return {
-      id: Number(row.id), provider: row.provider, externalId: row.external_id, status: row.status,
-      customerHandle: row.customer_handle, updatedAt: parseGmtDateTime(row.updated_at)!,
+      id: Number(row.id), provider: row.provider, externalId: row.externalId, status: row.status,
+      customerHandle: row.customerHandle, updatedAt: parseGmtDateTime(row.updatedAt)!,
     };
   }
 
+  private async rows(statement: Statement): Promise<RowDataPacket[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(statement.sql, statement.values);
+    return rows;
+  }
+
   async payment(id: number): Promise<PaymentTarget | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.paymentSelect('p.id = ?'), [id]);
+    const rows = await this.rows(this.reads.payment.with({ id }));
     return rows.length ? this.toPayment(rows[0]) : null;
   }
 
   async agreement(id: number): Promise<AgreementTarget | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.agreements} WHERE id = ?`, [id]);
+    const rows = await this.rows(this.reads.agreement.with({ id }));
     return rows.length ? this.toAgreement(rows[0]) : null;
   }
 
-  /** Payments changed after (`since`, `afterId`) in the order of their change, through the `updated_at` index. */
+  /** Payments changed after (`since`, `afterId`) in the order of their change, through the `updatedAt` index. */
   async changedPayments(since: string, afterId: number, limit: number): Promise<PaymentTarget[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `${this.paymentSelect('(p.updated_at > ? OR (p.updated_at = ? AND p.id > ?))')} ORDER BY p.updated_at, p.id LIMIT ?`, [since, since, afterId, limit]);
-    return rows.map((row) => this.toPayment(row));
+    return (await this.rows(page(this.reads.changedPayments.with({ since, afterId }), limit))).map((row) => this.toPayment(row));
   }
 
   async changedAgreements(since: string, afterId: number, limit: number): Promise<AgreementTarget[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.t.agreements} WHERE (updated_at > ? OR (updated_at = ? AND id > ?)) ORDER BY updated_at, id LIMIT ?`, [since, since, afterId, limit]);
-    return rows.map((row) => this.toAgreement(row));
+    return (await this.rows(page(this.reads.changedAgreements.with({ since, afterId }), limit))).map((row) => this.toAgreement(row));
   }
 
   /** Every open payment (of one order, or all): for the operator's `reconcile`. */
   async openPayments(orderId?: number): Promise<PaymentTarget[]> {
-    const open = `(p.status IS NULL OR p.status IN ('AUTHORIZED', 'FAILED'))`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `${this.paymentSelect(orderId === undefined ? open : `p.order_id = ? AND ${open}`)} ORDER BY p.id`, orderId === undefined ? [] : [orderId]);
+    const rows = await this.rows(orderId === undefined ? this.reads.openPayments.with({}) : this.reads.openPaymentsOf.with({ orderId }));
     return rows.map((row) => this.toPayment(row)).filter((payment) => paymentIsOpen(payment.status, payment.retryPlanned));
   }
 
   /** Every open agreement, or those an order's payments were made on or its subscription has. */
   async openAgreements(scope?: { orderId: number; subscriptionId: number | null; walletAgreement: string | null }): Promise<AgreementTarget[]> {
-    if (!scope) {
-      const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.agreements} WHERE status IN ('PENDING', 'ACTIVE') ORDER BY id`);
-      return rows.map((row) => this.toAgreement(row));
-    }
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.t.agreements} WHERE status IN ('PENDING', 'ACTIVE') AND (
-         id IN (SELECT agreement_id FROM ${this.t.payments} WHERE order_id = ? AND agreement_id IS NOT NULL)
-         OR (? IS NOT NULL AND subscription_id = ?)
-         OR (provider = 'mobile_wallet' AND external_id = ?)) ORDER BY id`,
-      [scope.orderId, scope.subscriptionId, scope.subscriptionId, scope.walletAgreement ?? '']);
+    const rows = await this.rows(scope
+      ? this.reads.openAgreementsOf.with({ orderId: scope.orderId, subscriptionId: scope.subscriptionId, walletAgreement: scope.walletAgreement ?? '' })
+      : this.reads.openAgreements.with({}));
     return rows.map((row) => this.toAgreement(row));
   }
 
@@ -177,33 +240,18 @@ export class ReconciliationRepository {
    * time), newest first. Read from the authoritative store through its type/status/date index.
    */
   async ordersAwaitingGateway(settings: ShopSettings, createdSince: Date | null, limit: number, orderId?: number): Promise<OrderCandidate[]> {
-    const statuses = AWAITING_STATUSES.map((status) => `wc-${status}`);
-    const method = `${CARD_GATEWAY_METHOD_PREFIX}%`;
+    const awaiting = this.awaiting[settings.hpos ? 'hpos' : 'legacy'];
     const sinceGmt = createdSince ? gmtDateTime(createdSince) : '0000-00-00 00:00:00';
-    // post_date is local time (the index's column): a day earlier covers any zone; post_date_gmt then decides.
+    // The order's local date is the index's column: a day earlier covers any zone; the GMT date then decides.
     const sinceLocal = createdSince ? gmtDateTime(new Date(createdSince.getTime() - 86_400_000)) : '0000-00-00 00:00:00';
-    const noPayment = (column: string) => `NOT EXISTS (SELECT 1 FROM ${this.t.payments} y WHERE y.order_id = ${column})`;
-    const [sql, values] = settings.hpos
-      ? [`SELECT o.id, COALESCE(o.date_updated_gmt, o.date_created_gmt) AS modified FROM ${this.t.orders} o
-          WHERE o.type = 'shop_order' AND o.status IN (?) AND o.date_created_gmt >= ? ${orderId === undefined ? '' : 'AND o.id = ?'}
-            AND (o.payment_method LIKE ? OR EXISTS (SELECT 1 FROM ${this.t.ordersMeta} m WHERE m.order_id = o.id AND m.meta_key = '_reepay_order'))
-            AND ${noPayment('o.id')}
-          ORDER BY o.date_created_gmt DESC LIMIT ?`,
-      [statuses, sinceGmt, ...(orderId === undefined ? [] : [orderId]), method, limit]]
-      : [`SELECT p.ID AS id, p.post_modified_gmt AS modified FROM ${this.t.posts} p
-          WHERE p.post_type = 'shop_order' AND p.post_status IN (?) AND p.post_date >= ? AND p.post_date_gmt >= ? ${orderId === undefined ? '' : 'AND p.ID = ?'}
-            AND EXISTS (SELECT 1 FROM ${this.t.postmeta} m WHERE m.post_id = p.ID
-              AND ((m.meta_key = '_payment_method' AND m.meta_value LIKE ?) OR m.meta_key = '_reepay_order'))
-            AND ${noPayment('p.ID')}
-          ORDER BY p.post_date DESC LIMIT ?`,
-      [statuses, sinceLocal, sinceGmt, ...(orderId === undefined ? [] : [orderId]), method, limit]];
+    const statement = orderId === undefined ? awaiting.all.with({ sinceGmt, sinceLocal }) : awaiting.one.with({ sinceGmt, sinceLocal, orderId });
+    const { sql, values } = page(statement, limit);
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map((row) => ({ id: Number(row.id), modifiedAt: parseGmtDateTime(row.modified) ?? new Date(0) }));
   }
 
   async orderHasPayment(orderId: number): Promise<boolean> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT 1 FROM ${this.t.payments} WHERE order_id = ? LIMIT 1`, [orderId]);
-    return rows.length > 0;
+    return (await this.rows(this.reads.orderPayment.with({ orderId }))).length > 0;
   }
 
   // ------------------------------------------------------------------------------------------------------------

@@ -1,15 +1,17 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { WooCommerceApiKey, WpOption, WpUser, WpUserMeta } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, slots } from './prepared-statement';
 import { RecentlyRead } from './recently-read';
+import type { Statement } from './transaction';
 
 export interface WordPressUser {
   id: number;
   login: string;
   email: string;
   displayName: string;
-  /** `user_pass`: the password hash, whose fragment signs the user's cookies. */
+  /** The password hash, whose fragment signs the user's cookies. */
   passwordHash: string;
 }
 
@@ -23,48 +25,71 @@ export interface StoredApiKey {
   userMeta: string | null;
 }
 
+/** What a user is read with, as `u`: the fields of a `WordPressUser`. */
+function selectUser<T extends SelectQueryBuilder<object>>(builder: T): T {
+  return builder.addSelect('u.id', 'id').addSelect('u.login', 'login').addSelect('u.email', 'email')
+    .addSelect('u.displayName', 'displayName').addSelect('u.passwordHash', 'passwordHash');
+}
+
+function userFrom(row: RowDataPacket): WordPressUser {
+  return { id: Number(row.id), login: String(row.login), email: String(row.email), displayName: String(row.displayName), passwordHash: String(row.passwordHash) };
+}
+
 /**
  * WordPress users as WordPress reads them (`get_user_by`), their meta, and WooCommerce's REST API keys.
  * Login and email comparisons follow the tables' own collation, as WordPress's queries do.
  */
-/** A `users` row read with ID, user_login, user_email, display_name and user_pass. */
-function userFrom(row: RowDataPacket): WordPressUser {
-  return { id: Number(row.ID), login: String(row.user_login), email: String(row.user_email), displayName: String(row.display_name), passwordHash: String(row.user_pass) };
-}
-
 export class WordPressUserRepository {
   private readonly pool: Pool;
-  private readonly t: { users: string; usermeta: string; apiKeys: string };
+  private readonly userBy: Record<'id' | 'login' | 'email', PreparedStatement<'value'>>;
+  private readonly metaOf: PreparedStatement<'userId' | 'keys'>;
+  private readonly replaceMeta: PreparedStatement<'value' | 'userId' | 'key' | 'expected'>;
+  private readonly apiKey: PreparedStatement<'metaKey' | 'storedKey'>;
+  private readonly touchKey: PreparedStatement<'lastAccess' | 'keyId'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = { users: tableOf(dataSource, WpUser), usermeta: tableOf(dataSource, WpUserMeta), apiKeys: tableOf(dataSource, WooCommerceApiKey) };
+    const userBy = (property: keyof typeof this.userBy) => PreparedStatement.from(selectUser(dataSource.createQueryBuilder())
+      .from(WpUser, 'u').where(`u.${property} = :value`).orderBy('u.id').limit(1).setParameters(slots('value')));
+    this.userBy = { id: userBy('id'), login: userBy('login'), email: userBy('email') };
+    this.metaOf = PreparedStatement.from(dataSource.createQueryBuilder().select('m.key', 'key').addSelect('m.value', 'value')
+      .from(WpUserMeta, 'm').where('m.userId = :userId AND m.key IN (:keys)').orderBy('m.id').setParameters(slots('userId', 'keys')));
+    this.replaceMeta = PreparedStatement.from(dataSource.createQueryBuilder().update(WpUserMeta).set({ value: () => ':value' })
+      .where('userId = :userId AND key = :key AND value = :expected').orderBy('id').limit(1)
+      .setParameters(slots('value', 'userId', 'key', 'expected')));
+    this.apiKey = PreparedStatement.from(selectUser(dataSource.createQueryBuilder()
+      .select('k.id', 'keyId').addSelect('k.userId', 'userId').addSelect('k.permissions', 'permissions').addSelect('k.consumerSecret', 'consumerSecret'))
+      .addSelect((meta) => meta.select('m.value').from(WpUserMeta, 'm').where('m.userId = k.userId AND m.key = :metaKey').orderBy('m.id').limit(1), 'userMeta')
+      .from(WooCommerceApiKey, 'k').leftJoin(WpUser, 'u', 'u.id = k.userId')
+      .where('k.consumerKey = :storedKey').limit(1).setParameters(slots('metaKey', 'storedKey')));
+    this.touchKey = PreparedStatement.from(dataSource.createQueryBuilder().update(WooCommerceApiKey).set({ lastAccess: () => ':lastAccess' })
+      .where('id = :keyId').setParameters(slots('lastAccess', 'keyId')));
   }
 
   async findById(id: number): Promise<WordPressUser | null> {
-    return this.findBy('ID', id);
+    return this.findBy('id', id);
   }
 
   async findByLogin(login: string): Promise<WordPressUser | null> {
-    return login === '' ? null : this.findBy('user_login', login);
+    return login === '' ? null : this.findBy('login', login);
   }
 
   async findByEmail(email: string): Promise<WordPressUser | null> {
-    return email === '' ? null : this.findBy('user_email', email);
+    return email === '' ? null : this.findBy('email', email);
   }
 
-  private async findBy(column: 'ID' | 'user_login' | 'user_email', value: string | number): Promise<WordPressUser | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT ID, user_login, user_email, display_name, user_pass FROM ${this.t.users} WHERE ${column} = ? ORDER BY ID LIMIT 1`, [value]);
+  private async findBy(field: keyof typeof this.userBy, value: string | number): Promise<WordPressUser | null> {
+    const { sql, values } = this.userBy[field].with({ value });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? userFrom(rows[0]) : null;
   }
 
   /** The first value of each of `keys` (the row `get_user_meta($id, $key, true)` returns); missing keys are absent. */
   async meta(userId: number, keys: string[]): Promise<Map<string, string>> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT meta_key, meta_value FROM ${this.t.usermeta} WHERE user_id = ? AND meta_key IN (?) ORDER BY umeta_id`, [userId, keys]);
+    const { sql, values } = this.metaOf.with({ userId, keys });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     const meta = new Map<string, string>();
-    for (const row of rows) if (!meta.has(row.meta_key)) meta.set(String(row.meta_key), String(row.meta_value ?? ''));
+    for (const row of rows) if (!meta.has(row.key)) meta.set(String(row.key), String(row.value ?? ''));
     return meta;
   }
 
@@ -73,34 +98,31 @@ export class WordPressUserRepository {
    * never overwritten). Whether the row was replaced.
    */
   async replaceMetaIfUnchanged(userId: number, key: string, expected: string, value: string): Promise<boolean> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `UPDATE ${this.t.usermeta} SET meta_value = ? WHERE user_id = ? AND meta_key = ? AND meta_value = ? ORDER BY umeta_id LIMIT 1`,
-      [value, userId, key, expected]);
+    const { sql, values } = this.replaceMeta.with({ value, userId, key, expected });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows === 1;
   }
 
   /**
-   * The API key row whose `consumer_key` column holds `storedKey` (i.e. `wc_api_hash(ck)`), with its user and
-   * that user's `metaKey` meta (their capabilities), in one round trip: it runs on every API-key request.
+   * The API key whose stored consumer key is `storedKey` (i.e. `wc_api_hash(ck)`), with its user and that
+   * user's `metaKey` meta (their capabilities), in one round trip: it runs on every API-key request.
    */
   async apiKeyByStoredKey(storedKey: string, metaKey: string): Promise<StoredApiKey | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT k.key_id, k.user_id, k.permissions, k.consumer_secret, u.ID, u.user_login, u.user_email, u.display_name, u.user_pass,
-         (SELECT m.meta_value FROM ${this.t.usermeta} m WHERE m.user_id = k.user_id AND m.meta_key = ? ORDER BY m.umeta_id LIMIT 1) AS user_meta
-       FROM ${this.t.apiKeys} k LEFT JOIN ${this.t.users} u ON u.ID = k.user_id
-       WHERE k.consumer_key = ? LIMIT 1`, [metaKey, storedKey]);
+    const { sql, values } = this.apiKey.with({ metaKey, storedKey });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     if (!rows.length) return null;
     const row = rows[0];
-    const user = row.ID === null ? null : userFrom(row);
+    const user = row.id === null ? null : userFrom(row);
     return {
-      keyId: Number(row.key_id), userId: Number(row.user_id), permissions: String(row.permissions), consumerSecret: String(row.consumer_secret),
-      user, userMeta: row.user_meta === null || row.user_meta === undefined ? null : String(row.user_meta),
+      keyId: Number(row.keyId), userId: Number(row.userId), permissions: String(row.permissions), consumerSecret: String(row.consumerSecret),
+      user, userMeta: row.userMeta === null || row.userMeta === undefined ? null : String(row.userMeta),
     };
   }
 
-  /** `last_access`, in the site's local time as WooCommerce writes it. */
+  /** The key's last access, in the site's local time as WooCommerce writes it. */
   async touchApiKey(keyId: number, localDateTime: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.t.apiKeys} SET last_access = ? WHERE key_id = ?`, [localDateTime, keyId]);
+    const { sql, values } = this.touchKey.with({ lastAccess: localDateTime, keyId });
+    await this.pool.query(sql, values);
   }
 }
 
@@ -119,14 +141,16 @@ export interface WordPressSiteOptions {
 /** Reads the options at most once per `maxAgeMs`, so a role change in WP admin applies within that time. */
 export class WordPressSiteRepository {
   private readonly pool: Pool;
-  private readonly sql: string;
   private readonly rolesOption: string;
+  private readonly optionValues: Statement;
   private readonly options: RecentlyRead<WordPressSiteOptions>;
 
   constructor(dataSource: DataSource, maxAgeMs = 2000) {
     this.pool = rawPool(dataSource);
     this.rolesOption = `${dataSource.options.entityPrefix ?? ''}user_roles`;
-    this.sql = `SELECT option_name, option_value FROM ${tableOf(dataSource, WpOption)} WHERE option_name IN (?)`;
+    const names = [this.rolesOption, 'logged_in_key', 'logged_in_salt', 'nonce_key', 'nonce_salt', 'using_application_passwords'];
+    this.optionValues = PreparedStatement.from(dataSource.createQueryBuilder().select('o.name', 'name').addSelect('o.value', 'value')
+      .from(WpOption, 'o').where('o.name IN (:names)').setParameters({ names })).with({});
     this.options = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
@@ -135,9 +159,8 @@ export class WordPressSiteRepository {
   }
 
   private async read(): Promise<WordPressSiteOptions> {
-    const names = [this.rolesOption, 'logged_in_key', 'logged_in_salt', 'nonce_key', 'nonce_salt', 'using_application_passwords'];
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.sql, [names]);
-    const value = new Map(rows.map((row) => [String(row.option_name), String(row.option_value)]));
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.optionValues.sql, this.optionValues.values);
+    const value = new Map(rows.map((row) => [String(row.name), String(row.value)]));
     const inUse = value.get('using_application_passwords');
     const options: WordPressSiteOptions = {
       userRoles: value.get(this.rolesOption) ?? null,
