@@ -1,14 +1,56 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { HposOrder, HposOrderMeta, HposOrderOperationalData, Post, PostMeta, WpComment } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
 import { holdingConnection } from './connection-pool';
+import { PreparedStatement, slots } from './prepared-statement';
 import { Transaction, write, type Executor, type Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import { plainStatus, storedStatus } from '../shop/order';
 
 type Store = 'legacy' | 'hpos';
+
+/** One store's statements, written once: they differ between the stores only in tables and columns. */
+interface StoreStatements {
+  lockStatus: PreparedStatement<'id'>;
+  setStatus: PreparedStatement<'id' | 'status' | 'local' | 'gmt'>;
+  getMeta: PreparedStatement<'id' | 'key'>;
+  updateMeta: PreparedStatement<'id' | 'key' | 'value'>;
+  insertMeta: PreparedStatement<'id' | 'key' | 'value'>;
+  deleteMeta: PreparedStatement<'id' | 'key'>;
+  idsByDateMetaUpTo: PreparedStatement<'type' | 'key' | 'upTo'>;
+  idsByMeta: PreparedStatement<'type' | 'key' | 'value'>;
+}
+
+/**
+ * The statements of a store: its orders (`id`, `type`, `status`) with the columns a status change bumps
+ * (`modified`, given `:local` and `:gmt`), and its meta (`key`, `value`) with the property naming the order.
+ */
+function prepareStore(
+  dataSource: DataSource,
+  orders: typeof Post | typeof HposOrder,
+  modified: Record<string, () => string>,
+  meta: typeof PostMeta | typeof HposOrderMeta,
+  orderOf: 'postId' | 'orderId',
+): StoreStatements {
+  const query = () => dataSource.createQueryBuilder();
+  const s = slots('id', 'type', 'status', 'local', 'gmt', 'key', 'value', 'upTo');
+  const search = (condition: string) => query().select(`m.${orderOf}`, 'id').from(meta, 'm')
+    .innerJoin(orders, 'o', `o.id = m.${orderOf} AND o.type = :type`).where(condition).setParameters(s);
+  return {
+    lockStatus: PreparedStatement.from(query().select('o.type', 'type').addSelect('o.status', 'status').from(orders, 'o')
+      .where('o.id = :id').setParameters(s).setLock('pessimistic_write')),
+    setStatus: PreparedStatement.from(query().update(orders).set({ status: () => ':status', ...modified }).where('id = :id').setParameters(s)),
+    getMeta: PreparedStatement.from(query().select('m.value', 'value').from(meta, 'm')
+      .where(`m.${orderOf} = :id AND m.key = :key`).orderBy('m.id').limit(1).setParameters(s)),
+    updateMeta: PreparedStatement.from(query().update(meta).set({ value: () => ':value' }).where(`${orderOf} = :id AND key = :key`).setParameters(s)),
+    insertMeta: PreparedStatement.from(query().insert().into(meta).values({ [orderOf]: s.id, key: s.key, value: s.value } as object)),
+    deleteMeta: PreparedStatement.from(query().delete().from(meta).where(`${orderOf} = :id AND key = :key`).setParameters(s)),
+    idsByDateMetaUpTo: PreparedStatement.from(search("m.key = :key AND m.value <= :upTo AND m.value NOT IN ('', '0')")),
+    idsByMeta: PreparedStatement.from(search('m.key = :key AND m.value = :value').orderBy(`m.${orderOf}`)),
+  };
+}
 
 /**
  * Writes to orders and subscriptions the way WooCommerce does: to the authoritative store, and to
@@ -17,18 +59,23 @@ type Store = 'legacy' | 'hpos';
  */
 export class OrderWriteRepository {
   readonly pool: Pool;
-  private readonly t: { posts: string; postmeta: string; orders: string; ordersMeta: string; operational: string; comments: string };
+  private readonly statements: Record<Store, StoreStatements>;
+  private readonly setDatePaidStatement: PreparedStatement<'paid' | 'id'>;
+  private readonly addNoteStatement: PreparedStatement<'id' | 'author' | 'email' | 'local' | 'gmt' | 'text'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = {
-      posts: tableOf(dataSource, Post),
-      postmeta: tableOf(dataSource, PostMeta),
-      orders: tableOf(dataSource, HposOrder),
-      ordersMeta: tableOf(dataSource, HposOrderMeta),
-      operational: tableOf(dataSource, HposOrderOperationalData),
-      comments: tableOf(dataSource, WpComment),
+    this.statements = {
+      legacy: prepareStore(dataSource, Post, { modifiedLocal: () => ':local', modifiedGmt: () => ':gmt' }, PostMeta, 'postId'),
+      hpos: prepareStore(dataSource, HposOrder, { dateUpdatedGmt: () => ':gmt' }, HposOrderMeta, 'orderId'),
     };
+    this.setDatePaidStatement = PreparedStatement.from(dataSource.createQueryBuilder().update(HposOrderOperationalData)
+      .set({ datePaidGmt: () => ':paid' }).where('orderId = :id').setParameters(slots('paid', 'id')));
+    const note = slots('id', 'author', 'email', 'local', 'gmt', 'text');
+    this.addNoteStatement = PreparedStatement.from(dataSource.createQueryBuilder().insert().into(WpComment).values({
+      postId: note.id, author: note.author, authorEmail: note.email, authorUrl: '', authorIp: '', dateLocal: note.local, dateGmt: note.gmt,
+      content: note.text, karma: 0, approved: '1', agent: 'WooCommerce', type: 'order_note', parentId: 0, userId: 0,
+    } as object));
   }
 
   /**
@@ -67,32 +114,21 @@ export class OrderWriteRepository {
 
   /** Type and status (without `wc-`) from the authoritative store, locking the row; null when absent. */
   async lockStatus(db: Executor, id: number, settings: ShopSettings): Promise<{ type: string; status: string } | null> {
-    const sql = settings.hpos
-      ? `SELECT type, status FROM ${this.t.orders} WHERE id = ? FOR UPDATE`
-      : `SELECT post_type AS type, post_status AS status FROM ${this.t.posts} WHERE ID = ? FOR UPDATE`;
-    const [rows] = await db.query<RowDataPacket[]>(sql, [id]);
+    const { sql, values } = this.authoritative(settings).lockStatus.with({ id });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     if (!rows.length) return null;
     return { type: String(rows[0].type), status: plainStatus(String(rows[0].status ?? '')) };
   }
 
   async setStatus(db: Executor, id: number, status: string, settings: ShopSettings, now: Date): Promise<void> {
-    const stored = storedStatus(status);
-    for (const store of this.stores(settings)) {
-      if (store === 'hpos') {
-        await write(db, `UPDATE ${this.t.orders} SET status = ?, date_updated_gmt = ? WHERE id = ?`, [stored, gmtDateTime(now), id]);
-      } else {
-        await write(db, `UPDATE ${this.t.posts} SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
-          [stored, localDateTime(now, settings.timeZone), gmtDateTime(now), id]);
-      }
-    }
+    const change = { id, status: storedStatus(status), local: localDateTime(now, settings.timeZone), gmt: gmtDateTime(now) };
+    for (const store of this.stores(settings)) await writeStatement(db, this.statements[store].setStatus.with(change));
   }
 
   async getMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<string | null> {
-    const sql = settings.hpos
-      ? `SELECT meta_value FROM ${this.t.ordersMeta} WHERE order_id = ? AND meta_key = ? ORDER BY id LIMIT 1`
-      : `SELECT meta_value FROM ${this.t.postmeta} WHERE post_id = ? AND meta_key = ? ORDER BY meta_id LIMIT 1`;
-    const [rows] = await db.query<RowDataPacket[]>(sql, [id, key]);
-    return rows.length ? String(rows[0].meta_value ?? '') : null;
+    const { sql, values } = this.authoritative(settings).getMeta.with({ id, key });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.length ? String(rows[0].value ?? '') : null;
   }
 
   /** Adds one to a counting meta key (missing or not a number counts as 0), in every store in use. */
@@ -104,27 +140,20 @@ export class OrderWriteRepository {
   /** Sets a single-valued meta key (update in place, insert when missing) in every store in use. */
   async setMeta(db: Executor, id: number, key: string, value: string, settings: ShopSettings): Promise<void> {
     for (const store of this.stores(settings)) {
-      const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
-      const [result] = await db.query<ResultSetHeader>(`UPDATE ${table} SET meta_value = ? WHERE ${idColumn} = ? AND meta_key = ?`, [value, id, key]);
-      if (result.affectedRows === 0) {
-        await write(db, `INSERT INTO ${table} (${idColumn}, meta_key, meta_value) VALUES (?, ?, ?)`, [id, key, value]);
-      }
+      const { sql, values } = this.statements[store].updateMeta.with({ id, key, value });
+      const [result] = await db.query<ResultSetHeader>(sql, values);
+      if (result.affectedRows === 0) await writeStatement(db, this.statements[store].insertMeta.with({ id, key, value }));
     }
   }
 
   async deleteMeta(db: Executor, id: number, key: string, settings: ShopSettings): Promise<void> {
-    for (const store of this.stores(settings)) {
-      const [table, idColumn] = store === 'hpos' ? [this.t.ordersMeta, 'order_id'] : [this.t.postmeta, 'post_id'];
-      await write(db, `DELETE FROM ${table} WHERE ${idColumn} = ? AND meta_key = ?`, [id, key]);
-    }
+    for (const store of this.stores(settings)) await writeStatement(db, this.statements[store].deleteMeta.with({ id, key }));
   }
 
   /** The paid date as each store keeps it: HPOS's column, or the legacy timestamp and its local-time copy. */
   async setDatePaid(db: Executor, id: number, paid: Date, settings: ShopSettings): Promise<void> {
     const stores = this.stores(settings);
-    if (stores.includes('hpos')) {
-      await write(db, `UPDATE ${this.t.operational} SET date_paid_gmt = ? WHERE order_id = ?`, [gmtDateTime(paid), id]);
-    }
+    if (stores.includes('hpos')) await writeStatement(db, this.setDatePaidStatement.with({ id, paid: gmtDateTime(paid) }));
     if (stores.includes('legacy')) {
       await this.setMeta(db, id, '_date_paid', String(Math.floor(paid.getTime() / 1000)), { ...settings, hpos: false, sync: false });
       await this.setMeta(db, id, '_paid_date', localDateTime(paid, settings.timeZone), { ...settings, hpos: false, sync: false });
@@ -139,13 +168,10 @@ export class OrderWriteRepository {
     const host = (() => {
       try { return new URL(settings.siteUrl).hostname.replace(/^www\./, ''); } catch { return 'localhost'; }
     })();
-    await write(
-      db,
-      `INSERT INTO ${this.t.comments} (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
-        comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
-       VALUES (?, ?, ?, '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
-      [id, author?.name ?? 'WooCommerce', author?.email ?? `woocommerce@${host}`, localDateTime(now, settings.timeZone), gmtDateTime(now), text],
-    );
+    await writeStatement(db, this.addNoteStatement.with({
+      id, text, author: author?.name ?? 'WooCommerce', email: author?.email ?? `woocommerce@${host}`,
+      local: localDateTime(now, settings.timeZone), gmt: gmtDateTime(now),
+    }));
   }
 
   /**
@@ -153,12 +179,8 @@ export class OrderWriteRepository {
    * `upTo`, in the authoritative store, oldest first. Reads only that key's rows.
    */
   async findIdsByDateMetaUpTo(key: string, upTo: Date, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Promise<number[]> {
-    const sql = settings.hpos
-      ? `SELECT m.order_id AS id FROM ${this.t.ordersMeta} m JOIN ${this.t.orders} o ON o.id = m.order_id AND o.type = ?
-         WHERE m.meta_key = ? AND m.meta_value <= ? AND m.meta_value NOT IN ('', '0')`
-      : `SELECT m.post_id AS id FROM ${this.t.postmeta} m JOIN ${this.t.posts} p ON p.ID = m.post_id AND p.post_type = ?
-         WHERE m.meta_key = ? AND m.meta_value <= ? AND m.meta_value NOT IN ('', '0')`;
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, [type, key, gmtDateTime(upTo)]);
+    const { sql, values } = this.authoritative(settings).idsByDateMetaUpTo.with({ type, key, upTo: gmtDateTime(upTo) });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return [...new Set(rows.map((row) => Number(row.id)))].sort((a, b) => a - b);
   }
 
@@ -171,13 +193,15 @@ export class OrderWriteRepository {
 
   /** The search of `findIdsByMeta` as a statement (rows with an `id`, oldest first), to send with others. */
   findIdsByMetaStatement(key: string, value: string, type: 'shop_order' | 'shop_subscription', settings: ShopSettings): Statement {
-    const [meta, rows, idColumn, rowId, typeColumn] = settings.hpos
-      ? [this.t.ordersMeta, this.t.orders, 'order_id', 'id', 'type']
-      : [this.t.postmeta, this.t.posts, 'post_id', 'ID', 'post_type'];
-    return {
-      sql: `SELECT m.${idColumn} AS id FROM ${meta} m JOIN ${rows} o ON o.${rowId} = m.${idColumn} AND o.${typeColumn} = ?
-            WHERE m.meta_key = ? AND m.meta_value = ? ORDER BY m.${idColumn}`,
-      values: [type, key, value],
-    };
+    return this.authoritative(settings).idsByMeta.with({ type, key, value });
   }
+
+  private authoritative(settings: ShopSettings): StoreStatements {
+    return this.statements[settings.hpos ? 'hpos' : 'legacy'];
+  }
+}
+
+/** `write()` of a prepared statement. */
+function writeStatement(db: Executor, { sql, values }: Statement): Promise<void> {
+  return write(db, sql, values);
 }

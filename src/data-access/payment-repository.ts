@@ -1,7 +1,8 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agreement, Payment, PaymentMeta, type AgreementDisableReason, type AgreementStatus, type PaymentStatus, type Provider } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { together, write, type Executor, type Statement } from './transaction';
 
 export interface PaymentRecord {
@@ -31,25 +32,25 @@ export interface AgreementRecord {
 const toPayment = (row: RowDataPacket): PaymentRecord => ({
   id: Number(row.id),
   provider: row.provider,
-  externalId: row.external_id,
+  externalId: row.externalId,
   status: row.status,
-  orderId: row.order_id === null ? null : Number(row.order_id),
-  agreementId: row.agreement_id === null ? null : Number(row.agreement_id),
-  amountMinor: row.amount_minor === null ? null : Number(row.amount_minor),
+  orderId: row.orderId === null ? null : Number(row.orderId),
+  agreementId: row.agreementId === null ? null : Number(row.agreementId),
+  amountMinor: row.amountMinor === null ? null : Number(row.amountMinor),
   currency: row.currency,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
 });
 
 const toAgreement = (row: RowDataPacket): AgreementRecord => ({
   id: Number(row.id),
   provider: row.provider,
-  externalId: row.external_id,
+  externalId: row.externalId,
   status: row.status,
-  disableReason: row.disable_reason,
-  customerHandle: row.customer_handle,
-  paymentMethod: row.payment_method,
-  subscriptionId: row.subscription_id === null ? null : Number(row.subscription_id),
+  disableReason: row.disableReason,
+  customerHandle: row.customerHandle,
+  paymentMethod: row.paymentMethod,
+  subscriptionId: row.subscriptionId === null ? null : Number(row.subscriptionId),
 });
 
 /** Added to an existing row's id in LAST_INSERT_ID (see lockOrCreate); above any real id, below 2^53. */
@@ -58,11 +59,68 @@ const EXISTING_ROW = 2 ** 52;
 /** Payments with their meta, and agreements: the service's record of the providers' money and mandates. */
 export class PaymentRepository {
   readonly pool: Pool;
-  private readonly t: { payments: string; meta: string; agreements: string };
+  /** Inserts a payment, or finds the existing one (see lockOrCreate): expressions the query builder cannot write. */
+  private readonly createPaymentSql: string;
+  private readonly lockCreatedPayment: PreparedStatement<'provider' | 'externalId'>;
+  private readonly orderOfPayment: PreparedStatement<'provider' | 'externalId'>;
+  private readonly setOrderStatement: PreparedStatement<'id' | 'orderId'>;
+  private readonly lockPayment: PreparedStatement<'provider' | 'externalId'>;
+  private readonly paymentById: PreparedStatement<'id'>;
+  private readonly paymentByKey: PreparedStatement<'provider' | 'externalId'>;
+  private readonly setStatusStatement: PreparedStatement<'id' | 'status' | 'now'>;
+  /** Sets one meta key: an upsert on the (payment, key) index. */
+  private readonly setMetaSql: string;
+  private readonly metaOfPayment: PreparedStatement<'paymentId'>;
+  private readonly paymentsOfOrder: PreparedStatement<'orderId'>;
+  /** Inserts a pending agreement, or completes the known one (see lockOrCreateAgreement). */
+  private readonly createAgreementSql: string;
+  private readonly lockAgreement: PreparedStatement<'provider' | 'externalId'>;
+  private readonly activeAgreement: PreparedStatement<'provider' | 'customerHandle'>;
+  private readonly updateAgreementStatement: PreparedStatement<'id' | 'status' | 'disableReason' | 'paymentMethod' | 'now'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = { payments: tableOf(dataSource, Payment), meta: tableOf(dataSource, PaymentMeta), agreements: tableOf(dataSource, Agreement) };
+    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod');
+    const byKey = (alias: string) => `${alias}.provider = :provider AND ${alias}.externalId = :externalId`;
+    const query = () => dataSource.createQueryBuilder();
+
+    const payment = sqlNames(dataSource, Payment);
+    const p = payment.column;
+    this.createPaymentSql = `INSERT INTO ${payment.table} (${p.provider}, ${p.externalId}, ${p.status}, ${p.orderId}, ${p.agreementId}, ${p.amountMinor}, ${p.currency}, ${p.createdAt}, ${p.updatedAt})
+      VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
+      ON DUPLICATE KEY UPDATE ${p.id} = LAST_INSERT_ID(${p.id} + ${EXISTING_ROW}) - ${EXISTING_ROW},
+        ${p.orderId} = COALESCE(${p.orderId}, VALUES(${p.orderId})), ${p.amountMinor} = COALESCE(${p.amountMinor}, VALUES(${p.amountMinor})),
+        ${p.currency} = COALESCE(${p.currency}, VALUES(${p.currency}))`;
+    // A locking read sees the latest committed row, not the transaction's snapshot.
+    this.lockCreatedPayment = PreparedStatement.from(selectEntity(dataSource, Payment, 'p').addSelect(`LAST_INSERT_ID() < ${EXISTING_ROW}`, 'created')
+      .where(byKey('p')).setParameters(s).setLock('pessimistic_write'));
+    this.orderOfPayment = PreparedStatement.from(query().select('p.orderId', 'orderId').from(Payment, 'p').where(byKey('p')).setParameters(s));
+    this.setOrderStatement = PreparedStatement.from(query().update(Payment).set({ orderId: () => ':orderId' }).where('id = :id AND orderId IS NULL').setParameters(s));
+    this.lockPayment = PreparedStatement.from(selectEntity(dataSource, Payment, 'p').where(byKey('p')).setParameters(s).setLock('pessimistic_write'));
+    this.paymentById = PreparedStatement.from(selectEntity(dataSource, Payment, 'p').where('p.id = :id').setParameters(s));
+    this.paymentByKey = PreparedStatement.from(selectEntity(dataSource, Payment, 'p').where(byKey('p')).setParameters(s));
+    this.setStatusStatement = PreparedStatement.from(query().update(Payment).set({ status: () => ':status', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
+    this.paymentsOfOrder = PreparedStatement.from(selectEntity(dataSource, Payment, 'p').where('p.orderId = :orderId').orderBy('p.id').setParameters(s));
+
+    const meta = sqlNames(dataSource, PaymentMeta);
+    const m = meta.column;
+    this.setMetaSql = `INSERT INTO ${meta.table} (${m.paymentId}, ${m.key}, ${m.value}) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE ${m.value} = VALUES(${m.value})`;
+    this.metaOfPayment = PreparedStatement.from(query().select('m.key', 'key').addSelect('m.value', 'value')
+      .from(PaymentMeta, 'm').where('m.paymentId = :paymentId').setParameters(s));
+
+    const agreement = sqlNames(dataSource, Agreement);
+    const a = agreement.column;
+    this.createAgreementSql = `INSERT INTO ${agreement.table} (${a.provider}, ${a.externalId}, ${a.status}, ${a.customerHandle}, ${a.subscriptionId}, ${a.createdAt}, ${a.updatedAt})
+      VALUES (?, ?, 'PENDING', ?, ?, ?, ?)
+      ON DUPLICATE KEY UPDATE ${a.customerHandle} = COALESCE(${a.customerHandle}, VALUES(${a.customerHandle})),
+        ${a.subscriptionId} = COALESCE(${a.subscriptionId}, VALUES(${a.subscriptionId}))`;
+    this.lockAgreement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a').where(byKey('a')).setParameters(s).setLock('pessimistic_write'));
+    this.activeAgreement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
+      .where("a.provider = :provider AND a.customerHandle = :customerHandle AND a.status = 'ACTIVE'")
+      .orderBy('a.updatedAt', 'DESC').addOrderBy('a.id', 'DESC').limit(1).setParameters(s));
+    this.updateAgreementStatement = PreparedStatement.from(query().update(Agreement).set({
+      status: () => ':status', disableReason: () => ':disableReason', paymentMethod: () => 'COALESCE(:paymentMethod, paymentMethod)', updatedAt: () => ':now',
+    }).where('id = :id').setParameters(s));
   }
 
   /**
@@ -86,18 +144,15 @@ export class PaymentRepository {
     now: string,
     searchOrder?: (withoutOrder: Statement) => Statement,
   ): Promise<{ payment: PaymentRecord; created: boolean; foundOrders: number[] }> {
-    const key = [fields.provider, fields.externalId];
-    const search = searchOrder?.({ sql: `(SELECT order_id FROM ${this.t.payments} WHERE provider = ? AND external_id = ?) IS NULL`, values: key });
+    const key = { provider: fields.provider, externalId: fields.externalId };
+    const orderOf = this.orderOfPayment.with(key);
+    const search = searchOrder?.({ sql: `(${orderOf.sql}) IS NULL`, values: orderOf.values });
     const { sql, values } = together([
       {
-        sql: `INSERT INTO ${this.t.payments} (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
-              VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)
-              ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id + ${EXISTING_ROW}) - ${EXISTING_ROW},
-                order_id = COALESCE(order_id, VALUES(order_id)), amount_minor = COALESCE(amount_minor, VALUES(amount_minor)), currency = COALESCE(currency, VALUES(currency))`,
-        values: [...key, fields.orderId ?? null, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
+        sql: this.createPaymentSql,
+        values: [key.provider, key.externalId, fields.orderId ?? null, fields.agreementId ?? null, fields.amountMinor ?? null, fields.currency ?? null, now, now],
       },
-      // A locking read sees the latest committed row, not the transaction's snapshot.
-      { sql: `SELECT *, LAST_INSERT_ID() < ${EXISTING_ROW} AS created FROM ${this.t.payments} WHERE provider = ? AND external_id = ? FOR UPDATE`, values: key },
+      this.lockCreatedPayment.with(key),
       ...(search ? [search] : []),
     ]);
     const [results] = await db.query<RowDataPacket[][]>(sql, values);
@@ -108,43 +163,49 @@ export class PaymentRepository {
 
   /** Links a payment that has no order yet to `orderId`. */
   async setOrder(db: Executor, id: number, orderId: number): Promise<void> {
-    await write(db, `UPDATE ${this.t.payments} SET order_id = ? WHERE id = ? AND order_id IS NULL`, [orderId, id]);
+    const { sql, values } = this.setOrderStatement.with({ id, orderId });
+    await write(db, sql, values);
   }
 
   async lock(db: Executor, provider: Provider, externalId: string): Promise<PaymentRecord | null> {
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE provider = ? AND external_id = ? FOR UPDATE`, [provider, externalId]);
+    const { sql, values } = this.lockPayment.with({ provider, externalId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.length ? toPayment(rows[0]) : null;
   }
 
   async findById(id: number): Promise<PaymentRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE id = ?`, [id]);
+    const { sql, values } = this.paymentById.with({ id });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? toPayment(rows[0]) : null;
   }
 
   async find(provider: Provider, externalId: string): Promise<PaymentRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE provider = ? AND external_id = ?`, [provider, externalId]);
+    const { sql, values } = this.paymentByKey.with({ provider, externalId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? toPayment(rows[0]) : null;
   }
 
   async setStatus(db: Executor, id: number, status: PaymentStatus, now: string): Promise<void> {
-    await write(db, `UPDATE ${this.t.payments} SET status = ?, updated_at = ? WHERE id = ?`, [status, now, id]);
+    const { sql, values } = this.setStatusStatement.with({ id, status, now });
+    await write(db, sql, values);
   }
 
   async setMeta(db: Executor, paymentId: number, values: Record<string, string | null | undefined>): Promise<void> {
     for (const [key, value] of Object.entries(values)) {
       if (value === undefined) continue;
-      await write(db, `INSERT INTO ${this.t.meta} (payment_id, meta_key, meta_value) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE meta_value = VALUES(meta_value)`,
-        [paymentId, key, value]);
+      await write(db, this.setMetaSql, [paymentId, key, value]);
     }
   }
 
   async meta(paymentId: number): Promise<Record<string, string>> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT meta_key, meta_value FROM ${this.t.meta} WHERE payment_id = ?`, [paymentId]);
-    return Object.fromEntries(rows.map((row) => [row.meta_key, row.meta_value ?? '']));
+    const { sql, values } = this.metaOfPayment.with({ paymentId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return Object.fromEntries(rows.map((row) => [row.key, row.value ?? '']));
   }
 
   async listByOrder(orderId: number): Promise<(PaymentRecord & { meta: Record<string, string> })[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.payments} WHERE order_id = ? ORDER BY id`, [orderId]);
+    const { sql, values } = this.paymentsOfOrder.with({ orderId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return Promise.all(rows.map(async (row) => {
       const payment = toPayment(row);
       return { ...payment, meta: await this.meta(payment.id) };
@@ -154,26 +215,23 @@ export class PaymentRepository {
   /** The agreement, locked; created pending when unknown. */
   async lockOrCreateAgreement(db: Executor, fields: { provider: Provider; externalId: string; customerHandle?: string | null; subscriptionId?: number | null }, now: string): Promise<AgreementRecord> {
     // A known agreement only gains the customer and subscription it did not have yet.
-    await write(
-      db,
-      `INSERT INTO ${this.t.agreements} (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
-       VALUES (?, ?, 'PENDING', ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE customer_handle = COALESCE(customer_handle, VALUES(customer_handle)), subscription_id = COALESCE(subscription_id, VALUES(subscription_id))`,
-      [fields.provider, fields.externalId, fields.customerHandle ?? null, fields.subscriptionId ?? null, now, now],
-    );
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.t.agreements} WHERE provider = ? AND external_id = ? FOR UPDATE`, [fields.provider, fields.externalId]);
+    await write(db, this.createAgreementSql, [fields.provider, fields.externalId, fields.customerHandle ?? null, fields.subscriptionId ?? null, now, now]);
+    const { sql, values } = this.lockAgreement.with({ provider: fields.provider, externalId: fields.externalId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return toAgreement(rows[0]);
   }
 
   /** The newest active card-gateway payment method of a customer, to charge a retry on. */
   async activeAgreementOfCustomer(provider: Provider, customerHandle: string): Promise<AgreementRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.t.agreements} WHERE provider = ? AND customer_handle = ? AND status = 'ACTIVE' ORDER BY updated_at DESC, id DESC LIMIT 1`, [provider, customerHandle]);
+    const { sql, values } = this.activeAgreement.with({ provider, customerHandle });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? toAgreement(rows[0]) : null;
   }
 
   async updateAgreement(db: Executor, id: number, fields: { status: AgreementStatus; disableReason: AgreementDisableReason | null; paymentMethod?: string | null }, now: string): Promise<void> {
-    await write(db, `UPDATE ${this.t.agreements} SET status = ?, disable_reason = ?, payment_method = COALESCE(?, payment_method), updated_at = ? WHERE id = ?`,
-      [fields.status, fields.disableReason, fields.paymentMethod ?? null, now, id]);
+    const { sql, values } = this.updateAgreementStatement.with({
+      id, status: fields.status, disableReason: fields.disableReason, paymentMethod: fields.paymentMethod ?? null, now,
+    });
+    await write(db, sql, values);
   }
 }

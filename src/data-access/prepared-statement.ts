@@ -1,4 +1,4 @@
-import type { DataSource, EntityTarget, ObjectLiteral, QueryBuilder } from 'typeorm';
+import type { DataSource, EntityTarget, ObjectLiteral, QueryBuilder, SelectQueryBuilder } from 'typeorm';
 import type { Statement } from './transaction';
 
 /**
@@ -23,6 +23,13 @@ export class PreparedStatement<Name extends string = string> {
   with(values: Record<Name, unknown>): Statement {
     return { sql: this.sql, values: this.order.map((slot) => (slot instanceof Slot ? values[slot.name as Name] : slot.fixed)) };
   }
+}
+
+/** A query of `entity` as `alias` with every column selected under its property's name: rows shaped as the entity. */
+export function selectEntity(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>, alias: string): SelectQueryBuilder<ObjectLiteral> {
+  const query = dataSource.createQueryBuilder().from(entity, alias);
+  for (const { propertyName } of dataSource.getMetadata(entity).columns) query.addSelect(`${alias}.${propertyName}`, propertyName);
+  return query;
 }
 
 /** The query builder writes only a constant LIMIT: a page's size is bound with the statement's other values. */

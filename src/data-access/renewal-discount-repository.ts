@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { RenewalDiscount, RenewalDiscountType } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { gmtDateTimeMs } from '../shop/shop-time';
 
 export interface DiscountTypeRecord {
@@ -53,56 +54,78 @@ export interface DiscountFilter {
 /** Renewal discount types and discounts (the service's own tables). */
 export class RenewalDiscountRepository {
   private readonly pool: Pool;
-  private readonly t: { types: string; discounts: string };
+  private readonly allTypes: PreparedStatement<never>;
+  private readonly typesById: PreparedStatement<'ids'>;
+  private readonly insertDiscount: PreparedStatement<'subscriptionId' | 'orderId' | 'typeId' | 'amount' | 'currency' | 'createdVia' | 'createdBy' | 'now'>;
+  private readonly cancelPendingDiscount: PreparedStatement<'id' | 'now'>;
+  private readonly discountById: PreparedStatement<'id'>;
+  /** Every discount, each column under its property's name; a page adds its filter, order and LIMIT, which vary per call. */
+  private readonly everyDiscount: string;
+  private readonly discounts: ReturnType<typeof sqlNames<RenewalDiscount>>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.t = { types: tableOf(dataSource, RenewalDiscountType), discounts: tableOf(dataSource, RenewalDiscount) };
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('id', 'ids', 'subscriptionId', 'orderId', 'typeId', 'amount', 'currency', 'createdVia', 'createdBy', 'now');
+    const types = () => query().select('t.id', 'id').addSelect('t.slug', 'slug').addSelect('t.name', 'name').addSelect('t.scheme', 'scheme')
+      .addSelect('t.description', 'description').from(RenewalDiscountType, 't');
+    this.allTypes = PreparedStatement.from(types().orderBy('t.id'));
+    this.typesById = PreparedStatement.from(types().where('t.id IN (:ids)').setParameters(s));
+    this.insertDiscount = PreparedStatement.from(query().insert().into(RenewalDiscount).values({
+      subscriptionId: s.subscriptionId, orderId: s.orderId, typeId: s.typeId, amount: s.amount, currency: s.currency, status: 'pending',
+      createdVia: s.createdVia, createdBy: s.createdBy, createdAt: s.now, updatedAt: s.now,
+    } as object));
+    this.cancelPendingDiscount = PreparedStatement.from(query().update(RenewalDiscount).set({ status: 'cancelled', updatedAt: () => ':now' })
+      .where("id = :id AND status = 'pending'").setParameters(s));
+    const discounts = selectEntity(dataSource, RenewalDiscount, 'd');
+    this.everyDiscount = PreparedStatement.from(discounts).sql;
+    this.discountById = PreparedStatement.from(discounts.where('d.id = :id').setParameters(s));
+    this.discounts = sqlNames(dataSource, RenewalDiscount);
   }
 
   async types(): Promise<DiscountTypeRecord[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT id, slug, name, scheme, description FROM ${this.t.types} ORDER BY id`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.allTypes.sql);
     return rows.map(typeFrom);
   }
 
   async typesByIds(ids: number[]): Promise<Map<number, DiscountTypeRecord>> {
     if (!ids.length) return new Map();
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT id, slug, name, scheme, description FROM ${this.t.types} WHERE id IN (?)`, [ids]);
+    const { sql, values } = this.typesById.with({ ids });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return new Map(rows.map((row) => [Number(row.id), typeFrom(row)]));
   }
 
   /** A new pending discount; its ID. */
   async insert(discount: NewDiscount, now: Date): Promise<number> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `INSERT INTO ${this.t.discounts} (subscription_id, order_id, type_id, amount, currency, status, created_via, created_by, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
-      [discount.subscriptionId, discount.orderId, discount.typeId, discount.amount, discount.currency, discount.createdVia,
-        discount.createdBy, gmtDateTimeMs(now), gmtDateTimeMs(now)]);
+    const { sql, values } = this.insertDiscount.with({ ...discount, now: gmtDateTimeMs(now) });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.insertId;
   }
 
   /** Cancels a pending discount; false when it was not pending (applied or cancelled already, or gone). */
   async cancelPending(id: number, now: Date): Promise<boolean> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `UPDATE ${this.t.discounts} SET status = 'cancelled', updated_at = ? WHERE id = ? AND status = 'pending'`, [gmtDateTimeMs(now), id]);
+    const { sql, values } = this.cancelPendingDiscount.with({ id, now: gmtDateTimeMs(now) });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows === 1;
   }
 
   async findById(id: number): Promise<DiscountRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.discounts} WHERE id = ?`, [id]);
+    const { sql, values } = this.discountById.with({ id });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? discountFrom(rows[0]) : null;
   }
 
   /** Newest first, one page, with the total count for the filter. */
   async list(filter: DiscountFilter, page: number, perPage: number): Promise<{ discounts: DiscountRecord[]; total: number }> {
+    const { table, column } = this.discounts;
     const where: string[] = [];
     const params: unknown[] = [];
-    if (filter.subscriptionId !== undefined) { where.push('subscription_id = ?'); params.push(filter.subscriptionId); }
-    if (filter.orderId !== undefined) { where.push('order_id = ?'); params.push(filter.orderId); }
+    if (filter.subscriptionId !== undefined) { where.push(`${column.subscriptionId} = ?`); params.push(filter.subscriptionId); }
+    if (filter.orderId !== undefined) { where.push(`${column.orderId} = ?`); params.push(filter.orderId); }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const [[rows], [count]] = await Promise.all([
-      this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.discounts} ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`, [...params, perPage, (page - 1) * perPage]),
-      this.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${this.t.discounts} ${clause}`, params),
+      this.pool.query<RowDataPacket[]>(`${this.everyDiscount} ${clause} ORDER BY ${column.id} DESC LIMIT ? OFFSET ?`, [...params, perPage, (page - 1) * perPage]),
+      this.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table} ${clause}`, params),
     ]);
     return { discounts: rows.map(discountFrom), total: Number(count[0].n) };
   }
@@ -115,17 +138,17 @@ function typeFrom(row: RowDataPacket): DiscountTypeRecord {
 function discountFrom(row: RowDataPacket): DiscountRecord {
   return {
     id: Number(row.id),
-    subscriptionId: Number(row.subscription_id),
-    orderId: row.order_id === null ? null : Number(row.order_id),
-    typeId: Number(row.type_id),
+    subscriptionId: Number(row.subscriptionId),
+    orderId: row.orderId === null ? null : Number(row.orderId),
+    typeId: Number(row.typeId),
     amount: String(row.amount),
     currency: String(row.currency),
     status: String(row.status) as DiscountStatus,
-    appliedAmount: row.applied_amount === null || row.applied_amount === undefined ? null : String(row.applied_amount),
-    appliedAt: row.applied_at ? String(row.applied_at) : null,
-    createdVia: String(row.created_via),
-    createdBy: Number(row.created_by),
-    createdAt: String(row.created_at),
-    updatedAt: String(row.updated_at),
+    appliedAmount: row.appliedAmount === null || row.appliedAmount === undefined ? null : String(row.appliedAmount),
+    appliedAt: row.appliedAt ? String(row.appliedAt) : null,
+    createdVia: String(row.createdVia),
+    createdBy: Number(row.createdBy),
+    createdAt: String(row.createdAt),
+    updatedAt: String(row.updatedAt),
   };
 }

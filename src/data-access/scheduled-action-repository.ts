@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { ScheduledAction, ScheduledActionGroup } from '../../entities';
-import { tableOf } from './data-source';
+import { PreparedStatement, slots } from './prepared-statement';
 import { write, type Executor } from './transaction';
 import { gmtDateTime, localDateTime } from '../shop/shop-time';
 import type { ShopSettings } from './shop-settings-repository';
@@ -19,7 +19,7 @@ export function subscriptionActionArgs(subscriptionId: number): string {
 /**
  * An `ActionScheduler_SimpleSchedule` as PHP serializes it (protected and private properties carry NUL-
  * delimited prefixes). Action Scheduler reads the action's date from this object, and WP admin's
- * Scheduled Actions screen shows it, so it must move together with `scheduled_date_gmt`.
+ * Scheduled Actions screen shows it, so it must move together with the action's scheduled date.
  */
 export function simpleSchedule(timestamp: number): string {
   const scheduled = '\0*\0scheduled_timestamp';
@@ -40,10 +40,28 @@ export function rescheduled(stored: string | null, timestamp: number): string {
  * alone does not move it, so every next-payment change goes through here in the same transaction.
  */
 export class ScheduledActionRepository {
-  private readonly t: { actions: string; groups: string };
+  private readonly pendingActions: PreparedStatement<'hook' | 'args'>;
+  private readonly cancelActions: PreparedStatement<'ids'>;
+  private readonly moveAction: PreparedStatement<'id' | 'gmt' | 'local' | 'schedule'>;
+  private readonly insertAction: PreparedStatement<'hook' | 'gmt' | 'local' | 'priority' | 'args' | 'schedule' | 'groupId'>;
+  private readonly groupBySlug: PreparedStatement<'slug'>;
+  private readonly insertGroup: PreparedStatement<'slug'>;
 
   constructor(dataSource: DataSource) {
-    this.t = { actions: tableOf(dataSource, ScheduledAction), groups: tableOf(dataSource, ScheduledActionGroup) };
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('id', 'ids', 'hook', 'args', 'gmt', 'local', 'priority', 'schedule', 'groupId', 'slug');
+    this.pendingActions = PreparedStatement.from(query().select('a.id', 'id').addSelect('a.schedule', 'schedule').from(ScheduledAction, 'a')
+      .where("a.hook = :hook AND a.args = :args AND a.status = 'pending'").orderBy('a.id').setParameters(s).setLock('pessimistic_write'));
+    this.cancelActions = PreparedStatement.from(query().update(ScheduledAction).set({ status: 'canceled' }).where('id IN (:ids)').setParameters(s));
+    this.moveAction = PreparedStatement.from(query().update(ScheduledAction)
+      .set({ scheduledGmt: () => ':gmt', scheduledLocal: () => ':local', schedule: () => ':schedule' }).where('id = :id').setParameters(s));
+    this.insertAction = PreparedStatement.from(query().insert().into(ScheduledAction).values({
+      hook: s.hook, status: 'pending', scheduledGmt: s.gmt, scheduledLocal: s.local, priority: s.priority, args: s.args, schedule: s.schedule,
+      groupId: s.groupId, attempts: 0, claimId: 0,
+    } as object));
+    this.groupBySlug = PreparedStatement.from(query().select('g.id', 'id').from(ScheduledActionGroup, 'g')
+      .where('g.slug = :slug').orderBy('g.id').limit(1).setParameters(s));
+    this.insertGroup = PreparedStatement.from(query().insert().into(ScheduledActionGroup).values({ slug: s.slug } as object));
   }
 
   /**
@@ -52,27 +70,28 @@ export class ScheduledActionRepository {
    */
   async scheduleRenewal(db: Executor, subscriptionId: number, when: Date | null, settings: ShopSettings): Promise<void> {
     const args = subscriptionActionArgs(subscriptionId);
-    const [pending] = await db.query<RowDataPacket[]>(
-      `SELECT action_id, schedule FROM ${this.t.actions} WHERE hook = ? AND args = ? AND status = 'pending' ORDER BY action_id FOR UPDATE`,
-      [SUBSCRIPTION_PAYMENT_HOOK, args]);
-    const keep = when === null ? undefined : pending[0];
-    const cancel = pending.filter((row) => row !== keep).map((row) => Number(row.action_id));
-    if (cancel.length) await db.query(`UPDATE ${this.t.actions} SET status = 'canceled' WHERE action_id IN (?)`, [cancel]);
+    const pending = this.pendingActions.with({ hook: SUBSCRIPTION_PAYMENT_HOOK, args });
+    const [rows] = await db.query<RowDataPacket[]>(pending.sql, pending.values);
+    const keep = when === null ? undefined : rows[0];
+    const cancel = rows.filter((row) => row !== keep).map((row) => Number(row.id));
+    if (cancel.length) {
+      const { sql, values } = this.cancelActions.with({ ids: cancel });
+      await db.query(sql, values);
+    }
     if (when === null) return;
     const timestamp = Math.floor(when.getTime() / 1000);
     const gmt = gmtDateTime(when);
     const local = localDateTime(when, settings.timeZone);
     if (keep) {
-      await write(db, `UPDATE ${this.t.actions} SET scheduled_date_gmt = ?, scheduled_date_local = ?, schedule = ? WHERE action_id = ?`,
-        [gmt, local, rescheduled(keep.schedule ?? null, timestamp), keep.action_id]);
+      const { sql, values } = this.moveAction.with({ id: keep.id, gmt, local, schedule: rescheduled(keep.schedule ?? null, timestamp) });
+      await write(db, sql, values);
       return;
     }
     const groupId = await this.groupId(db, SUBSCRIPTION_ACTION_GROUP);
-    await write(
-      db,
-      `INSERT INTO ${this.t.actions} (hook, status, scheduled_date_gmt, scheduled_date_local, priority, args, schedule, group_id, attempts, claim_id)
-       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, 0, 0)`,
-      [SUBSCRIPTION_PAYMENT_HOOK, gmt, local, SUBSCRIPTION_ACTION_PRIORITY, args, simpleSchedule(timestamp), groupId]);
+    const { sql, values } = this.insertAction.with({
+      hook: SUBSCRIPTION_PAYMENT_HOOK, gmt, local, priority: SUBSCRIPTION_ACTION_PRIORITY, args, schedule: simpleSchedule(timestamp), groupId,
+    });
+    await write(db, sql, values);
   }
 
   /**
@@ -81,17 +100,20 @@ export class ScheduledActionRepository {
    */
   async scheduleSingle(db: Executor, action: { hook: string; args: string; group: string; priority: number }, when: Date, settings: ShopSettings): Promise<number> {
     const groupId = await this.groupId(db, action.group);
-    const [result] = await db.query<ResultSetHeader>(
-      `INSERT INTO ${this.t.actions} (hook, status, scheduled_date_gmt, scheduled_date_local, priority, args, schedule, group_id, attempts, claim_id)
-       VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, 0, 0)`,
-      [action.hook, gmtDateTime(when), localDateTime(when, settings.timeZone), action.priority, action.args, simpleSchedule(Math.floor(when.getTime() / 1000)), groupId]);
+    const { sql, values } = this.insertAction.with({
+      hook: action.hook, gmt: gmtDateTime(when), local: localDateTime(when, settings.timeZone), priority: action.priority, args: action.args,
+      schedule: simpleSchedule(Math.floor(when.getTime() / 1000)), groupId,
+    });
+    const [result] = await db.query<ResultSetHeader>(sql, values);
     return result.insertId;
   }
 
   private async groupId(db: Executor, slug: string): Promise<number> {
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT group_id FROM ${this.t.groups} WHERE slug = ? ORDER BY group_id LIMIT 1`, [slug]);
-    if (rows.length) return Number(rows[0].group_id);
-    const [result] = await db.query<ResultSetHeader>(`INSERT INTO ${this.t.groups} (slug) VALUES (?)`, [slug]);
+    const group = this.groupBySlug.with({ slug });
+    const [rows] = await db.query<RowDataPacket[]>(group.sql, group.values);
+    if (rows.length) return Number(rows[0].id);
+    const { sql, values } = this.insertGroup.with({ slug });
+    const [result] = await db.query<ResultSetHeader>(sql, values);
     return result.insertId;
   }
 }

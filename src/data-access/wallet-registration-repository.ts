@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { MobileWalletRegistration } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, slots } from './prepared-statement';
 import { RecentlyRead } from './recently-read';
 
 export interface WalletRegistration {
@@ -15,18 +16,24 @@ export interface WalletRegistration {
 /** Webhook registrations made with the mobile wallet, with the secret it returned (it is shown only once). */
 export class WalletRegistrationRepository {
   private readonly pool: Pool;
-  private readonly table: string;
+  private readonly insertRegistration: PreparedStatement<'registrationId' | 'url' | 'events' | 'secret'>;
+  private readonly newestFirst: PreparedStatement<never>;
   private readonly registrations: RecentlyRead<WalletRegistration[]>;
 
   constructor(dataSource: DataSource, maxAgeMs = 5000) {
     this.pool = rawPool(dataSource);
-    this.table = tableOf(dataSource, MobileWalletRegistration);
+    const s = slots('registrationId', 'url', 'events', 'secret');
+    this.insertRegistration = PreparedStatement.from(dataSource.createQueryBuilder().insert().into(MobileWalletRegistration)
+      .values({ registrationId: s.registrationId, url: s.url, events: s.events, secret: s.secret, createdAt: () => 'NOW(3)' } as object));
+    this.newestFirst = PreparedStatement.from(dataSource.createQueryBuilder().select('r.registrationId', 'registrationId').addSelect('r.url', 'url')
+      .addSelect('r.events', 'events').addSelect('r.secret', 'secret').addSelect('r.createdAt', 'createdAt')
+      .from(MobileWalletRegistration, 'r').orderBy('r.id', 'DESC'));
     this.registrations = new RecentlyRead(() => this.read(), maxAgeMs);
   }
 
   async add(registration: Omit<WalletRegistration, 'createdAt'>): Promise<void> {
-    await this.pool.query(`INSERT INTO ${this.table} (registration_id, url, events, secret, created_at) VALUES (?, ?, ?, ?, NOW(3))`,
-      [registration.registrationId, registration.url, JSON.stringify(registration.events), registration.secret]);
+    const { sql, values } = this.insertRegistration.with({ ...registration, events: JSON.stringify(registration.events) });
+    await this.pool.query(sql, values);
     this.registrations.forget();
   }
 
@@ -36,9 +43,7 @@ export class WalletRegistrationRepository {
   }
 
   private async read(): Promise<WalletRegistration[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.table} ORDER BY id DESC`);
-    return rows.map((row) => ({
-      registrationId: row.registration_id, url: row.url, events: JSON.parse(row.events), secret: row.secret, createdAt: row.created_at,
-    }));
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.newestFirst.sql);
+    return rows.map((row) => ({ registrationId: row.registrationId, url: row.url, events: JSON.parse(row.events), secret: row.secret, createdAt: row.createdAt }));
   }
 }

@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { WooCommerceChange } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, slots, sqlNames } from './prepared-statement';
 import { Transaction, write, type Executor } from './transaction';
 import type { ScheduledActionRepository } from './scheduled-action-repository';
 import type { ShopSettings } from './shop-settings-repository';
@@ -48,23 +49,43 @@ export type ShopChange =
  */
 export class WooCommerceChangeRepository {
   private readonly pool: Pool;
-  private readonly table: string;
+  private readonly insertChange: PreparedStatement<'op' | 'objectId' | 'payload' | 'now'>;
+  private readonly setAction: PreparedStatement<'id' | 'actionId'>;
+  /** Changes stored before a time, oldest first, up to a number: a LIMIT the query builder cannot take as a value. */
+  private readonly waitingSql: string;
+  private readonly waitingOfObject: PreparedStatement<'objectId' | 'op'>;
+  private readonly backlogByStatus: PreparedStatement<never>;
+  /** A DELETE with ORDER BY and LIMIT, which the query builder cannot write. */
+  private readonly pruneAppliedSql: string;
   /** Told of each change once it is stored for good (its transaction committed), so WooCommerce can be asked to apply it now. */
   private stored: (changeId: number) => void = () => undefined;
 
   constructor(dataSource: DataSource, private readonly actions: ScheduledActionRepository) {
     this.pool = rawPool(dataSource);
-    this.table = tableOf(dataSource, WooCommerceChange);
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('id', 'op', 'objectId', 'payload', 'now', 'actionId');
+    this.insertChange = PreparedStatement.from(query().insert().into(WooCommerceChange).values({
+      op: s.op, objectId: s.objectId, payload: s.payload, status: 'pending', attempts: 0, createdAt: s.now,
+    } as object));
+    this.setAction = PreparedStatement.from(query().update(WooCommerceChange).set({ actionId: () => ':actionId' }).where('id = :id').setParameters(s));
+    this.waitingOfObject = PreparedStatement.from(query().select('1').from(WooCommerceChange, 'c')
+      .where("c.objectId = :objectId AND c.op = :op AND c.status IN ('pending', 'applying')").limit(1).setParameters(s));
+    // A range of the status index: applied rows, the great majority, are never read.
+    this.backlogByStatus = PreparedStatement.from(query().select('c.status', 'status').addSelect('COUNT(*)', 'n').addSelect('MIN(c.createdAt)', 'oldest')
+      .from(WooCommerceChange, 'c').where("c.status IN ('pending', 'applying', 'failed')").groupBy('c.status'));
+    const { table, column: c } = sqlNames(dataSource, WooCommerceChange);
+    this.waitingSql = `SELECT ${c.id} AS id FROM ${table} WHERE ${c.status} = 'pending' AND ${c.createdAt} < ? ORDER BY ${c.createdAt} LIMIT ?`;
+    this.pruneAppliedSql = `DELETE FROM ${table} WHERE ${c.status} = 'applied' AND ${c.createdAt} < ? AND ${c.appliedAt} < ? ORDER BY ${c.createdAt} LIMIT ?`;
   }
 
   async enqueue(db: Executor, change: ShopChange, settings: ShopSettings, now: Date): Promise<number> {
-    const [inserted] = await db.query<ResultSetHeader>(
-      `INSERT INTO ${this.table} (op, object_id, payload, status, attempts, created_at) VALUES (?, ?, ?, 'pending', 0, ?)`,
-      [change.op, change.objectId, JSON.stringify(change.payload), gmtDateTimeMs(now)]);
+    const insert = this.insertChange.with({ op: change.op, objectId: change.objectId, payload: JSON.stringify(change.payload), now: gmtDateTimeMs(now) });
+    const [inserted] = await db.query<ResultSetHeader>(insert.sql, insert.values);
     const actionId = await this.actions.scheduleSingle(db, {
       hook: APPLY_CHANGE_HOOK, args: JSON.stringify([inserted.insertId]), group: CHANGE_ACTION_GROUP, priority: CHANGE_ACTION_PRIORITY,
     }, now, settings);
-    await write(db, `UPDATE ${this.table} SET action_id = ? WHERE id = ?`, [actionId, inserted.insertId]);
+    const { sql, values } = this.setAction.with({ id: inserted.insertId, actionId });
+    await write(db, sql, values);
     const changeId = inserted.insertId;
     if (companionTakesHandOver(settings)) {
       if (db instanceof Transaction) db.afterCommit(() => this.stored(changeId));
@@ -80,16 +101,14 @@ export class WooCommerceChangeRepository {
 
   /** Changes still waiting for WooCommerce that were stored more than `olderThanSeconds` ago, oldest first. */
   async waitingIds(olderThanSeconds: number, limit: number, now: Date): Promise<number[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT id FROM ${this.table} WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT ?`,
-      [gmtDateTimeMs(new Date(now.getTime() - olderThanSeconds * 1000)), limit]);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.waitingSql, [gmtDateTimeMs(new Date(now.getTime() - olderThanSeconds * 1000)), limit]);
     return rows.map((row) => Number(row.id));
   }
 
   /** Whether a change of `op` for the object still waits for WooCommerce (so a periodic pass does not ask twice). */
   async isWaiting(db: Executor, objectId: number, op: ShopChange['op']): Promise<boolean> {
-    const [rows] = await db.query<RowDataPacket[]>(
-      `SELECT 1 FROM ${this.table} WHERE object_id = ? AND op = ? AND status IN ('pending', 'applying') LIMIT 1`, [objectId, op]);
+    const { sql, values } = this.waitingOfObject.with({ objectId, op });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.length > 0;
   }
 
@@ -98,9 +117,7 @@ export class WooCommerceChangeRepository {
    * waited (how far the shop lags behind the service; 0 when none waits), for /health, /metrics and the CLI.
    */
   async backlog(now = new Date()): Promise<{ waiting: number; failed: number; oldestWaitingSeconds: number }> {
-    // A range of the status index: applied rows, the great majority, are never read.
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT status, COUNT(*) AS n, MIN(created_at) AS oldest FROM ${this.table} WHERE status IN ('pending', 'applying', 'failed') GROUP BY status`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.backlogByStatus.sql);
     const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
     const oldest = rows.filter((row) => row.status !== 'failed').map((row) => parseGmtDateTime(row.oldest)?.getTime() ?? Infinity);
     const since = Math.min(Infinity, ...oldest);
@@ -117,8 +134,7 @@ export class WooCommerceChangeRepository {
    */
   async pruneApplied(before: Date, limit: number): Promise<number> {
     const cutoff = gmtDateTimeMs(before);
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `DELETE FROM ${this.table} WHERE status = 'applied' AND created_at < ? AND applied_at < ? ORDER BY created_at LIMIT ?`, [cutoff, cutoff, limit]);
+    const [result] = await this.pool.query<ResultSetHeader>(this.pruneAppliedSql, [cutoff, cutoff, limit]);
     return result.affectedRows;
   }
 }
