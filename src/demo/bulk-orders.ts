@@ -1,6 +1,10 @@
 import mysql from 'mysql2/promise';
+import type { DataSource, ObjectLiteral } from 'typeorm';
 import { checkPrefix, getOption, WOOCOMMERCE_VERSION, type Db } from './woocommerce-schema';
 import { gmtDateTime, offsetMinutesAt } from '../shop/shop-time';
+import { sqlNames } from '../data-access/prepared-statement';
+import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta } from '../../entities';
+import { shopTables } from './shop-seeder';
 
 /**
  * Generates many WooCommerce orders fast, set-based: each batch of orders is computed once into a temporary
@@ -11,7 +15,7 @@ import { gmtDateTime, offsetMinutesAt } from '../shop/shop-time';
  */
 
 export interface BulkOptions {
-  /** Write HPOS tables (placeholder posts, wc_orders, addresses, operational data, meta) instead of posts storage. */
+  /** Write HPOS storage (placeholder posts, the orders with their addresses, operational data and meta) instead of posts storage. */
   hpos?: boolean;
   onProgress?(done: number): void;
   /** Orders per INSERT ... SELECT round (default 50,000). */
@@ -86,15 +90,16 @@ export async function generateBulkOrders(db: Db, prefix: string, count: number, 
     await conn.query('SELECT COUNT(*) FROM seq_1_to_3').catch(() => {
       throw new Error('generateBulkOrders needs MariaDB\'s Sequence engine (seq_1_to_N tables)');
     });
+    const tables = bulkTables(await shopTables(conn, p));
+    const highest = (names: { table: string; column: { id: string } }) => `(SELECT COALESCE(MAX(${names.column.id}), 0) FROM ${names.table})`;
     const [[maxima]] = await conn.query<mysql.RowDataPacket[]>(
-      `SELECT GREATEST((SELECT COALESCE(MAX(ID), 0) FROM ${p}posts), (SELECT COALESCE(MAX(id), 0) FROM ${p}wc_orders)) AS post,
-              (SELECT COALESCE(MAX(order_item_id), 0) FROM ${p}woocommerce_order_items) AS item`,
+      `SELECT GREATEST(${highest(tables.posts)}, ${highest(tables.orders)}) AS post, ${highest(tables.items)} AS item`,
     );
     const now = opts.now ?? new Date();
     const start = new Date(now.getTime() - 730 * 86_400_000);
     const zone = opts.timezone ?? ((await getOption(conn, p, 'timezone_string')) || 'Europe/Copenhagen');
     const context: GenerationContext = {
-      p,
+      tables,
       firstId: Number(maxima.post) + 1,
       firstItemId: Number(maxima.item) + 1,
       count,
@@ -120,8 +125,35 @@ export async function generateBulkOrders(db: Db, prefix: string, count: number, 
   }
 }
 
+/** The tables the generator fills, named from the entities. */
+function bulkTables(tables: DataSource) {
+  return {
+    posts: sqlNames(tables, Post),
+    postMeta: sqlNames(tables, PostMeta),
+    orders: sqlNames(tables, HposOrder),
+    addresses: sqlNames(tables, HposOrderAddress),
+    operationalData: sqlNames(tables, HposOrderOperationalData),
+    orderMeta: sqlNames(tables, HposOrderMeta),
+    items: sqlNames(tables, OrderItem),
+    itemMeta: sqlNames(tables, OrderItemMeta),
+  };
+}
+
+interface TableNames<Entity extends ObjectLiteral> {
+  table: string;
+  column: Record<keyof Entity & string, string>;
+}
+
+/** `INSERT INTO table (columns) SELECT values ...`, each column written beside the value the batch gives it. */
+function insertSelect<Entity extends ObjectLiteral>(names: TableNames<Entity>, values: Partial<Record<keyof Entity & string, string>>, from: string): string {
+  const columns = Object.keys(values) as (keyof Entity & string)[];
+  return `INSERT INTO ${names.table} (${columns.map((column) => names.column[column]).join(', ')})
+    SELECT ${columns.map((column) => values[column]).join(', ')}
+    ${from}`;
+}
+
 interface GenerationContext {
-  p: string;
+  tables: ReturnType<typeof bulkTables>;
   firstId: number;
   firstItemId: number;
   count: number;
@@ -201,7 +233,7 @@ async function prepareBatch(conn: mysql.Connection, c: GenerationContext, from: 
       id bigint unsigned NOT NULL PRIMARY KEY, created datetime NOT NULL, created_local datetime NOT NULL,
       paid datetime NULL, paid_local datetime NULL, completed datetime NULL, completed_local datetime NULL,
       modified datetime NOT NULL, modified_local datetime NOT NULL, status varchar(20) NOT NULL,
-      order_key varchar(40) NOT NULL, cart_hash varchar(32) NOT NULL, country varchar(2) NOT NULL,
+      order_token varchar(40) NOT NULL, cart_hash varchar(32) NOT NULL, country varchar(2) NOT NULL,
       first_name varchar(50) NOT NULL, last_name varchar(50) NOT NULL, address_1 varchar(100) NOT NULL,
       city varchar(50) NOT NULL, postcode varchar(10) NOT NULL, email varchar(100) NOT NULL, phone varchar(30) NOT NULL,
       payment_method varchar(40) NOT NULL, payment_title varchar(40) NOT NULL,
@@ -258,18 +290,16 @@ async function insertPosts(conn: mysql.Connection, c: GenerationContext, form: '
   const months = "'Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'";
   const title = `CONCAT('Order &ndash; ', ELT(MONTH(created), ${months}), DATE_FORMAT(created, ' %d, %Y @ %h:%i %p'))`;
   const slug = `LOWER(REPLACE(REPLACE(REPLACE(REPLACE(REPLACE(${title}, 'Order &ndash; ', 'order-'), ':', ''), ' @ ', '-'), ', ', '-'), ' ', '-'))`;
-  await conn.query(`INSERT INTO ${c.p}posts (ID, post_author, post_date, post_date_gmt, post_content, post_title, post_excerpt,
-      post_status, comment_status, ping_status, post_password, post_name, to_ping, pinged, post_modified, post_modified_gmt,
-      post_content_filtered, post_parent, guid, menu_order, post_type, post_mime_type, comment_count)
-    SELECT id, ${order ? 1 : 0}, created_local, created, '', ${order ? title : "''"}, '',
-      ${order ? "CONCAT('wc-', status)" : "'draft'"}, ${order ? "'open'" : "'closed'"}, 'closed', ${order ? 'order_key' : "''"},
-      ${order ? slug : "''"},
-      '', '', ${order ? 'modified_local' : 'created_local'}, ${order ? 'modified' : 'created'}, '', 0,
-      CONCAT(${c.escape(`${c.home}/?post_type=${type}&#038;p=`)}, id), 0, '${type}', '', 0
-    FROM bulk_orders ORDER BY id`);
+  await conn.query(insertSelect(c.tables.posts, {
+    id: 'id', author: order ? '1' : '0', dateLocal: 'created_local', dateGmt: 'created', content: "''", title: order ? title : "''", excerpt: "''",
+    status: order ? "CONCAT('wc-', status)" : "'draft'", commentStatus: order ? "'open'" : "'closed'", pingStatus: "'closed'",
+    password: order ? 'order_token' : "''", slug: order ? slug : "''", toPing: "''", pinged: "''",
+    modifiedLocal: order ? 'modified_local' : 'created_local', modifiedGmt: order ? 'modified' : 'created', contentFiltered: "''", parentId: '0',
+    guid: `CONCAT(${c.escape(`${c.home}/?post_type=${type}&#038;p=`)}, id)`, menuOrder: '0', type: `'${type}'`, mimeType: "''", commentCount: '0',
+  }, 'FROM bulk_orders ORDER BY id'));
 }
 
-/** [meta_key, value expression or NULL when the order has no such row]; about 33 rows for a completed order. */
+/** [meta key, value expression or NULL when the order has no such row]; about 33 rows for a completed order. */
 function orderMeta(c: GenerationContext): [string, string][] {
   // Arithmetic rather than UNIX_TIMESTAMP(), which would read the datetime in the session time zone.
   const unix = (column: string) => `CAST(TIMESTAMPDIFF(SECOND, TIMESTAMP'1970-01-01 00:00:00', ${column}) AS CHAR)`;
@@ -277,7 +307,7 @@ function orderMeta(c: GenerationContext): [string, string][] {
     ? "CONCAT(first_name, ' ', last_name, '  ', address_1, '  ', city, '  ', postcode, ' ', country, ' ', email, ' ', phone)"
     : "CONCAT(first_name, ' ', last_name, '  ', address_1, '  ', city, '  ', postcode, ' ', country, ' ', phone)");
   const meta: [string, string][] = [
-    ['_order_key', 'order_key'], ['_customer_user', "'0'"], ['_payment_method', 'payment_method'],
+    ['_order_key', 'order_token'], ['_customer_user', "'0'"], ['_payment_method', 'payment_method'],
     ['_payment_method_title', 'payment_title'], ['_created_via', "'checkout'"],
     ['_date_completed', unix('completed')], ['_date_paid', unix('paid')],
     ['_billing_first_name', 'first_name'], ['_billing_last_name', 'last_name'], ['_billing_address_1', 'address_1'],
@@ -295,51 +325,53 @@ function orderMeta(c: GenerationContext): [string, string][] {
 
 /**
  * Cross-joins the batch (`bulk_orders`, unaliased, so its columns can be named directly) with a list of
- * [kind, meta_key, value expression] and inserts the non-NULL values, ordered by object and key.
+ * [kind, meta key, value expression] and inserts the non-NULL values into the meta table `meta`, the object
+ * in its column `owner`, ordered by object and key.
  */
-async function insertKeyValues(conn: mysql.Connection, c: GenerationContext, table: string, idColumn: string,
+async function insertKeyValues(conn: mysql.Connection, c: GenerationContext, meta: TableNames<{ key: unknown; value: unknown }>, owner: string,
   objectIdOf: (kind: string) => string, rows: [string, string, string][]): Promise<void> {
   const keys = rows.map(([kind, key], index) => `SELECT ${index} AS o, ${c.escape(kind)} AS kind, ${c.escape(key)} AS k`).join(' UNION ALL ');
   const kinds = [...new Set(rows.map(([kind]) => kind))];
   const objectId = kinds.length === 1 ? objectIdOf(kinds[0]) : `CASE k.kind ${kinds.map((kind) => `WHEN ${c.escape(kind)} THEN ${objectIdOf(kind)}`).join(' ')} END`;
   const value = `CASE k.o ${rows.map(([, , expression], index) => `WHEN ${index} THEN ${expression}`).join(' ')} END`;
-  await conn.query(`INSERT INTO ${c.p}${table} (${idColumn}, meta_key, meta_value)
-    SELECT object_id, meta_key, meta_value FROM (
-      SELECT ${objectId} AS object_id, k.o, k.k AS meta_key, ${value} AS meta_value
+  await conn.query(`INSERT INTO ${meta.table} (${owner}, ${meta.column.key}, ${meta.column.value})
+    SELECT object_id, entry_key, entry_value FROM (
+      SELECT ${objectId} AS object_id, k.o, k.k AS entry_key, ${value} AS entry_value
       FROM bulk_orders CROSS JOIN (${keys}) k
-    ) key_values WHERE meta_value IS NOT NULL ORDER BY object_id, o`);
+    ) key_values WHERE entry_value IS NOT NULL ORDER BY object_id, o`);
 }
 
 async function insertPostMeta(conn: mysql.Connection, c: GenerationContext): Promise<void> {
-  await insertKeyValues(conn, c, 'postmeta', 'post_id', () => 'id', orderMeta(c).map(([key, expression]) => ['order', key, expression]));
+  await insertKeyValues(conn, c, c.tables.postMeta, c.tables.postMeta.column.postId, () => 'id', orderMeta(c).map(([key, expression]) => ['order', key, expression]));
 }
 
 async function insertHpos(conn: mysql.Connection, c: GenerationContext): Promise<void> {
-  await conn.query(`INSERT INTO ${c.p}wc_orders (id, status, currency, type, tax_amount, total_amount, customer_id, billing_email,
-      date_created_gmt, date_updated_gmt, parent_order_id, payment_method, payment_method_title, transaction_id, ip_address, user_agent, customer_note)
-    SELECT id, CONCAT('wc-', status), 'DKK', 'shop_order', cart_tax, total, 0, email, created, modified, 0, payment_method, payment_title,
-      '', '192.0.2.10', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36', ''
-    FROM bulk_orders ORDER BY id`);
-  await conn.query(`INSERT INTO ${c.p}wc_order_addresses (order_id, address_type, first_name, last_name, company, address_1, address_2,
-      city, state, postcode, country, email, phone)
-    SELECT b.id, t.address_type, b.first_name, b.last_name, '', b.address_1, '', b.city, '', b.postcode, b.country,
-      IF(t.address_type = 'billing', b.email, NULL), b.phone
-    FROM bulk_orders b CROSS JOIN (SELECT 1 AS o, 'billing' AS address_type UNION ALL SELECT 2, 'shipping') t ORDER BY b.id, t.o`);
-  await conn.query(`INSERT INTO ${c.p}wc_order_operational_data (order_id, created_via, woocommerce_version, prices_include_tax,
-      coupon_usages_are_counted, download_permission_granted, cart_hash, new_order_email_sent, order_key, order_stock_reduced,
-      date_paid_gmt, date_completed_gmt, shipping_tax_amount, shipping_total_amount, discount_tax_amount, discount_total_amount, recorded_sales)
-    SELECT id, 'checkout', '${WOOCOMMERCE_VERSION}', 1, f, f, cart_hash, f, order_key, f, paid, completed, ship_tax, ship_total, 0, 0, f
-    FROM (SELECT *, IF(status IN ('processing', 'completed', 'on-hold', 'refunded'), 1, 0) AS f FROM bulk_orders) b ORDER BY id`);
+  await conn.query(insertSelect(c.tables.orders, {
+    id: 'id', status: "CONCAT('wc-', status)", currency: "'DKK'", type: "'shop_order'", taxAmount: 'cart_tax', totalAmount: 'total', customerId: '0',
+    billingEmail: 'email', dateCreatedGmt: 'created', dateUpdatedGmt: 'modified', parentOrderId: '0', paymentMethod: 'payment_method',
+    paymentMethodTitle: 'payment_title', transactionId: "''", ipAddress: "'192.0.2.10'",
+    userAgent: "'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'", customerNote: "''",
+  }, 'FROM bulk_orders ORDER BY id'));
+  await conn.query(insertSelect(c.tables.addresses, {
+    orderId: 'b.id', addressType: 't.kind', firstName: 'b.first_name', lastName: 'b.last_name', company: "''", address1: 'b.address_1',
+    address2: "''", city: 'b.city', state: "''", postcode: 'b.postcode', country: 'b.country', email: "IF(t.kind = 'billing', b.email, NULL)", phone: 'b.phone',
+  }, "FROM bulk_orders b CROSS JOIN (SELECT 1 AS o, 'billing' AS kind UNION ALL SELECT 2, 'shipping') t ORDER BY b.id, t.o"));
+  await conn.query(insertSelect(c.tables.operationalData, {
+    orderId: 'id', createdVia: "'checkout'", woocommerceVersion: `'${WOOCOMMERCE_VERSION}'`, pricesIncludeTax: '1', couponUsagesAreCounted: 'f',
+    downloadPermissionGranted: 'f', cartHash: 'cart_hash', newOrderEmailSent: 'f', orderKey: 'order_token', orderStockReduced: 'f',
+    datePaidGmt: 'paid', dateCompletedGmt: 'completed', shippingTaxAmount: 'ship_tax', shippingTotalAmount: 'ship_total',
+    discountTaxAmount: '0', discountTotalAmount: '0', recordedSales: 'f',
+  }, "FROM (SELECT *, IF(status IN ('processing', 'completed', 'on-hold', 'refunded'), 1, 0) AS f FROM bulk_orders) b ORDER BY id"));
   const meta = orderMeta(c).filter(([key]) => key.endsWith('_address_index') || key === '_order_number');
-  await insertKeyValues(conn, c, 'wc_orders_meta', 'order_id', () => 'id', meta.map(([key, expression]) => ['order', key, expression]));
+  await insertKeyValues(conn, c, c.tables.orderMeta, c.tables.orderMeta.column.orderId, () => 'id', meta.map(([key, expression]) => ['order', key, expression]));
 }
 
 /** Two line items and one shipping item per order, with the item meta WooCommerce writes for them. */
 async function insertItems(conn: mysql.Connection, c: GenerationContext): Promise<void> {
   const itemId = (slot: number | string) => `${c.firstItemId - 1} + (id - ${c.firstId}) * 3 + ${slot}`;
-  await conn.query(`INSERT INTO ${c.p}woocommerce_order_items (order_item_id, order_item_name, order_item_type, order_id)
-    SELECT ${itemId('t.slot')}, ELT(t.slot, p1_name, p2_name, ship_title), IF(t.slot = 3, 'shipping', 'line_item'), id
-    FROM bulk_orders CROSS JOIN (SELECT 1 AS slot UNION ALL SELECT 2 UNION ALL SELECT 3) t ORDER BY 1`);
+  await conn.query(insertSelect(c.tables.items, {
+    id: itemId('t.slot'), name: 'ELT(t.slot, p1_name, p2_name, ship_title)', type: "IF(t.slot = 3, 'shipping', 'line_item')", orderId: 'id',
+  }, 'FROM bulk_orders CROSS JOIN (SELECT 1 AS slot UNION ALL SELECT 2 UNION ALL SELECT 3) t ORDER BY 1'));
   const taxData = (tax: string) => `CONCAT('a:2:{s:5:"total";a:1:{i:1;s:', LENGTH(${tax}), ':"', ${tax}, '";}s:8:"subtotal";a:1:{i:1;s:', LENGTH(${tax}), ':"', ${tax}, '";}}')`;
   const phpFloat = (amount: string) => `TRIM(TRAILING '.' FROM TRIM(TRAILING '0' FROM ${amount}))`;
   const line = (slot: 'p1' | 'p2'): [string, string, string][] => [
@@ -354,5 +386,5 @@ async function insertItems(conn: mysql.Connection, c: GenerationContext): Promis
     ['ship', 'total_tax', 'ship_tax'], ['ship', 'taxes', shippingTaxes],
     ['ship', 'Items', "CONCAT(p1_name, ' &times; ', p1_qty, ', ', p2_name, ' &times; 1')"],
   ];
-  await insertKeyValues(conn, c, 'woocommerce_order_itemmeta', 'order_item_id', (kind) => itemId(kind === 'p1' ? 1 : kind === 'p2' ? 2 : 3), rows);
+  await insertKeyValues(conn, c, c.tables.itemMeta, c.tables.itemMeta.column.orderItemId, (kind) => itemId(kind === 'p1' ? 1 : kind === 'p2' ? 2 : 3), rows);
 }

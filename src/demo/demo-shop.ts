@@ -1,6 +1,9 @@
 import mysql from 'mysql2/promise';
+import type { DataSource } from 'typeorm';
+import { PreparedStatement, slots } from '../data-access/prepared-statement';
+import { HposOrder, Post, PostMeta } from '../../entities';
 import { checkPrefix, getOption, type Db } from './woocommerce-schema';
-import { ShopSeeder, type Address, type OrderSpec, type ShippingLineSpec } from './shop-seeder';
+import { ShopSeeder, shopTables, type Address, type OrderSpec, type ShippingLineSpec } from './shop-seeder';
 
 /**
  * A small, deterministic Danish subscription shop: a few hundred orders over every carrier, status, several
@@ -165,6 +168,8 @@ export async function seedDemoShop(db: Db, prefix: string, mode: { hpos: boolean
   const timezone = await siteTimeZone(db, p);
   const seeder = new ShopSeeder(db, p, mode, timezone);
   const numbering = await sequentialPlugin(db, p);
+  const tables = await shopTables(db, p);
+  const totalOf = orderTotal(tables, mode);
 
   const adminPassword = 'demo-admin-password';
   const managerPassword = 'demo-manager-password';
@@ -273,7 +278,7 @@ export async function seedDemoShop(db: Db, prefix: string, mode: { hpos: boolean
     created += 1;
     const { spec } = orderSpec(created);
     const id = await create(spec);
-    if (spec.status === 'completed' && random() < 0.12) refundCandidates.push({ id, total: await orderTotal(db, p, mode, id), full: random() < 0.4, created: spec.createdGmt! });
+    if (spec.status === 'completed' && random() < 0.12) refundCandidates.push({ id, total: await totalOf(db, id), full: random() < 0.4, created: spec.createdGmt! });
   }
   for (const candidate of refundCandidates) {
     const when = new Date(candidate.created.getTime() + 5 * 86_400_000);
@@ -284,7 +289,7 @@ export async function seedDemoShop(db: Db, prefix: string, mode: { hpos: boolean
     }
   }
   // Orders seeded straight into `refunded` get the refund that would have put them there.
-  await refundRefundedOrders(db, p, mode, seeder);
+  await refundRefundedOrders(db, tables, mode, seeder);
 
   // Subscriptions: an active and an on-hold one for the staff routes, a few more in other states.
   const subscription = async (customerIndex: number, status: string, nextPaymentDays: number | null) => {
@@ -332,25 +337,32 @@ async function siteTimeZone(db: Db, p: string): Promise<string> {
   }
 }
 
-async function orderTotal(db: Db, p: string, mode: { hpos: boolean }, id: number): Promise<string> {
-  const [rows] = mode.hpos
-    ? await db.query<mysql.RowDataPacket[]>(`SELECT total_amount AS total FROM ${p}wc_orders WHERE id = ?`, [id])
-    : await db.query<mysql.RowDataPacket[]>(`SELECT meta_value AS total FROM ${p}postmeta WHERE post_id = ? AND meta_key = '_order_total'`, [id]);
-  return Number(rows[0].total).toFixed(2);
+/** An order's total, read from the authoritative store. */
+function orderTotal(tables: DataSource, mode: { hpos: boolean }): (db: Db, id: number) => Promise<string> {
+  const query = tables.createQueryBuilder();
+  const total = PreparedStatement.from<'id'>(mode.hpos
+    ? query.select('o.totalAmount', 'total').from(HposOrder, 'o').where('o.id = :id').setParameters(slots('id'))
+    : query.select('m.value', 'total').from(PostMeta, 'm').where('m.postId = :id AND m.key = :key').setParameters({ ...slots('id'), key: '_order_total' }));
+  return async (db, id) => {
+    const statement = total.with({ id });
+    const [rows] = await db.query<mysql.RowDataPacket[]>(statement.sql, statement.values);
+    return Number(rows[0].total).toFixed(2);
+  };
 }
 
 /** Orders seeded directly in status `refunded` get the full refund that put them there. */
-async function refundRefundedOrders(db: Db, p: string, mode: { hpos: boolean }, seeder: ShopSeeder): Promise<void> {
-  const [rows] = mode.hpos
-    ? await db.query<mysql.RowDataPacket[]>(
-      `SELECT o.id, o.total_amount AS total, DATE_FORMAT(o.date_created_gmt, '%Y-%m-%dT%H:%i:%sZ') AS created FROM ${p}wc_orders o
-       WHERE o.type = 'shop_order' AND o.status = 'wc-refunded'
-         AND NOT EXISTS (SELECT 1 FROM ${p}wc_orders r WHERE r.type = 'shop_order_refund' AND r.parent_order_id = o.id)`)
-    : await db.query<mysql.RowDataPacket[]>(
-      `SELECT o.ID AS id, m.meta_value AS total, DATE_FORMAT(o.post_date_gmt, '%Y-%m-%dT%H:%i:%sZ') AS created FROM ${p}posts o
-       JOIN ${p}postmeta m ON m.post_id = o.ID AND m.meta_key = '_order_total'
-       WHERE o.post_type = 'shop_order' AND o.post_status = 'wc-refunded'
-         AND NOT EXISTS (SELECT 1 FROM ${p}posts r WHERE r.post_type = 'shop_order_refund' AND r.post_parent = o.ID)`);
+async function refundRefundedOrders(db: Db, tables: DataSource, mode: { hpos: boolean }, seeder: ShopSeeder): Promise<void> {
+  const query = () => tables.createQueryBuilder();
+  const isoDate = (column: string) => `DATE_FORMAT(${column}, '%Y-%m-%dT%H:%i:%sZ')`;
+  const unrefunded = mode.hpos
+    ? query().select('o.id', 'id').addSelect('o.totalAmount', 'total').addSelect(isoDate('o.dateCreatedGmt'), 'created').from(HposOrder, 'o')
+      .where("o.type = 'shop_order' AND o.status = 'wc-refunded'")
+      .andWhere(`NOT EXISTS ${query().subQuery().select('1').from(HposOrder, 'r').where("r.type = 'shop_order_refund' AND r.parentOrderId = o.id").getQuery()}`)
+    : query().select('o.id', 'id').addSelect('m.value', 'total').addSelect(isoDate('o.dateGmt'), 'created').from(Post, 'o')
+      .innerJoin(PostMeta, 'm', "m.postId = o.id AND m.key = '_order_total'")
+      .where("o.type = 'shop_order' AND o.status = 'wc-refunded'")
+      .andWhere(`NOT EXISTS ${query().subQuery().select('1').from(Post, 'r').where("r.type = 'shop_order_refund' AND r.parentId = o.id").getQuery()}`);
+  const [rows] = await db.query<mysql.RowDataPacket[]>(...unrefunded.getQueryAndParameters());
   for (const row of rows) {
     const created = new Date(String(row.created));
     await seeder.createRefund(Number(row.id), Number(row.total).toFixed(2), {

@@ -1,9 +1,18 @@
 import crypto from 'node:crypto';
+import { DataSource, type EntityTarget, type ObjectLiteral, type QueryDeepPartialEntity } from 'typeorm';
 import { hashPasswordLikeWordPress } from '../wordpress/passwords';
 import { generateApiKey } from '../wordpress/woocommerce-api-key';
 import mysql from 'mysql2/promise';
 import { storedStatus } from '../shop/order';
 import { gmtDateTime, localDateTime as localDateTimeInZone } from '../shop/shop-time';
+import type { Config } from '../config';
+import { createShopDataSource } from '../data-access/data-source';
+import { PreparedStatement, slots, sqlNames } from '../data-access/prepared-statement';
+import type { Statement } from '../data-access/transaction';
+import {
+  HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta,
+  WooCommerceApiKey, WpComment, WpCommentMeta, WpUser, WpUserMeta,
+} from '../../entities';
 import { checkPrefix, getOption, phpSerialize, userLevelOf, WOOCOMMERCE_VERSION, type Db, type PhpValue } from './woocommerce-schema';
 
 /**
@@ -73,7 +82,7 @@ export interface OrderSpec {
   orderNumber?: string;
   /** `_order_number_formatted` (Sequential Order Numbers Pro). */
   orderNumberFormatted?: string;
-  /** Extra meta. A key WooCommerce keeps in its own columns/props (e.g. `_paid_date`) overrides that value in postmeta. */
+  /** Extra meta. A key WooCommerce keeps in its own columns/props (e.g. `_paid_date`) overrides that value in the posts storage's meta. */
   meta?: Record<string, string>;
 }
 
@@ -139,9 +148,9 @@ interface OrderRecord {
   shipping: FullAddress | null;
   /** Operational flags; null for subscriptions and refunds, which do not use them. */
   flags: Flags | null;
-  /** Meta rows that are real meta in both stores (`wc_orders_meta` under HPOS). */
+  /** Meta rows that are real meta in both stores (HPOS's order meta too). */
   meta: [string, string][];
-  /** Values for keys WooCommerce keeps as columns under HPOS, overriding the computed postmeta. */
+  /** Values for keys WooCommerce keeps as columns under HPOS, overriding the computed meta in posts storage. */
   legacyOverrides: [string, string][];
 }
 
@@ -158,7 +167,12 @@ const HPOS_INTERNAL_KEYS = new Set([
   '_recorded_coupon_usage_counts', '_download_permissions_granted', '_order_stock_reduced', '_new_order_email_sent',
 ]);
 
-const ADDRESS_FIELDS = ['first_name', 'last_name', 'company', 'address_1', 'address_2', 'city', 'state', 'postcode', 'country'] as const;
+/** Each address field, and where HPOS keeps it. */
+const ADDRESS_COLUMNS: Record<keyof Address, keyof HposOrderAddress & string> = {
+  first_name: 'firstName', last_name: 'lastName', company: 'company', address_1: 'address1', address_2: 'address2',
+  city: 'city', state: 'state', postcode: 'postcode', country: 'country',
+};
+const ADDRESS_FIELDS = Object.keys(ADDRESS_COLUMNS) as (keyof Address)[];
 const PAID_STATUSES = ['processing', 'completed', 'refunded'];
 const FULFILLED_STATUSES = ['processing', 'completed', 'on-hold', 'refunded'];
 const COMPLETED_STATUSES = ['completed', 'refunded'];
@@ -199,9 +213,105 @@ function randomToken(length: number): string {
   return Array.from(crypto.randomBytes(length), (byte) => alphabet[byte % alphabet.length]).join('');
 }
 
+// -------------------------------------------------------------------------------------------------------------
+// Statements, written from the entities
+
+const tablesOf = new Map<string, Promise<DataSource>>();
+
+/**
+ * The entities mapped to the tables of the site `prefix` names in the database `db` works on, to write
+ * statements with. One per database and prefix, kept for the life of the process.
+ */
+export async function shopTables(db: Db, prefix: string): Promise<DataSource> {
+  const [[{ name }]] = await db.query<mysql.RowDataPacket[]>('SELECT DATABASE() AS name');
+  const key = `${name}.${checkPrefix(prefix)}`;
+  let tables = tablesOf.get(key);
+  if (!tables) tablesOf.set(key, tables = SiteTables.of(String(name), prefix));
+  return tables;
+}
+
+/**
+ * A data source configured as the service's, with TypeORM's metadata built but no connection: the seeding
+ * runs on the caller's own connection or pool, and a pool of its own would outlive the callers' databases.
+ */
+class SiteTables extends DataSource {
+  static async of(database: string, prefix: string): Promise<DataSource> {
+    // The database and the prefix are all of a configuration it uses: it never connects.
+    const tables = new SiteTables(createShopDataSource({ name: database, tablePrefix: prefix } as Config['db']).options);
+    await tables.buildMetadatas();
+    return tables;
+  }
+}
+
+/** A one-row insert of `entity`: a slot for each of `names`, and the `fixed` values. */
+function insertRow<Entity extends ObjectLiteral, Name extends keyof Entity & string>(
+  tables: DataSource, entity: EntityTarget<Entity>, names: Name[], fixed: Partial<Record<keyof Entity, unknown>> = {},
+): PreparedStatement<Name> {
+  // Slots stand for the values until each use binds them, so they are no entity's values to the compiler.
+  const values = { ...slots(...names), ...fixed } as QueryDeepPartialEntity<Entity>;
+  return PreparedStatement.from<Name>(tables.createQueryBuilder().insert().into(entity).values(values));
+}
+
+/** An insert of `names`' columns whose `VALUES ?` mysql2 expands from a list of rows: one statement for all of them. */
+function multiRowInsert<Entity extends ObjectLiteral>(tables: DataSource, entity: EntityTarget<Entity>, names: (keyof Entity & string)[]): string {
+  const { table, column } = sqlNames(tables, entity);
+  return `INSERT INTO ${table} (${names.map((name) => column[name]).join(', ')}) VALUES ?`;
+}
+
+/** An update of the row with ID `:id`, a slot for each of `names`. */
+function updateById<Entity extends ObjectLiteral & { id: unknown }, Name extends keyof Entity & string>(
+  tables: DataSource, entity: EntityTarget<Entity>, names: Name[],
+): PreparedStatement<Name | 'id'> {
+  const values = slots(...names) as QueryDeepPartialEntity<Entity>;
+  return PreparedStatement.from<Name | 'id'>(tables.createQueryBuilder().update(entity).set(values).where('id = :id').setParameters(slots('id')));
+}
+
+/** Every statement the seeder runs. */
+function seederStatements(tables: DataSource, mode: { hpos: boolean }) {
+  const query = () => tables.createQueryBuilder();
+  return {
+    post: insertRow(tables, Post, [
+      'author', 'dateLocal', 'dateGmt', 'content', 'title', 'excerpt', 'status', 'commentStatus', 'pingStatus', 'password', 'slug',
+      'toPing', 'pinged', 'modifiedLocal', 'modifiedGmt', 'contentFiltered', 'parentId', 'guid', 'menuOrder', 'type', 'mimeType', 'commentCount',
+    ]),
+    postGuid: updateById(tables, Post, ['guid']),
+    postBackfill: updateById(tables, Post, ['status', 'excerpt', 'slug', 'modifiedLocal', 'modifiedGmt']),
+    postStatus: updateById(tables, Post, ['status', 'modifiedLocal', 'modifiedGmt']),
+    postMeta: multiRowInsert(tables, PostMeta, ['postId', 'key', 'value']),
+    order: insertRow(tables, HposOrder, [
+      'id', 'status', 'currency', 'type', 'taxAmount', 'totalAmount', 'customerId', 'billingEmail', 'dateCreatedGmt', 'dateUpdatedGmt',
+      'parentOrderId', 'paymentMethod', 'paymentMethodTitle', 'transactionId', 'ipAddress', 'userAgent', 'customerNote',
+    ]),
+    orderStatus: updateById(tables, HposOrder, ['status', 'dateUpdatedGmt']),
+    orderAddresses: multiRowInsert(tables, HposOrderAddress, ['orderId', 'addressType', ...ADDRESS_FIELDS.map((field) => ADDRESS_COLUMNS[field]), 'email', 'phone']),
+    orderOperationalData: insertRow(tables, HposOrderOperationalData, [
+      'orderId', 'createdVia', 'woocommerceVersion', 'pricesIncludeTax', 'couponUsagesAreCounted', 'downloadPermissionGranted', 'cartHash',
+      'newOrderEmailSent', 'orderKey', 'orderStockReduced', 'datePaidGmt', 'dateCompletedGmt', 'shippingTaxAmount', 'shippingTotalAmount',
+      'discountTaxAmount', 'discountTotalAmount', 'recordedSales',
+    ]),
+    orderMeta: multiRowInsert(tables, HposOrderMeta, ['orderId', 'key', 'value']),
+    item: insertRow(tables, OrderItem, ['name', 'type', 'orderId']),
+    itemMeta: multiRowInsert(tables, OrderItemMeta, ['orderItemId', 'key', 'value']),
+    currency: PreparedStatement.from<'id'>(mode.hpos
+      ? query().select('o.currency', 'currency').from(HposOrder, 'o').where('o.id = :id').setParameters(slots('id'))
+      : query().select('m.value', 'currency').from(PostMeta, 'm').where('m.postId = :id AND m.key = :key').setParameters({ ...slots('id'), key: '_order_currency' })),
+    note: insertRow(tables, WpComment, ['postId', 'dateLocal', 'dateGmt', 'content'], {
+      author: 'WooCommerce', authorEmail: 'woocommerce@shop.example.dk', authorUrl: '', authorIp: '', karma: 0, approved: '1',
+      agent: 'WooCommerce', type: 'order_note', parentId: 0, userId: 0,
+    }),
+    customerNoteFlag: insertRow(tables, WpCommentMeta, ['commentId'], { key: 'is_customer_note', value: '1' }),
+    user: insertRow(tables, WpUser, ['login', 'passwordHash', 'nicename', 'email', 'registeredGmt', 'displayName'], { url: '', activationKey: '', userStatus: 0 }),
+    userMeta: multiRowInsert(tables, WpUserMeta, ['userId', 'key', 'value']),
+    apiKey: insertRow(tables, WooCommerceApiKey, ['userId', 'description', 'permissions', 'consumerKey', 'consumerSecret', 'truncatedKey'], { nonces: null, lastAccess: null }),
+  };
+}
+
+type SeederStatements = ReturnType<typeof seederStatements>;
+
 export class ShopSeeder {
   private readonly p: string;
   private homeUrl?: string;
+  private prepared?: Promise<SeederStatements>;
 
   constructor(
     private readonly db: Db,
@@ -210,6 +320,11 @@ export class ShopSeeder {
     private readonly timezone = 'Europe/Copenhagen',
   ) {
     this.p = checkPrefix(prefix);
+  }
+
+  /** Written at the first write, as they need to know the database: a seeder that is never used asks nothing of it. */
+  private statements(): Promise<SeederStatements> {
+    return this.prepared ??= shopTables(this.db, this.p).then((tables) => seederStatements(tables, this.mode));
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -271,25 +386,20 @@ export class ShopSeeder {
   /** An order note: a comment of type `order_note` (with `is_customer_note` meta for notes to the customer). */
   async addOrderNote(orderId: number, content: string, opts: { customerNote?: boolean; dateGmt?: Date } = {}): Promise<number> {
     const date = opts.dateGmt ?? new Date();
-    const [result] = await this.db.query<mysql.ResultSetHeader>(
-      `INSERT INTO ${this.p}comments (comment_post_ID, comment_author, comment_author_email, comment_author_url, comment_author_IP,
-        comment_date, comment_date_gmt, comment_content, comment_karma, comment_approved, comment_agent, comment_type, comment_parent, user_id)
-       VALUES (?, 'WooCommerce', 'woocommerce@shop.example.dk', '', '', ?, ?, ?, 0, '1', 'WooCommerce', 'order_note', 0, 0)`,
-      [orderId, localDateTime(date, this.timezone), gmtDateTime(date), content],
-    );
-    if (opts.customerNote) await this.insertRows('commentmeta', ['comment_id', 'meta_key', 'meta_value'], [[result.insertId, 'is_customer_note', '1']]);
-    return result.insertId;
+    const statements = await this.statements();
+    const note = await this.write(statements.note.with({ postId: orderId, dateLocal: localDateTime(date, this.timezone), dateGmt: gmtDateTime(date), content }));
+    if (opts.customerNote) await this.write(statements.customerNoteFlag.with({ commentId: note.insertId }));
+    return note.insertId;
   }
 
   /** A WordPress user with its roles in `{prefix}capabilities`; the password hashed as WordPress 6.8 does. */
   async createUser(user: UserSpec): Promise<number> {
     const registered = user.registeredGmt ?? new Date();
-    const [result] = await this.db.query<mysql.ResultSetHeader>(
-      `INSERT INTO ${this.p}users (user_login, user_pass, user_nicename, user_email, user_url, user_registered, user_activation_key, user_status, display_name)
-       VALUES (?, ?, ?, ?, '', ?, '', 0, ?)`,
-      [user.login, await hashPasswordLikeWordPress(user.pass ?? randomToken(24)), slugOf(user.login).slice(0, 50), user.email, gmtDateTime(registered), user.displayName ?? user.login],
-    );
-    const id = result.insertId;
+    const statements = await this.statements();
+    const { insertId: id } = await this.write(statements.user.with({
+      login: user.login, passwordHash: await hashPasswordLikeWordPress(user.pass ?? randomToken(24)), nicename: slugOf(user.login).slice(0, 50),
+      email: user.email, registeredGmt: gmtDateTime(registered), displayName: user.displayName ?? user.login,
+    }));
     const meta: [string, string][] = [
       ['nickname', user.login], ['first_name', user.billing?.first_name ?? ''], ['last_name', user.billing?.last_name ?? ''],
       ['description', ''], ['rich_editing', 'true'], ['syntax_highlighting', 'true'], ['comment_shortcuts', 'false'],
@@ -299,20 +409,17 @@ export class ShopSeeder {
       ['dismissed_wp_pointers', ''],
     ];
     for (const [field, value] of Object.entries(user.billing ?? {})) meta.push([`billing_${field}`, value]);
-    await this.insertRows('usermeta', ['user_id', 'meta_key', 'meta_value'], meta.map(([key, value]) => [id, key, value]));
+    await this.insertRows(statements.userMeta, meta.map(([key, value]) => [id, key, value]));
     return id;
   }
 
-  /** A WooCommerce REST API key row (`consumer_key` stored as HMAC-SHA256 with key `wc-api`, the secret in plain). */
+  /** A WooCommerce REST API key (the consumer key stored as HMAC-SHA256 with key `wc-api`, the secret in plain). */
   async createApiKey(userId: number, permissions: 'read' | 'write' | 'read_write' = 'read_write', description = 'Helpdesk'):
     Promise<{ keyId: number; consumerKey: string; consumerSecret: string }> {
     const { consumerKey, consumerSecret, storedKey, truncatedKey } = generateApiKey();
-    const [result] = await this.db.query<mysql.ResultSetHeader>(
-      `INSERT INTO ${this.p}woocommerce_api_keys (user_id, description, permissions, consumer_key, consumer_secret, nonces, truncated_key, last_access)
-       VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)`,
-      [userId, description, permissions, storedKey, consumerSecret, truncatedKey],
-    );
-    return { keyId: result.insertId, consumerKey, consumerSecret };
+    const statements = await this.statements();
+    const { insertId } = await this.write(statements.apiKey.with({ userId, description, permissions, consumerKey: storedKey, consumerSecret, truncatedKey }));
+    return { keyId: insertId, consumerKey, consumerSecret };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -367,7 +474,7 @@ export class ShopSeeder {
   // -------------------------------------------------------------------------------------------------------------
   // Writing per mode
 
-  /** Reserves the ID with a posts row, then writes the authoritative store and, with sync on, the mirror. */
+  /** Reserves the ID with a post, then writes the authoritative store and, with sync on, the mirror. */
   private async persist(record: OrderRecord): Promise<number> {
     if (!this.mode.hpos) {
       const id = await this.insertPost(record, 'legacy');
@@ -393,46 +500,46 @@ export class ShopSeeder {
     const postType = placeholder && !this.mode.sync ? 'shop_order_placehold' : record.type;
     const commentsOpen = postType === 'shop_order' || postType === 'shop_subscription';
     const modified = placeholder ? created : record.modified;
-    const row = {
-      post_author: placeholder ? record.customerId : 1,
-      post_date: localDateTime(created, this.timezone),
-      post_date_gmt: gmtDateTime(created),
-      post_content: '',
-      post_title: title,
-      post_excerpt: placeholder ? '' : record.customerNote,
-      post_status: placeholder ? 'draft' : storedStatus(record.status),
-      comment_status: commentsOpen ? 'open' : 'closed',
-      ping_status: 'closed',
-      post_password: placeholder ? '' : record.orderKey,
-      post_name: slugOf(title),
-      to_ping: '',
+    const statements = await this.statements();
+    const { insertId: id } = await this.write(statements.post.with({
+      author: placeholder ? record.customerId : 1,
+      dateLocal: localDateTime(created, this.timezone),
+      dateGmt: gmtDateTime(created),
+      content: '',
+      title,
+      excerpt: placeholder ? '' : record.customerNote,
+      status: placeholder ? 'draft' : storedStatus(record.status),
+      commentStatus: commentsOpen ? 'open' : 'closed',
+      pingStatus: 'closed',
+      password: placeholder ? '' : record.orderKey,
+      slug: slugOf(title),
+      toPing: '',
       pinged: '',
-      post_modified: localDateTime(modified, this.timezone),
-      post_modified_gmt: gmtDateTime(modified),
-      post_content_filtered: '',
-      post_parent: record.parentId,
+      modifiedLocal: localDateTime(modified, this.timezone),
+      modifiedGmt: gmtDateTime(modified),
+      contentFiltered: '',
+      parentId: record.parentId,
       guid: '',
-      menu_order: 0,
-      post_type: postType,
-      post_mime_type: '',
-      comment_count: 0,
-    };
-    const [result] = await this.db.query<mysql.ResultSetHeader>(`INSERT INTO ${this.p}posts SET ?`, [row]);
-    const id = result.insertId;
-    await this.db.query(`UPDATE ${this.p}posts SET guid = ? WHERE ID = ?`, [`${await this.home()}/?post_type=${postType}&#038;p=${id}`, id]);
+      menuOrder: 0,
+      type: postType,
+      mimeType: '',
+      commentCount: 0,
+    }));
+    await this.write(statements.postGuid.with({ guid: `${await this.home()}/?post_type=${postType}&#038;p=${id}`, id }));
     return id;
   }
 
   /** What WC's backfill (`update_order_from_object()` through `wp_update_post()`) leaves on the placeholder post. */
   private async backfillPost(id: number, record: OrderRecord): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.p}posts SET post_status = ?, post_excerpt = ?, post_name = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
-      [storedStatus(record.status), record.customerNote, String(id), localDateTime(record.modified, this.timezone), gmtDateTime(record.modified), id],
-    );
+    const { postBackfill } = await this.statements();
+    await this.write(postBackfill.with({
+      status: storedStatus(record.status), excerpt: record.customerNote, slug: String(id),
+      modifiedLocal: localDateTime(record.modified, this.timezone), modifiedGmt: gmtDateTime(record.modified), id,
+    }));
   }
 
   /**
-   * The postmeta the CPT data stores write. Empty values are not stored (`update_or_delete_post_meta()`); the
+   * The order's meta as the CPT data stores write it. Empty values are not stored (`update_or_delete_post_meta()`); the
    * operational flags exist only once set, except after an HPOS backfill, which writes them all.
    */
   private async insertPostMeta(id: number, record: OrderRecord, form: 'legacy' | 'backfill'): Promise<void> {
@@ -478,48 +585,43 @@ export class ShopSeeder {
     for (const [key, value] of record.legacyOverrides) meta.set(key, value);
     const rows = [...meta].map(([key, value]) => [id, key, value]);
     for (const [key, value] of record.meta) rows.push([id, key, value]);
-    await this.insertRows('postmeta', ['post_id', 'meta_key', 'meta_value'], rows);
+    await this.insertRows((await this.statements()).postMeta, rows);
   }
 
-  /** `wc_orders`, `wc_order_addresses`, `wc_order_operational_data` and `wc_orders_meta`, as HPOS writes them. */
+  /** The order, its addresses, its operational data and its meta, as HPOS writes them. */
   private async insertHposRows(id: number, record: OrderRecord): Promise<void> {
+    const statements = await this.statements();
     const isOrder = record.type !== 'shop_order_refund';
     const orderColumn = <T>(value: T) => (isOrder ? value : null);
-    await this.insertRows('wc_orders', [
-      'id', 'status', 'currency', 'type', 'tax_amount', 'total_amount', 'customer_id', 'billing_email', 'date_created_gmt',
-      'date_updated_gmt', 'parent_order_id', 'payment_method', 'payment_method_title', 'transaction_id', 'ip_address',
-      'user_agent', 'customer_note',
-    ], [[
-      id, storedStatus(record.status), record.currency, record.type, record.cartTax, record.total, orderColumn(record.customerId),
-      orderColumn(record.billing?.email ?? ''), gmtDateTime(record.created), gmtDateTime(record.modified), record.parentId,
-      orderColumn(record.paymentMethod), orderColumn(record.paymentMethodTitle),
-      record.type === 'shop_order' ? record.transactionId : null, orderColumn(record.ip), orderColumn(record.userAgent),
-      orderColumn(record.customerNote),
-    ]]);
+    await this.write(statements.order.with({
+      id, status: storedStatus(record.status), currency: record.currency, type: record.type, taxAmount: record.cartTax, totalAmount: record.total,
+      customerId: orderColumn(record.customerId), billingEmail: orderColumn(record.billing?.email ?? ''),
+      dateCreatedGmt: gmtDateTime(record.created), dateUpdatedGmt: gmtDateTime(record.modified), parentOrderId: record.parentId,
+      paymentMethod: orderColumn(record.paymentMethod), paymentMethodTitle: orderColumn(record.paymentMethodTitle),
+      transactionId: record.type === 'shop_order' ? record.transactionId : null, ipAddress: orderColumn(record.ip),
+      userAgent: orderColumn(record.userAgent), customerNote: orderColumn(record.customerNote),
+    }));
 
     const addresses = (['billing', 'shipping'] as const).flatMap((kind) => {
       const address = record[kind];
       if (!address) return [];
       return [[id, kind, ...ADDRESS_FIELDS.map((field) => address[field]), kind === 'billing' ? address.email : null, address.phone]];
     });
-    if (addresses.length) await this.insertRows('wc_order_addresses', ['order_id', 'address_type', ...ADDRESS_FIELDS, 'email', 'phone'], addresses);
+    await this.insertRows(statements.orderAddresses, addresses);
 
     const bool = (value: boolean | undefined) => (value === undefined ? null : value ? 1 : 0);
     const flags = record.flags;
     const date = (value: Date | null) => (value ? gmtDateTime(value) : null);
-    await this.insertRows('wc_order_operational_data', [
-      'order_id', 'created_via', 'woocommerce_version', 'prices_include_tax', 'coupon_usages_are_counted',
-      'download_permission_granted', 'cart_hash', 'new_order_email_sent', 'order_key', 'order_stock_reduced', 'date_paid_gmt',
-      'date_completed_gmt', 'shipping_tax_amount', 'shipping_total_amount', 'discount_tax_amount', 'discount_total_amount',
-      'recorded_sales',
-    ], [[
-      id, orderColumn(record.createdVia), WOOCOMMERCE_VERSION, 1, isOrder ? (bool(flags?.couponCounts) ?? 0) : null,
-      isOrder ? (bool(flags?.downloads) ?? 0) : null, flags ? record.cartHash : null, bool(flags?.emailSent), orderColumn(record.orderKey),
-      bool(flags?.stockReduced), flags ? date(record.paid) : null, flags ? date(record.completed) : null,
-      record.shippingTax, record.shippingTotal, '0', '0', bool(flags?.recordedSales),
-    ]]);
+    await this.write(statements.orderOperationalData.with({
+      orderId: id, createdVia: orderColumn(record.createdVia), woocommerceVersion: WOOCOMMERCE_VERSION, pricesIncludeTax: 1,
+      couponUsagesAreCounted: isOrder ? (bool(flags?.couponCounts) ?? 0) : null, downloadPermissionGranted: isOrder ? (bool(flags?.downloads) ?? 0) : null,
+      cartHash: flags ? record.cartHash : null, newOrderEmailSent: bool(flags?.emailSent), orderKey: orderColumn(record.orderKey),
+      orderStockReduced: bool(flags?.stockReduced), datePaidGmt: flags ? date(record.paid) : null, dateCompletedGmt: flags ? date(record.completed) : null,
+      shippingTaxAmount: record.shippingTax, shippingTotalAmount: record.shippingTotal, discountTaxAmount: '0', discountTotalAmount: '0',
+      recordedSales: bool(flags?.recordedSales),
+    }));
 
-    if (record.meta.length) await this.insertRows('wc_orders_meta', ['order_id', 'meta_key', 'meta_value'], record.meta.map(([key, value]) => [id, key, value]));
+    await this.insertRows(statements.orderMeta, record.meta.map(([key, value]) => [id, key, value]));
   }
 
   /** Line items and shipping lines with the item meta WC's order item data stores write. */
@@ -552,21 +654,18 @@ export class ShopSeeder {
   }
 
   private async insertItem(orderId: number, name: string, type: string, meta: [string, string][]): Promise<void> {
-    const [result] = await this.db.query<mysql.ResultSetHeader>(
-      `INSERT INTO ${this.p}woocommerce_order_items (order_item_name, order_item_type, order_id) VALUES (?, ?, ?)`,
-      [name, type, orderId],
-    );
-    await this.insertRows('woocommerce_order_itemmeta', ['order_item_id', 'meta_key', 'meta_value'], meta.map(([key, value]) => [result.insertId, key, value]));
+    const statements = await this.statements();
+    const { insertId } = await this.write(statements.item.with({ name, type, orderId }));
+    await this.insertRows(statements.itemMeta, meta.map(([key, value]) => [insertId, key, value]));
   }
 
   // -------------------------------------------------------------------------------------------------------------
   // Reading back and status changes
 
   private async readParent(orderId: number): Promise<{ currency: string }> {
-    const sql = this.mode.hpos
-      ? `SELECT currency FROM ${this.p}wc_orders WHERE id = ?`
-      : `SELECT meta_value AS currency FROM ${this.p}postmeta WHERE post_id = ? AND meta_key = '_order_currency'`;
-    const [rows] = await this.db.query<mysql.RowDataPacket[]>(sql, [orderId]);
+    const { currency } = await this.statements();
+    const statement = currency.with({ id: orderId });
+    const [rows] = await this.db.query<mysql.RowDataPacket[]>(statement.sql, statement.values);
     if (!rows.length) throw new Error(`order ${orderId} not found`);
     return { currency: String(rows[0].currency) };
   }
@@ -575,23 +674,26 @@ export class ShopSeeder {
   private async setStatus(orderId: number, status: string, when: Date): Promise<void> {
     const writeHpos = this.mode.hpos || this.mode.sync;
     const writePosts = !this.mode.hpos || this.mode.sync;
-    if (writeHpos) {
-      await this.db.query(`UPDATE ${this.p}wc_orders SET status = ?, date_updated_gmt = ? WHERE id = ?`, [storedStatus(status), gmtDateTime(when), orderId]);
-    }
+    const statements = await this.statements();
+    if (writeHpos) await this.write(statements.orderStatus.with({ status: storedStatus(status), dateUpdatedGmt: gmtDateTime(when), id: orderId }));
     if (writePosts) {
-      await this.db.query(
-        `UPDATE ${this.p}posts SET post_status = ?, post_modified = ?, post_modified_gmt = ? WHERE ID = ?`,
-        [storedStatus(status), localDateTime(when, this.timezone), gmtDateTime(when), orderId],
-      );
+      await this.write(statements.postStatus.with({
+        status: storedStatus(status), modifiedLocal: localDateTime(when, this.timezone), modifiedGmt: gmtDateTime(when), id: orderId,
+      }));
     }
   }
 
   // -------------------------------------------------------------------------------------------------------------
   // Helpers
 
-  private async insertRows(table: string, columns: string[], rows: unknown[][]): Promise<void> {
-    if (!rows.length) return;
-    await this.db.query(`INSERT INTO ${this.p}${table} (${columns.join(', ')}) VALUES ?`, [rows]);
+  private async write(statement: Statement): Promise<mysql.ResultSetHeader> {
+    const [result] = await this.db.query<mysql.ResultSetHeader>(statement.sql, statement.values);
+    return result;
+  }
+
+  /** All `rows` in one statement (a multi-row insert). */
+  private async insertRows(insert: string, rows: unknown[][]): Promise<void> {
+    if (rows.length) await this.db.query(insert, [rows]);
   }
 
   private async home(): Promise<string> {

@@ -8,7 +8,8 @@ import { loadConfig } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../demo/woocommerce-schema';
 import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
-import { ShopSeeder } from '../../demo/shop-seeder';
+import { ShopSeeder, shopTables } from '../../demo/shop-seeder';
+import { WpUser } from '../../../entities';
 import { selfSignedCertificate } from './self-signed-certificate';
 import { migrateShop } from './migrate-shop';
 import { silentLogger } from '../../logger';
@@ -43,8 +44,10 @@ async function prepareDatabase(): Promise<DemoShop> {
     const mode = { hpos: true, sync: true };
     await configureShop(db, prefix, { ...mode, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', currency: 'DKK', sequentialPlugin: 'none', siteUrl: 'https://shop.example.dk' });
     const samples = await seedDemoShop(db, prefix, mode, { orders: 300 });
-    const [[manager]] = await db.query<mysql.RowDataPacket[]>(`SELECT ID FROM ${prefix}users WHERE user_login = ?`, [samples.users.shopManager.login]);
-    const apiKey = await new ShopSeeder(db, prefix, mode).createApiKey(Number(manager.ID), 'read_write', 'Demo helpdesk');
+    const manager = (await shopTables(db, prefix)).createQueryBuilder().select('u.id', 'id').from(WpUser, 'u')
+      .where('u.login = :login', { login: samples.users.shopManager.login });
+    const [[{ id }]] = await db.query<mysql.RowDataPacket[]>(...manager.getQueryAndParameters());
+    const apiKey = await new ShopSeeder(db, prefix, mode).createApiKey(Number(id), 'read_write', 'Demo helpdesk');
     return { samples, apiKey };
   } finally {
     await db.end();
