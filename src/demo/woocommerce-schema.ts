@@ -5,6 +5,10 @@ import mysql from 'mysql2/promise';
  * defaults and indexes those plugins create (wp-admin/includes/schema.php, WC_Install::get_schema(),
  * OrdersTableDataStore::get_database_schema(), Action Scheduler's store schema, WCS_Retry_Table_Maker),
  * for tests, the demo and benchmarks. Charset and collation are what WordPress picks on MariaDB / MySQL 5.6+.
+ * Like a migration, this is DDL, and the one file outside `entities/` that spells these tables: it creates them
+ * exactly as the plugins' installers do (index prefix lengths, zero-date defaults, collations), which TypeORM's
+ * schema builder would not. Everything that reads or writes them goes through the entities, which
+ * `npm run test:woocommerce` holds against a real install.
  */
 
 export type Db = mysql.Connection | mysql.Pool;
