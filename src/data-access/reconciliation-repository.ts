@@ -4,8 +4,8 @@ import {
   Agreement, HposOrder, HposOrderMeta, Payment, PaymentMeta, PaymentRetry, Post, PostMeta, ReconcileCount, ReconcileItem, ReconcileState,
   type AgreementStatus, type PaymentStatus, type Provider, type ReconcileItemStatus, type ReconcileKind,
 } from '../../entities';
-import { rawPool, tableOf } from './data-source';
-import { page, PreparedStatement, slots } from './prepared-statement';
+import { rawPool } from './data-source';
+import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import type { Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
@@ -72,11 +72,11 @@ export const AWAITING_STATUSES = ['pending', 'on-hold'];
 const toItem = (row: RowDataPacket): ReconcileItemRecord => ({
   id: Number(row.id),
   kind: row.kind,
-  refId: Number(row.ref_id),
+  refId: Number(row.refId),
   provider: row.provider,
   status: row.status,
-  openedAt: parseGmtDateTime(row.opened_at)!,
-  nextAt: row.next_at,
+  openedAt: parseGmtDateTime(row.openedAt)!,
+  nextAt: row.nextAt,
   checks: Number(row.checks),
   failures: Number(row.failures),
 });
@@ -155,6 +155,57 @@ function targetReads(dataSource: DataSource) {
   };
 }
 
+/** The statements of the reconciliation's own tables: its schedule of items, its totals and its marks. */
+function scheduleStatements(dataSource: DataSource) {
+  const query = () => dataSource.createQueryBuilder();
+  const s = slots('name', 'kind', 'refId', 'refIds', 'providers', 'id', 'nextAt', 'leaseUntil', 'status', 'checks', 'failures', 'state', 'error', 'now');
+
+  // Upserts whose updates are expressions, which the query builder cannot write.
+  const { table: stateTable, column: state } = sqlNames(dataSource, ReconcileState);
+  const { table: itemsTable, column: i } = sqlNames(dataSource, ReconcileItem);
+  const { table: countsTable, column: counts } = sqlNames(dataSource, ReconcileCount);
+  // MariaDB assigns left to right, each seeing the ones before: the opening goes last.
+  const later = `VALUES(${i.openedAt}) > ${i.openedAt}`;
+  const ifLater = (column: string, value: string) => `${column} = IF(${later}, ${value}, ${column})`;
+
+  const items = () => selectEntity(dataSource, ReconcileItem, 'i');
+  return {
+    watermark: PreparedStatement.from<'name'>(query().select('s.value', 'value').from(ReconcileState, 's').where('s.name = :name').setParameters(s)),
+    /** Moves the mark forward only. */
+    advanceWatermarkSql: `INSERT INTO ${stateTable} (${state.name}, ${state.value}, ${state.updatedAt}) VALUES (?, ?, ?)
+      ON DUPLICATE KEY UPDATE ${state.updatedAt} = IF(VALUES(${state.value}) > ${state.value}, VALUES(${state.updatedAt}), ${state.updatedAt}),
+        ${state.value} = GREATEST(${state.value}, VALUES(${state.value}))`,
+    /** A new item, or a known one started again if it opened later. */
+    openSql: `INSERT INTO ${itemsTable} (${i.kind}, ${i.refId}, ${i.provider}, ${i.status}, ${i.openedAt}, ${i.nextAt}, ${i.checks}, ${i.failures}, ${i.createdAt}, ${i.updatedAt})
+      VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
+      ON DUPLICATE KEY UPDATE
+        ${ifLater(i.status, `VALUES(${i.status})`)}, ${ifLater(i.nextAt, `VALUES(${i.nextAt})`)},
+        ${ifLater(i.checks, '0')}, ${ifLater(i.failures, '0')}, ${ifLater(i.updatedAt, `VALUES(${i.updatedAt})`)},
+        ${i.openedAt} = GREATEST(${i.openedAt}, VALUES(${i.openedAt}))`,
+    closeRefs: PreparedStatement.from<'kind' | 'refIds' | 'now'>(query().update(ReconcileItem)
+      .set({ status: 'CLOSED', nextAt: () => 'NULL', updatedAt: () => ':now' })
+      .where("kind = :kind AND refId IN (:refIds) AND status <> 'CLOSED'").setParameters(s)),
+    knownRefs: PreparedStatement.from<'kind' | 'refIds'>(query().select('i.refId', 'refId').from(ReconcileItem, 'i')
+      .where('i.kind = :kind AND i.refId IN (:refIds)').setParameters(s)),
+    /** Soonest first; the caller adds the limit. */
+    due: PreparedStatement.from<'now' | 'providers'>(items().where('i.nextAt <= :now AND i.provider IN (:providers)').orderBy('i.nextAt').setParameters(s)),
+    claim: PreparedStatement.from<'id' | 'nextAt' | 'leaseUntil' | 'now'>(query().update(ReconcileItem)
+      .set({ nextAt: () => ':leaseUntil', updatedAt: () => ':now' }).where('id = :id AND nextAt = :nextAt').setParameters(s)),
+    checked: PreparedStatement.from<'id' | 'status' | 'nextAt' | 'checks' | 'failures' | 'state' | 'error' | 'now'>(query().update(ReconcileItem).set({
+      status: () => ':status', nextAt: () => ':nextAt', checks: () => ':checks', failures: () => ':failures',
+      lastCheckedAt: () => ':now', lastState: () => ':state', lastError: () => ':error', updatedAt: () => ':now',
+    }).where('id = :id').setParameters(s)),
+    item: PreparedStatement.from<'kind' | 'refId'>(items().where('i.kind = :kind AND i.refId = :refId').setParameters(s)),
+    /** Many rows in one statement (mysql2 expands the nested array), each added to its total. */
+    countSql: `INSERT INTO ${countsTable} (${counts.provider}, ${counts.kind}, ${counts.outcome}, ${counts.count}) VALUES ?
+      ON DUPLICATE KEY UPDATE ${counts.count} = ${counts.count} + VALUES(${counts.count})`,
+    counts: PreparedStatement.from<never>(query().select('c.provider', 'provider').addSelect('c.kind', 'kind').addSelect('c.outcome', 'outcome')
+      .addSelect('c.count', 'count').from(ReconcileCount, 'c')),
+    open: PreparedStatement.from<never>(query().select('i.provider', 'provider').addSelect('i.kind', 'kind').addSelect('COUNT(*)', 'n')
+      .addSelect('MIN(i.openedAt)', 'oldest').from(ReconcileItem, 'i').where("i.status = 'OPEN'").groupBy('i.provider').addGroupBy('i.kind')),
+  };
+}
+
 /**
  * The reconciliation's own tables (what is open and when to ask next, totals, how far the payments and
  * agreements tables have been looked through) and the reads of the payments, agreements and WooCommerce
@@ -162,16 +213,13 @@ function targetReads(dataSource: DataSource) {
  */
 export class ReconciliationRepository {
   readonly pool: Pool;
-  private readonly t: Record<'items' | 'counts' | 'state', string>;
+  private readonly schedule: ReturnType<typeof scheduleStatements>;
   private readonly reads: ReturnType<typeof targetReads>;
   private readonly awaiting: ReturnType<typeof awaitingGateway>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const t = (entity: Parameters<typeof tableOf>[1]) => tableOf(dataSource, entity);
-    this.t = {
-      items: t(ReconcileItem), counts: t(ReconcileCount), state: t(ReconcileState),
-    };
+    this.schedule = scheduleStatements(dataSource);
     this.reads = targetReads(dataSource);
     this.awaiting = awaitingGateway(dataSource);
   }
@@ -258,7 +306,7 @@ export class ReconciliationRepository {
   // The schedule: what is open, when it is asked about next
 
   async watermark(name: string): Promise<{ at: string; id: number } | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT value FROM ${this.t.state} WHERE name = ?`, [name]);
+    const rows = await this.rows(this.schedule.watermark.with({ name }));
     if (!rows.length) return null;
     const [at, id] = String(rows[0].value).split('|');
     return { at, id: Number(id) || 0 };
@@ -266,11 +314,7 @@ export class ReconciliationRepository {
 
   /** Moves the mark forward only (two workers may look at once). */
   async advanceWatermark(name: string, mark: { at: string; id: number }, now: Date): Promise<void> {
-    const value = `${mark.at}|${mark.id}`;
-    await this.pool.query(
-      `INSERT INTO ${this.t.state} (name, value, updated_at) VALUES (?, ?, ?)
-       ON DUPLICATE KEY UPDATE updated_at = IF(VALUES(value) > value, VALUES(updated_at), updated_at), value = GREATEST(value, VALUES(value))`,
-      [name, value, gmtDateTimeMs(now)]);
+    await this.pool.query(this.schedule.advanceWatermarkSql, [name, `${mark.at}|${mark.id}`, gmtDateTimeMs(now)]);
   }
 
   /**
@@ -278,59 +322,49 @@ export class ReconciliationRepository {
    * schedule unless it opened (changed) later than the item's own opening, which starts the schedule again.
    */
   async open(kind: ReconcileKind, refId: number, provider: Provider, openedAt: Date, nextAt: Date | null, now: Date): Promise<void> {
-    const opened = gmtDateTimeMs(openedAt);
-    // MariaDB assigns left to right, each seeing the ones before: opened_at goes last.
-    const later = 'VALUES(opened_at) > opened_at';
-    await this.pool.query(
-      `INSERT INTO ${this.t.items} (kind, ref_id, provider, status, opened_at, next_at, checks, failures, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
-       ON DUPLICATE KEY UPDATE
-         status = IF(${later}, VALUES(status), status), next_at = IF(${later}, VALUES(next_at), next_at),
-         checks = IF(${later}, 0, checks), failures = IF(${later}, 0, failures), updated_at = IF(${later}, VALUES(updated_at), updated_at),
-         opened_at = GREATEST(opened_at, VALUES(opened_at))`,
-      [kind, refId, provider, nextAt ? 'OPEN' : 'EXPIRED', opened, nextAt ? gmtDateTimeMs(nextAt) : null, gmtDateTimeMs(now), gmtDateTimeMs(now)]);
+    await this.pool.query(this.schedule.openSql,
+      [kind, refId, provider, nextAt ? 'OPEN' : 'EXPIRED', gmtDateTimeMs(openedAt), nextAt ? gmtDateTimeMs(nextAt) : null, gmtDateTimeMs(now), gmtDateTimeMs(now)]);
   }
 
   /** Items of these refs that are open no longer (their payment or agreement became final). */
   async closeRefs(kind: ReconcileKind, refIds: number[], now: Date): Promise<void> {
     if (!refIds.length) return;
-    await this.pool.query(`UPDATE ${this.t.items} SET status = 'CLOSED', next_at = NULL, updated_at = ? WHERE kind = ? AND ref_id IN (?) AND status <> 'CLOSED'`,
-      [gmtDateTimeMs(now), kind, refIds]);
+    const { sql, values } = this.schedule.closeRefs.with({ kind, refIds, now: gmtDateTimeMs(now) });
+    await this.pool.query(sql, values);
   }
 
   /** Which of these refs already have an item (of any status). */
   async knownRefs(kind: ReconcileKind, refIds: number[]): Promise<Set<number>> {
     if (!refIds.length) return new Set();
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT ref_id FROM ${this.t.items} WHERE kind = ? AND ref_id IN (?)`, [kind, refIds]);
-    return new Set(rows.map((row) => Number(row.ref_id)));
+    const rows = await this.rows(this.schedule.knownRefs.with({ kind, refIds }));
+    return new Set(rows.map((row) => Number(row.refId)));
   }
 
-  /** Items due now for these providers, soonest first: a range scan of the `next_at` index. */
+  /** Items due now for these providers, soonest first: a range scan of the next-time index. */
   async due(now: Date, providers: Provider[], limit: number): Promise<ReconcileItemRecord[]> {
     if (!providers.length) return [];
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.t.items} WHERE next_at <= ? AND provider IN (?) ORDER BY next_at LIMIT ?`, [gmtDateTimeMs(now), providers, limit]);
-    return rows.map(toItem);
+    return (await this.rows(page(this.schedule.due.with({ now: gmtDateTimeMs(now), providers }), limit))).map(toItem);
   }
 
   /** Takes a due item for this pass (another worker's pass then skips it); it is due again at `leaseUntil` if this one dies. */
   async claim(item: ReconcileItemRecord, leaseUntil: Date, now: Date): Promise<boolean> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `UPDATE ${this.t.items} SET next_at = ?, updated_at = ? WHERE id = ? AND next_at = ?`, [gmtDateTimeMs(leaseUntil), gmtDateTimeMs(now), item.id, item.nextAt]);
+    const { sql, values } = this.schedule.claim.with({ id: item.id, nextAt: item.nextAt, leaseUntil: gmtDateTimeMs(leaseUntil), now: gmtDateTimeMs(now) });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows === 1;
   }
 
   /** What a check came to: the item's next time (null with its final status), and what the provider said. */
   async checked(id: number, fields: { status: ReconcileItemStatus; nextAt: Date | null; checks: number; failures: number; state: string | null; error: string | null }, now: Date): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.t.items} SET status = ?, next_at = ?, checks = ?, failures = ?, last_checked_at = ?, last_state = ?, last_error = ?, updated_at = ? WHERE id = ?`,
-      [fields.status, fields.nextAt ? gmtDateTimeMs(fields.nextAt) : null, fields.checks, fields.failures, gmtDateTimeMs(now),
-        fields.state?.slice(0, 64) ?? null, fields.error?.slice(0, 255) ?? null, gmtDateTimeMs(now), id]);
+    const { sql, values } = this.schedule.checked.with({
+      id, status: fields.status, nextAt: fields.nextAt ? gmtDateTimeMs(fields.nextAt) : null, checks: fields.checks, failures: fields.failures,
+      state: fields.state?.slice(0, 64) ?? null, error: fields.error?.slice(0, 255) ?? null, now: gmtDateTimeMs(now),
+    });
+    await this.pool.query(sql, values);
   }
 
   async item(kind: ReconcileKind, refId: number): Promise<(ReconcileItemRecord & { lastState: string | null; lastError: string | null }) | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.t.items} WHERE kind = ? AND ref_id = ?`, [kind, refId]);
-    return rows.length ? { ...toItem(rows[0]), lastState: rows[0].last_state, lastError: rows[0].last_error } : null;
+    const rows = await this.rows(this.schedule.item.with({ kind, refId }));
+    return rows.length ? { ...toItem(rows[0]), lastState: rows[0].lastState, lastError: rows[0].lastError } : null;
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -339,15 +373,12 @@ export class ReconciliationRepository {
   async count(rows: { provider: string; kind: string; outcome: string; count: number }[]): Promise<void> {
     const nonZero = rows.filter((row) => row.count > 0);
     if (!nonZero.length) return;
-    await this.pool.query(
-      `INSERT INTO ${this.t.counts} (provider, kind, outcome, count) VALUES ${nonZero.map(() => '(?, ?, ?, ?)').join(', ')}
-       ON DUPLICATE KEY UPDATE count = count + VALUES(count)`,
-      nonZero.flatMap((row) => [row.provider, row.kind, row.outcome, row.count]));
+    await this.pool.query(this.schedule.countSql, [nonZero.map((row) => [row.provider, row.kind, row.outcome, row.count])]);
   }
 
   async metrics(now: Date): Promise<ReconcileMetrics> {
-    const [counts] = await this.pool.query<RowDataPacket[]>(`SELECT provider, kind, outcome, count FROM ${this.t.counts}`);
-    const [open] = await this.pool.query<RowDataPacket[]>(`SELECT provider, kind, COUNT(*) AS n, MIN(opened_at) AS oldest FROM ${this.t.items} WHERE status = 'OPEN' GROUP BY provider, kind`);
+    const [counts] = await this.pool.query<RowDataPacket[]>(this.schedule.counts.sql);
+    const [open] = await this.pool.query<RowDataPacket[]>(this.schedule.open.sql);
     const oldest = open.map((row) => parseGmtDateTime(row.oldest)?.getTime() ?? now.getTime()).reduce((a, b) => Math.min(a, b), now.getTime());
     return {
       counts: counts.map((row) => ({ provider: String(row.provider), kind: String(row.kind), outcome: String(row.outcome), count: Number(row.count) })),

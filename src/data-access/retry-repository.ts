@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { PaymentRetry, type PaymentRetryStatus } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { page, PreparedStatement, selectEntity, slots } from './prepared-statement';
 import { write, type Executor } from './transaction';
 import { gmtDateTime } from '../shop/shop-time';
 
@@ -19,13 +20,13 @@ export interface RetryRecord {
 
 const toRetry = (row: RowDataPacket): RetryRecord => ({
   id: Number(row.id),
-  orderId: Number(row.order_id),
-  subscriptionId: Number(row.subscription_id),
-  paymentId: Number(row.payment_id),
+  orderId: Number(row.orderId),
+  subscriptionId: Number(row.subscriptionId),
+  paymentId: Number(row.paymentId),
   attempt: Number(row.attempt),
   status: row.status,
-  scheduledAt: row.scheduled_at,
-  idempotencyKey: row.idempotency_key,
+  scheduledAt: row.scheduledAt,
+  idempotencyKey: row.idempotencyKey,
   result: row.result,
 });
 
@@ -34,11 +35,55 @@ export type ScheduleOutcome = { kind: 'scheduled'; retry: RetryRecord } | { kind
 /** The dunning plan's attempts, one row per attempt per renewal order. */
 export class RetryRepository {
   readonly pool: Pool;
-  private readonly table: string;
+  private readonly attemptsOfOrder: PreparedStatement<'orderId'>;
+  /** Skips an attempt already planned (the unique key on order and attempt). */
+  private readonly plan: PreparedStatement<'orderId' | 'subscriptionId' | 'paymentId' | 'attempt' | 'scheduledAt' | 'key' | 'now'>;
+  /** Due attempts, soonest first; the caller adds the limit. */
+  private readonly due: PreparedStatement<'now'>;
+  private readonly take: PreparedStatement<'id' | 'now'>;
+  private readonly finishing: PreparedStatement<'id' | 'status' | 'result' | 'now'>;
+  private readonly postponing: PreparedStatement<'id' | 'until' | 'result' | 'now'>;
+  private readonly releasing: PreparedStatement<'before'>;
+  private readonly countsOfStatus: PreparedStatement<never>;
+  private readonly withKey: PreparedStatement<'orderId' | 'key'>;
+  private readonly byId: PreparedStatement<'id'>;
+  /** In the order they are planned, filtered by status, order, both or neither. */
+  private readonly listings: Record<'all' | 'status' | 'order' | 'both', PreparedStatement<'status' | 'orderId'>>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.table = tableOf(dataSource, PaymentRetry);
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('id', 'orderId', 'subscriptionId', 'paymentId', 'attempt', 'status', 'scheduledAt', 'key', 'result', 'now', 'until', 'before');
+
+    this.attemptsOfOrder = PreparedStatement.from(query().select('r.attempt', 'attempt').addSelect('r.status', 'status')
+      .from(PaymentRetry, 'r').where('r.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
+    this.plan = PreparedStatement.from(query().insert().orIgnore().into(PaymentRetry).values({
+      orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, status: 'PENDING',
+      scheduledAt: s.scheduledAt, idempotencyKey: s.key, createdAt: s.now, updatedAt: s.now,
+    } as object));
+    this.due = PreparedStatement.from(selectEntity(dataSource, PaymentRetry, 'r').where("r.status = 'PENDING' AND r.scheduledAt <= :now")
+      .orderBy('r.scheduledAt').setParameters(s));
+    this.take = PreparedStatement.from(query().update(PaymentRetry).set({ status: 'PROCESSING', updatedAt: () => ':now' })
+      .where("id = :id AND status = 'PENDING'").setParameters(s));
+    this.finishing = PreparedStatement.from(query().update(PaymentRetry).set({ status: () => ':status', result: () => ':result', updatedAt: () => ':now' })
+      .where('id = :id').setParameters(s));
+    this.postponing = PreparedStatement.from(query().update(PaymentRetry)
+      .set({ status: 'PENDING', scheduledAt: () => ':until', result: () => ':result', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
+    this.releasing = PreparedStatement.from(query().update(PaymentRetry).set({ status: 'PENDING' })
+      .where("status = 'PROCESSING' AND updatedAt < :before").setParameters(s));
+    this.countsOfStatus = PreparedStatement.from(query().select('r.status', 'status').addSelect('COUNT(*)', 'n').from(PaymentRetry, 'r').groupBy('r.status'));
+    this.withKey = PreparedStatement.from(query().select('1').from(PaymentRetry, 'r').where('r.orderId = :orderId AND r.idempotencyKey = :key').limit(1)
+      .setParameters(s));
+    this.byId = PreparedStatement.from(selectEntity(dataSource, PaymentRetry, 'r').where('r.id = :id').setParameters(s));
+    const listing = (...conditions: string[]) => {
+      const retries = selectEntity(dataSource, PaymentRetry, 'r');
+      for (const condition of conditions) retries.andWhere(condition);
+      return PreparedStatement.from<'status' | 'orderId'>(retries.orderBy('r.scheduledAt').addOrderBy('r.id').setParameters(s));
+    };
+    this.listings = {
+      all: listing(), status: listing('r.status = :status'), order: listing('r.orderId = :orderId'),
+      both: listing('r.status = :status', 'r.orderId = :orderId'),
+    };
   }
 
   /**
@@ -46,30 +91,30 @@ export class RetryRepository {
    * The unique (order, attempt) key keeps two deliveries of one failure from planning two attempts.
    */
   async scheduleNext(db: Executor, input: { orderId: number; subscriptionId: number; paymentId: number; planSeconds: number[]; now: Date }): Promise<ScheduleOutcome> {
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT attempt, status FROM ${this.table} WHERE order_id = ? FOR UPDATE`, [input.orderId]);
+    const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
+    const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
     if (rows.some((row) => row.status === 'PENDING' || row.status === 'PROCESSING')) return { kind: 'already_scheduled' };
     const planned = rows.length;
     if (planned >= input.planSeconds.length) return { kind: 'plan_used_up' };
     const attempt = planned + 1;
-    const scheduledAt = gmtDateTime(new Date(input.now.getTime() + input.planSeconds[planned] * 1000));
-    const key = `retry-${input.orderId}-${attempt}`;
-    const [result] = await db.query<ResultSetHeader>(
-      `INSERT IGNORE INTO ${this.table} (order_id, subscription_id, payment_id, attempt, status, scheduled_at, idempotency_key, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'PENDING', ?, ?, ?, ?)`,
-      [input.orderId, input.subscriptionId, input.paymentId, attempt, scheduledAt, key, gmtDateTime(input.now), gmtDateTime(input.now)],
-    );
+    const { sql, values } = this.plan.with({
+      orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: input.paymentId, attempt,
+      scheduledAt: gmtDateTime(new Date(input.now.getTime() + input.planSeconds[planned] * 1000)),
+      key: `retry-${input.orderId}-${attempt}`, now: gmtDateTime(input.now),
+    });
+    const [result] = await db.query<ResultSetHeader>(sql, values);
     if (!result.affectedRows) return { kind: 'already_scheduled' };
     return { kind: 'scheduled', retry: (await this.find(result.insertId, db))! };
   }
 
   /** Takes the due attempts (PENDING → PROCESSING), each by one worker only. */
   async claimDue(now: Date, limit: number): Promise<RetryRecord[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.table} WHERE status = 'PENDING' AND scheduled_at <= ? ORDER BY scheduled_at LIMIT ?`, [gmtDateTime(now), limit]);
+    const due = page(this.due.with({ now: gmtDateTime(now) }), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(due.sql, due.values);
     const claimed: RetryRecord[] = [];
     for (const row of rows) {
-      const [result] = await this.pool.query<ResultSetHeader>(
-        `UPDATE ${this.table} SET status = 'PROCESSING', updated_at = ? WHERE id = ? AND status = 'PENDING'`, [gmtDateTime(now), row.id]);
+      const { sql, values } = this.take.with({ id: row.id, now: gmtDateTime(now) });
+      const [result] = await this.pool.query<ResultSetHeader>(sql, values);
       // The row read above is the claimed attempt: what identifies it (order, payment, attempt, key) never changes.
       if (result.affectedRows) claimed.push({ ...toRetry(row), status: 'PROCESSING' });
     }
@@ -77,46 +122,46 @@ export class RetryRepository {
   }
 
   async finish(db: Executor, id: number, status: Exclude<PaymentRetryStatus, 'PENDING' | 'PROCESSING'>, result: string, now: Date): Promise<void> {
-    await write(db, `UPDATE ${this.table} SET status = ?, result = ?, updated_at = ? WHERE id = ?`, [status, result.slice(0, 255), gmtDateTime(now), id]);
+    const { sql, values } = this.finishing.with({ id, status, result: result.slice(0, 255), now: gmtDateTime(now) });
+    await write(db, sql, values);
   }
 
   /** The provider could not be reached: the same attempt (same idempotency key) runs again later. */
   async postpone(id: number, until: Date, result: string, now: Date): Promise<void> {
-    await this.pool.query(`UPDATE ${this.table} SET status = 'PENDING', scheduled_at = ?, result = ?, updated_at = ? WHERE id = ?`,
-      [gmtDateTime(until), result.slice(0, 255), gmtDateTime(now), id]);
+    const { sql, values } = this.postponing.with({ id, until: gmtDateTime(until), result: result.slice(0, 255), now: gmtDateTime(now) });
+    await this.pool.query(sql, values);
   }
 
   /** Attempts that were taken but whose worker died before finishing go back to PENDING. */
   async releaseStale(olderThanSeconds: number, now: Date): Promise<number> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `UPDATE ${this.table} SET status = 'PENDING' WHERE status = 'PROCESSING' AND updated_at < ?`,
-      [gmtDateTime(new Date(now.getTime() - olderThanSeconds * 1000))]);
+    const { sql, values } = this.releasing.with({ before: gmtDateTime(new Date(now.getTime() - olderThanSeconds * 1000)) });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows;
   }
 
-  /** Whether a dunning attempt of `orderId` has `key` as its idempotency key. */
-  /** How many dunning attempts are in each status, for the metrics; covered by the status_scheduled index. */
+  /** How many dunning attempts are in each status, for the metrics; covered by the index on status and schedule. */
   async countsByStatus(): Promise<{ status: string; count: number }[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT status, COUNT(*) AS n FROM ${this.table} GROUP BY status`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.countsOfStatus.sql);
     return rows.map((row) => ({ status: String(row.status), count: Number(row.n) }));
   }
 
+  /** Whether a dunning attempt of `orderId` has `key` as its idempotency key. */
   async hasKey(orderId: number, key: string): Promise<boolean> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT 1 FROM ${this.table} WHERE order_id = ? AND idempotency_key = ? LIMIT 1`, [orderId, key]);
+    const { sql, values } = this.withKey.with({ orderId, key });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length > 0;
   }
 
   async find(id: number, db: Executor = this.pool): Promise<RetryRecord | null> {
-    const [rows] = await db.query<RowDataPacket[]>(`SELECT * FROM ${this.table} WHERE id = ?`, [id]);
+    const { sql, values } = this.byId.with({ id });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.length ? toRetry(rows[0]) : null;
   }
 
   async list(filter: { status?: PaymentRetryStatus; orderId?: number } = {}): Promise<RetryRecord[]> {
-    const where: string[] = [];
-    const values: unknown[] = [];
-    if (filter.status) { where.push('status = ?'); values.push(filter.status); }
-    if (filter.orderId) { where.push('order_id = ?'); values.push(filter.orderId); }
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY scheduled_at, id`, values);
+    const listing = this.listings[filter.status ? (filter.orderId ? 'both' : 'status') : filter.orderId ? 'order' : 'all'];
+    const { sql, values } = listing.with({ status: filter.status, orderId: filter.orderId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(toRetry);
   }
 }

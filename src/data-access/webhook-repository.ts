@@ -2,8 +2,9 @@ import crypto from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
-import { rawPool, tableOf } from './data-source';
-import type { Statement } from './transaction';
+import { rawPool } from './data-source';
+import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
+import { together, type Statement } from './transaction';
 import { TurnBatch } from './turn-batch';
 
 export interface WebhookRecord {
@@ -25,17 +26,17 @@ export interface WebhookRecord {
 const toWebhook = (row: RowDataPacket): WebhookRecord => ({
   id: Number(row.id),
   provider: row.provider,
-  externalId: row.external_id,
-  eventType: row.event_type,
+  externalId: row.externalId,
+  eventType: row.eventType,
   status: row.status,
-  rawBody: row.raw_body,
+  rawBody: row.rawBody,
   attempts: Number(row.attempts),
-  lastError: row.last_error,
+  lastError: row.lastError,
   outcome: row.outcome,
-  nextAttemptAt: row.next_attempt_at,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  processedAt: row.processed_at,
+  nextAttemptAt: row.nextAttemptAt,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+  processedAt: row.processedAt,
 });
 
 export type InsertOutcome = { kind: 'stored'; id: number } | { kind: 'duplicate' };
@@ -63,15 +64,81 @@ const claimTokens = {
   },
 };
 
-/** Received webhooks: unique per (provider, external_id); the row's status is the truth about processing. */
+/** Received webhooks: unique per (provider, external id); the row's status is the truth about processing. */
 export class WebhookRepository {
   readonly pool: Pool;
-  private readonly table: string;
+  private readonly insert: PreparedStatement<'provider' | 'externalId' | 'eventType' | 'rawBody'>;
+  /** Takes the given webhooks that are free to take, marking them with the claim's token. */
+  private readonly take: PreparedStatement<'ids' | 'token'>;
+  private readonly taken: PreparedStatement<'ids' | 'token'>;
+  private readonly renewClaims: PreparedStatement<'ids'>;
+  private readonly releaseClaimsOf: PreparedStatement<'ids'>;
+  private readonly finishing: PreparedStatement<'id' | 'status' | 'outcome'>;
+  private readonly failing: PreparedStatement<'id' | 'error' | 'retryInSeconds'>;
+  private readonly requeueing: PreparedStatement<'id'>;
+  /** PENDING ones past their grace, then due FAILED ones, each with its own limit: a UNION ALL the query builder cannot write. */
+  private readonly dueSql: string;
+  private readonly byId: PreparedStatement<'id'>;
+  /** Newest first, filtered by status, provider, both or neither. */
+  private readonly listings: Record<'all' | 'status' | 'provider' | 'both', PreparedStatement<'status' | 'provider'>>;
+  private readonly countsByStatus: PreparedStatement<never>;
+  private readonly oldestPending: PreparedStatement<never>;
+  private readonly failed: PreparedStatement<never>;
   private readonly claims = new TurnBatch<number, WebhookRecord | null>(CLAIM_BATCH_LIMIT, (ids) => this.claimTogether(ids));
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.table = tableOf(dataSource, Webhook);
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('ids', 'token', 'id', 'status', 'outcome', 'error', 'retryInSeconds', 'provider', 'externalId', 'eventType', 'rawBody');
+    const lease = `NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND`;
+    const free = '(lockedUntil IS NULL OR lockedUntil < NOW(3))';
+    const retryDue = "status = 'FAILED' AND nextAttemptAt IS NOT NULL AND nextAttemptAt <= NOW(3)";
+    const ofThisProcess = { holder: claimTokens.holder };
+
+    this.insert = PreparedStatement.from(query().insert().into(Webhook).values({
+      provider: s.provider, externalId: s.externalId, eventType: s.eventType, status: 'PENDING', rawBody: s.rawBody, attempts: 0,
+      createdAt: () => 'NOW(3)', updatedAt: () => 'NOW(3)',
+    } as object));
+    this.take = PreparedStatement.from(query().update(Webhook)
+      .set({ claimToken: () => ':token', lockedUntil: () => lease, attempts: () => 'attempts + 1', updatedAt: () => 'NOW(3)' })
+      .where(`id IN (:ids) AND (status = 'PENDING' OR (${retryDue})) AND ${free}`).setParameters(s));
+    this.taken = PreparedStatement.from(selectEntity(dataSource, Webhook, 'w').where('w.id IN (:ids) AND w.claimToken = :token').setParameters(s));
+    this.renewClaims = PreparedStatement.from(query().update(Webhook).set({ lockedUntil: () => lease })
+      .where(`id IN (:ids) AND LEFT(claimToken, ${HOLDER_LENGTH}) = :holder AND lockedUntil IS NOT NULL`).setParameters({ ...s, ...ofThisProcess }));
+    this.releaseClaimsOf = PreparedStatement.from(query().update(Webhook).set({ lockedUntil: () => 'NULL' })
+      .where(`id IN (:ids) AND LEFT(claimToken, ${HOLDER_LENGTH}) = :holder AND status IN ('PENDING', 'FAILED')`).setParameters({ ...s, ...ofThisProcess }));
+    this.finishing = PreparedStatement.from(query().update(Webhook).set({
+      status: () => ':status', outcome: () => ':outcome', lastError: () => 'NULL', nextAttemptAt: () => 'NULL', lockedUntil: () => 'NULL',
+      processedAt: () => 'NOW(3)', updatedAt: () => 'NOW(3)',
+    }).where('id = :id').setParameters(s));
+    this.failing = PreparedStatement.from(query().update(Webhook).set({
+      status: 'FAILED', lastError: () => ':error', lockedUntil: () => 'NULL', updatedAt: () => 'NOW(3)',
+      nextAttemptAt: () => 'IF(:retryInSeconds IS NULL, NULL, NOW(3) + INTERVAL :retryInSeconds SECOND)',
+    }).where('id = :id').setParameters(s));
+    this.requeueing = PreparedStatement.from(query().update(Webhook).set({ status: 'PENDING', nextAttemptAt: () => 'NULL', updatedAt: () => 'NOW(3)' })
+      .where("id = :id AND status = 'FAILED'").setParameters(s));
+
+    const { table, column: c } = sqlNames(dataSource, Webhook);
+    const freeNow = `(${c.lockedUntil} IS NULL OR ${c.lockedUntil} < NOW(3))`;
+    this.dueSql = `(SELECT ${c.id} AS id FROM ${table} WHERE ${c.status} = 'PENDING' AND ${c.createdAt} < NOW(3) - INTERVAL ? SECOND AND ${freeNow} LIMIT ?)
+      UNION ALL
+      (SELECT ${c.id} AS id FROM ${table} WHERE ${c.status} = 'FAILED' AND ${c.nextAttemptAt} IS NOT NULL AND ${c.nextAttemptAt} <= NOW(3) AND ${freeNow} LIMIT ?)`;
+
+    this.byId = PreparedStatement.from(selectEntity(dataSource, Webhook, 'w').where('w.id = :id').setParameters(s));
+    const listing = (...conditions: string[]) => {
+      const webhooks = selectEntity(dataSource, Webhook, 'w');
+      for (const condition of conditions) webhooks.andWhere(condition);
+      return PreparedStatement.from<'status' | 'provider'>(webhooks.orderBy('w.id', 'DESC').setParameters(s));
+    };
+    this.listings = {
+      all: listing(), status: listing('w.status = :status'), provider: listing('w.provider = :provider'),
+      both: listing('w.status = :status', 'w.provider = :provider'),
+    };
+    this.countsByStatus = PreparedStatement.from(query().select('w.provider', 'provider').addSelect('w.status', 'status').addSelect('COUNT(*)', 'n')
+      .from(Webhook, 'w').groupBy('w.status').addGroupBy('w.provider'));
+    this.oldestPending = PreparedStatement.from(query().select('TIMESTAMPDIFF(MICROSECOND, MIN(w.createdAt), NOW(3)) / 1000000', 'age')
+      .from(Webhook, 'w').where("w.status = 'PENDING'"));
+    this.failed = PreparedStatement.from(query().select('w.id', 'id').from(Webhook, 'w').where("w.status = 'FAILED'").orderBy('w.id'));
   }
 
   /**
@@ -81,11 +148,8 @@ export class WebhookRepository {
    */
   async insertPending(provider: Provider, externalId: string, eventType: string, rawBody: Buffer): Promise<InsertOutcome> {
     try {
-      const [result] = await this.pool.query<ResultSetHeader>(
-        `INSERT INTO ${this.table} (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
-         VALUES (?, ?, ?, 'PENDING', ?, 0, NOW(3), NOW(3))`,
-        [provider, externalId, eventType.slice(0, 100), rawBody],
-      );
+      const { sql, values } = this.insert.with({ provider, externalId, eventType: eventType.slice(0, 100), rawBody });
+      const [result] = await this.pool.query<ResultSetHeader>(sql, values);
       return { kind: 'stored', id: result.insertId };
     } catch (error) {
       if ((error as { code?: string }).code === 'ER_DUP_ENTRY') return { kind: 'duplicate' };
@@ -107,15 +171,9 @@ export class WebhookRepository {
 
   private async claimTogether(ids: number[]): Promise<(WebhookRecord | null)[]> {
     // The token marks the rows this very UPDATE took, so the SELECT returns those and no others.
-    const token = claimTokens.next();
-    const unique = [...new Set(ids)];
-    const [[, rows]] = await this.pool.query<RowDataPacket[][]>(
-      `UPDATE ${this.table} SET claim_token = ?, locked_until = NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND, attempts = attempts + 1, updated_at = NOW(3)
-       WHERE id IN (?) AND (status = 'PENDING' OR (status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3)))
-         AND (locked_until IS NULL OR locked_until < NOW(3));
-       SELECT * FROM ${this.table} WHERE id IN (?) AND claim_token = ?`,
-      [token, unique, unique, token],
-    );
+    const claim = { ids: [...new Set(ids)], token: claimTokens.next() };
+    const { sql, values } = together([this.take.with(claim), this.taken.with(claim)]);
+    const [[, rows]] = await this.pool.query<RowDataPacket[][]>(sql, values);
     const taken = new Map(rows.map((row) => [Number(row.id), toWebhook(row)]));
     return ids.map((id) => {
       const webhook = taken.get(id) ?? null;
@@ -131,11 +189,7 @@ export class WebhookRepository {
 
   /** Extends this process's claims on `ids` (the jobs it is still working on) by a lease. */
   renewClaimsStatement(ids: number[]): Statement {
-    return {
-      sql: `UPDATE ${this.table} SET locked_until = NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND
-            WHERE id IN (?) AND LEFT(claim_token, ${HOLDER_LENGTH}) = ? AND locked_until IS NOT NULL`,
-      values: [ids.length ? ids : [0], claimTokens.holder],
-    };
+    return this.renewClaims.with({ ids: ids.length ? ids : [0] });
   }
 
   /** Lets go at once of this process's claims on `ids` that are not final, for any worker to take now. */
@@ -146,18 +200,12 @@ export class WebhookRepository {
   }
 
   releaseClaimsStatement(ids: number[]): Statement {
-    return {
-      sql: `UPDATE ${this.table} SET locked_until = NULL WHERE id IN (?) AND LEFT(claim_token, ${HOLDER_LENGTH}) = ? AND status IN ('PENDING', 'FAILED')`,
-      values: [ids, claimTokens.holder],
-    };
+    return this.releaseClaimsOf.with({ ids });
   }
 
   /** The final status, as a statement to commit together with what the handler wrote. */
   finishStatement(id: number, status: 'PROCESSED' | 'SKIPPED', outcome: string): Statement {
-    return {
-      sql: `UPDATE ${this.table} SET status = ?, outcome = ?, last_error = NULL, next_attempt_at = NULL, locked_until = NULL, processed_at = NOW(3), updated_at = NOW(3) WHERE id = ?`,
-      values: [status, outcome.slice(0, 255), id],
-    };
+    return this.finishing.with({ id, status, outcome: outcome.slice(0, 255) });
   }
 
   /** The final status of a webhook whose handling wrote nothing else. */
@@ -168,62 +216,50 @@ export class WebhookRepository {
 
   /** FAILED; `retryInSeconds` null leaves it for the operator. */
   async fail(id: number, error: string, retryInSeconds: number | null): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.table} SET status = 'FAILED', last_error = ?, locked_until = NULL, updated_at = NOW(3),
-         next_attempt_at = IF(? IS NULL, NULL, NOW(3) + INTERVAL ? SECOND) WHERE id = ?`,
-      [error.slice(0, 10_000), retryInSeconds, retryInSeconds ?? 0, id],
-    );
+    const { sql, values } = this.failing.with({ id, error: error.slice(0, 10_000), retryInSeconds });
+    await this.pool.query(sql, values);
   }
 
   /** Puts a FAILED webhook back to PENDING for the operator's retry. */
   async requeue(id: number): Promise<boolean> {
-    const [result] = await this.pool.query<ResultSetHeader>(
-      `UPDATE ${this.table} SET status = 'PENDING', next_attempt_at = NULL, updated_at = NOW(3) WHERE id = ? AND status = 'FAILED'`, [id]);
+    const { sql, values } = this.requeueing.with({ id });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows === 1;
   }
 
   /** PENDING webhooks older than `graceSeconds` and due FAILED ones, not held by an attempt: the sweeper's work. */
   async dueIds(graceSeconds: number, limit: number): Promise<number[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `(SELECT id FROM ${this.table} WHERE status = 'PENDING' AND created_at < NOW(3) - INTERVAL ? SECOND AND (locked_until IS NULL OR locked_until < NOW(3)) LIMIT ?)
-       UNION ALL
-       (SELECT id FROM ${this.table} WHERE status = 'FAILED' AND next_attempt_at IS NOT NULL AND next_attempt_at <= NOW(3) AND (locked_until IS NULL OR locked_until < NOW(3)) LIMIT ?)`,
-      [graceSeconds, limit, limit],
-    );
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.dueSql, [graceSeconds, limit, limit]);
     return rows.map((row) => Number(row.id));
   }
 
   async find(id: number): Promise<WebhookRecord | null> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT * FROM ${this.table} WHERE id = ?`, [id]);
+    const { sql, values } = this.byId.with({ id });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? toWebhook(rows[0]) : null;
   }
 
   async list(filter: { status?: WebhookStatus; provider?: Provider; limit: number }): Promise<WebhookRecord[]> {
-    const where: string[] = [];
-    const values: unknown[] = [];
-    if (filter.status) { where.push('status = ?'); values.push(filter.status); }
-    if (filter.provider) { where.push('provider = ?'); values.push(filter.provider); }
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT * FROM ${this.table} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`, [...values, filter.limit]);
+    const listing = this.listings[filter.status ? (filter.provider ? 'both' : 'status') : filter.provider ? 'provider' : 'all'];
+    const { sql, values } = page(listing.with({ status: filter.status, provider: filter.provider }), filter.limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(toWebhook);
   }
 
-  /** How many webhooks each provider has in each status, for the metrics; covered by the status_provider_created index (no row is read). */
+  /** How many webhooks each provider has in each status, for the metrics; covered by the index on status, provider and arrival (no row is read). */
   async countsByProviderAndStatus(): Promise<{ provider: string; status: string; count: number }[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT provider, status, COUNT(*) AS n FROM ${this.table} GROUP BY status, provider`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.countsByStatus.sql);
     return rows.map((row) => ({ provider: String(row.provider), status: String(row.status), count: Number(row.n) }));
   }
 
   /** Seconds since the oldest PENDING webhook arrived, by the database's clock; 0 when none waits. */
   async oldestPendingAgeSeconds(): Promise<number> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT TIMESTAMPDIFF(MICROSECOND, MIN(created_at), NOW(3)) / 1000000 AS age FROM ${this.table} WHERE status = 'PENDING'`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.oldestPending.sql);
     return rows[0]?.age === null || rows[0]?.age === undefined ? 0 : Math.max(0, Number(rows[0].age));
   }
 
   async failedIds(): Promise<number[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(`SELECT id FROM ${this.table} WHERE status = 'FAILED' ORDER BY id`);
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.failed.sql);
     return rows.map((row) => Number(row.id));
   }
 }

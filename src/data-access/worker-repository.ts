@@ -2,7 +2,8 @@ import type { DataSource } from 'typeorm';
 import type { MysqlDataSourceOptions } from 'typeorm/driver/mysql/MysqlDataSourceOptions';
 import mysql, { type Pool, type RowDataPacket } from 'mysql2/promise';
 import { WorkerHeartbeat } from '../../entities';
-import { rawPool, tableOf } from './data-source';
+import { rawPool } from './data-source';
+import { PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { together, type Statement } from './transaction';
 
 /** What a worker reports of itself. */
@@ -35,25 +36,44 @@ export interface WorkerRecord {
 /** A worker not heard from for this long is taken as gone (it reports every few seconds). */
 export const WORKER_GONE_AFTER_SECONDS = 30;
 
-/** The workers' reports (`sidecar_workers`): each process's row, written by itself. */
+/** The workers' reports: each process's row, written by itself. */
 export class WorkerRepository {
   private readonly pool: Pool;
-  private readonly table: string;
+  /** The worker's row, new or with what changes replaced: an upsert the query builder cannot write. */
+  private readonly reportSql: string;
+  private readonly stalled: PreparedStatement<'name' | 'reason'>;
+  private readonly leaving: PreparedStatement<'name'>;
+  private readonly recentWorkers: PreparedStatement<never>;
+  private readonly pruning: PreparedStatement<never>;
 
   constructor(private readonly dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    this.table = tableOf(dataSource, WorkerHeartbeat);
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('name', 'reason');
+
+    const { table, column: c } = sqlNames(dataSource, WorkerHeartbeat);
+    const ago = 'NOW(3) - INTERVAL ? MICROSECOND';
+    const replaced = [c.seenAt, c.jobsInFlight, c.jobsFinished, c.progressAt];
+    this.reportSql = `INSERT INTO ${table} (${c.name}, ${c.host}, ${c.pid}, ${c.startedAt}, ${c.seenAt}, ${c.jobsInFlight}, ${c.jobsFinished}, ${c.progressAt})
+      VALUES (?, ?, ?, ${ago}, NOW(3), ?, ?, ${ago})
+      ON DUPLICATE KEY UPDATE ${replaced.map((column) => `${column} = VALUES(${column})`).join(', ')}`;
+    this.stalled = PreparedStatement.from(query().update(WorkerHeartbeat).set({ stalledAt: () => 'NOW(3)', stallReason: () => ':reason' })
+      .where('name = :name').setParameters(s));
+    this.leaving = PreparedStatement.from(query().delete().from(WorkerHeartbeat).where('name = :name AND stalledAt IS NULL').setParameters(s));
+    this.recentWorkers = PreparedStatement.from(selectEntity(dataSource, WorkerHeartbeat, 'w')
+      .addSelect('TIMESTAMPDIFF(MICROSECOND, w.seenAt, NOW(3)) / 1000000', 'seenAgo')
+      .addSelect('TIMESTAMPDIFF(MICROSECOND, w.progressAt, NOW(3)) / 1000000', 'progressAgo')
+      .where('w.seenAt > NOW(3) - INTERVAL :gone SECOND OR w.stalledAt > NOW(3) - INTERVAL 1 DAY').orderBy('w.startedAt')
+      .setParameters({ gone: WORKER_GONE_AFTER_SECONDS }));
+    this.pruning = PreparedStatement.from(query().delete().from(WorkerHeartbeat).where('seenAt < NOW(3) - INTERVAL 1 DAY'));
   }
 
   /** Writes the report, with `alongside` (such as the renewal of the claims it holds) in the same round trip. */
   async report(report: WorkerReport, alongside?: Statement): Promise<void> {
-    const ago = (ms: number) => `NOW(3) - INTERVAL ${Math.max(0, Math.round(ms)) * 1000} MICROSECOND`;
+    const micros = (ms: number) => Math.max(0, Math.round(ms)) * 1000;
     const upsert: Statement = {
-      sql: `INSERT INTO ${this.table} (name, host, pid, started_at, seen_at, jobs_in_flight, jobs_finished, progress_at)
-            VALUES (?, ?, ?, ${ago(report.upMs)}, NOW(3), ?, ?, ${ago(report.sinceProgressMs)})
-            ON DUPLICATE KEY UPDATE seen_at = VALUES(seen_at), jobs_in_flight = VALUES(jobs_in_flight),
-              jobs_finished = VALUES(jobs_finished), progress_at = VALUES(progress_at)`,
-      values: [report.name, report.host.slice(0, 191), report.pid, report.jobsInFlight, report.jobsFinished],
+      sql: this.reportSql,
+      values: [report.name, report.host.slice(0, 191), report.pid, micros(report.upMs), report.jobsInFlight, report.jobsFinished, micros(report.sinceProgressMs)],
     };
     const { sql, values } = together(alongside ? [upsert, alongside] : [upsert]);
     await this.pool.query(sql, values);
@@ -64,10 +84,7 @@ export class WorkerRepository {
    * round trip, on a connection of its own: a stalled worker's pool may be what is stuck.
    */
   async markStalled(name: string, reason: string, alongside: Statement, timeoutMs: number): Promise<void> {
-    await this.onOwnConnection([
-      { sql: `UPDATE ${this.table} SET stalled_at = NOW(3), stall_reason = ? WHERE name = ?`, values: [reason.slice(0, 10_000), name] },
-      alongside,
-    ], timeoutMs);
+    await this.onOwnConnection([this.stalled.with({ name, reason: reason.slice(0, 10_000) }), alongside], timeoutMs);
   }
 
   /**
@@ -75,7 +92,7 @@ export class WorkerRepository {
    * runs in the same round trip, on a connection of its own, as the worker's pool has been closed by then.
    */
   async leave(name: string, alongside: Statement | null, timeoutMs: number): Promise<void> {
-    await this.onOwnConnection([{ sql: `DELETE FROM ${this.table} WHERE name = ? AND stalled_at IS NULL`, values: [name] }, ...(alongside ? [alongside] : [])], timeoutMs);
+    await this.onOwnConnection([this.leaving.with({ name }), ...(alongside ? [alongside] : [])], timeoutMs);
   }
 
   private async onOwnConnection(statements: Statement[], timeoutMs: number): Promise<void> {
@@ -95,26 +112,24 @@ export class WorkerRepository {
 
   /** Workers heard from lately, and those that stalled (kept for a day, so the operator sees why a worker was restarted). */
   async recent(): Promise<WorkerRecord[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT *, TIMESTAMPDIFF(MICROSECOND, seen_at, NOW(3)) / 1000000 AS seen_ago, TIMESTAMPDIFF(MICROSECOND, progress_at, NOW(3)) / 1000000 AS progress_ago
-       FROM ${this.table} WHERE seen_at > NOW(3) - INTERVAL ? SECOND OR stalled_at > NOW(3) - INTERVAL 1 DAY ORDER BY started_at`,
-      [WORKER_GONE_AFTER_SECONDS]);
+    const { sql, values } = this.recentWorkers.with({});
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map((row) => ({
       name: String(row.name),
       host: String(row.host),
       pid: Number(row.pid),
-      startedAt: String(row.started_at),
-      seenSecondsAgo: Math.max(0, Number(row.seen_ago)),
-      jobsInFlight: Number(row.jobs_in_flight),
-      jobsFinished: Number(row.jobs_finished),
-      secondsSinceProgress: Math.max(0, Number(row.progress_ago)),
-      stalledAt: row.stalled_at ?? null,
-      stallReason: row.stall_reason ?? null,
+      startedAt: String(row.startedAt),
+      seenSecondsAgo: Math.max(0, Number(row.seenAgo)),
+      jobsInFlight: Number(row.jobsInFlight),
+      jobsFinished: Number(row.jobsFinished),
+      secondsSinceProgress: Math.max(0, Number(row.progressAgo)),
+      stalledAt: row.stalledAt ?? null,
+      stallReason: row.stallReason ?? null,
     }));
   }
 
   /** Rows of workers gone for a day, so the table holds only what the operator may still want to see. */
   async prune(): Promise<void> {
-    await this.pool.query(`DELETE FROM ${this.table} WHERE seen_at < NOW(3) - INTERVAL 1 DAY`);
+    await this.pool.query(this.pruning.sql);
   }
 }
