@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import { DataSource } from 'typeorm';
 import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import type { Pool } from 'mysql2/promise';
-import type { EntityTarget, ObjectLiteral } from 'typeorm';
 import { shopEntities } from '../../entities';
 import type { Config } from '../config';
 import { serviceMigrations } from './migrations';
@@ -90,9 +89,4 @@ export function poolState(dataSource: DataSource): PoolState | null {
   } | undefined;
   if (!pool?._allConnections || !pool._freeConnections || !pool._connectionQueue) return null;
   return { open: pool._allConnections.length, idle: pool._freeConnections.length, waiting: pool._connectionQueue.length, limit: pool.config?.connectionLimit ?? 0 };
-}
-
-/** The real (prefixed) table name of an entity, for raw SQL. */
-export function tableOf(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>): string {
-  return `\`${dataSource.getMetadata(entity).tableName}\``;
 }

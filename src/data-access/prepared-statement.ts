@@ -48,13 +48,12 @@ export function slots<Name extends string>(...names: Name[]): Record<Name, unkno
 }
 
 /**
- * The names SQL needs where the query builder cannot write the statement (UNION ALL, an index hint, a
- * WordPress-style `GET_LOCK`): the quoted table with the site's prefix, and each property's column.
+ * The names SQL needs where the query builder cannot write the statement (UNION ALL, an index hint, an
+ * upsert with expressions): the quoted table with the site's prefix, each property's column, and indexes.
  */
 export function sqlNames<Entity extends ObjectLiteral>(dataSource: DataSource, entity: EntityTarget<Entity>): {
   table: string;
   column: Record<keyof Entity & string, string>;
-  index(name: string): string;
   /** The name of the index on exactly these properties, in this order (for an index hint). */
   indexOn(...properties: string[]): string;
 } {
@@ -63,11 +62,6 @@ export function sqlNames<Entity extends ObjectLiteral>(dataSource: DataSource, e
   return {
     table: `\`${metadata.tableName}\``,
     column,
-    index(name: string) {
-      const index = metadata.indices.find((candidate) => candidate.givenName === name || candidate.name === name);
-      if (!index) throw new Error(`${metadata.name} declares no index ${name}`);
-      return `\`${index.givenName ?? index.name}\``;
-    },
     indexOn(...properties: string[]) {
       const index = metadata.indices.find((candidate) => candidate.columns.map((c) => c.propertyName).join() === properties.join());
       if (!index) throw new Error(`${metadata.name} declares no index on ${properties.join(', ')}`);
