@@ -11,20 +11,21 @@ export interface MeasureRow {
 }
 
 /** One measured scenario: a line of the printed tables. */
-export interface Row { orders: number; target: string; scenario: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; non2xxOrErrors: string }
+export interface Row { orders: number; target: string; scenario: string; node?: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; non2xxOrErrors: string }
 
 const root = path.resolve(__dirname, '../..');
 
 /**
- * Starts a built program (it says 'ready' over IPC when it listens); `execArgv` adds Node options (a
+ * Starts a built program (it says 'ready' over IPC when it listens), on `node` (this process's Node
+ * unless given another's executable); `execArgv` adds Node options (a
  * `--require` of a bench probe). `stderr` shows the program's log lines,
  * except the API's one line per request (it is written, as in production, and dropped here);
  * BENCH_PROFILE=<dir> writes a CPU profile of it there.
  */
-export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit', execArgv: string[] = []): Promise<ChildProcess> {
+export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'inherit' | 'ignore' = 'inherit', execArgv: string[] = [], node = process.execPath): Promise<ChildProcess> {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   return new Promise((resolve, reject) => {
-    const child = fork(path.resolve(root, script), [], { env: { ...process.env, ...env }, execArgv: [...profile, ...execArgv], stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
+    const child = fork(path.resolve(root, script), [], { execPath: node, env: { ...process.env, ...env }, execArgv: [...profile, ...execArgv], stdio: ['ignore', 'ignore', stderr === 'inherit' ? 'pipe' : 'ignore', 'ipc'] });
     if (child.stderr) {
       readline.createInterface({ input: child.stderr }).on('line', (line) => {
         if (!line.includes('"event":"http_request"')) process.stderr.write(`${line}\n`);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,11 +34,16 @@ const duration = Number(process.env.BENCH_DURATION ?? 15);
 const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,handover,hardening').split(','));
 /** Connections of the order status runs; each program is measured at each. */
 const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '10,1').split(',').map(Number);
-/** Rounds of the order status programs, interleaved (API, bare program, baseline; again...), so drift of the machine hits all alike. */
+/** Rounds of the order status programs, interleaved (API, bare program, baseline; then bare, baseline, API...), so drift of the machine hits all alike. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const scenarioNames = process.env.BENCH_SCENARIOS?.split(',');
 /** Another checkout of this project, built: its API runs in the same rounds, to compare a change with the code before it. */
 const baseline = process.env.BENCH_BASELINE;
+/**
+ * Node executables to run the order status programs on, each in the same rounds (default: this one), so
+ * one run compares the supported Node lines too; `npx -p node@24 which node` prints one.
+ */
+const nodes = process.env.BENCH_NODES?.split(',').filter(Boolean) ?? [process.execPath];
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
@@ -125,12 +131,12 @@ function peakRssMiB(pid: number | undefined): number | undefined {
 }
 
 /** Starts one of the programs on a free port, runs `work` against it, stops it. */
-async function withProgram(script: string, dbName: string, work: (url: string, pid: number | undefined) => Promise<Row[]>): Promise<Row[]> {
+async function withProgram(script: string, dbName: string, work: (url: string, pid: number | undefined) => Promise<Row[]>, node = process.execPath): Promise<Row[]> {
   const port = 18000 + Math.floor(Math.random() * 1000);
   const child = await startProcess(script, {
     DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
     HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
-  });
+  }, 'inherit', [], node);
   try {
     return await work(`http://127.0.0.1:${port}`, child.pid);
   } finally {
@@ -165,6 +171,10 @@ function orderStatusScenarios(label: string, size: number, samples: Samples, rou
   };
 }
 
+function nodeVersion(node: string): string {
+  return execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+}
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
@@ -175,11 +185,11 @@ const median = (values: number[]) => {
  * rounds of each program, and the API's ratios to the bare program (and to the baseline, when run).
  */
 function comparisonTable(rows: Row[]): string {
-  const lines = ['| orders | request | conn. | program | req/s | p50 ms | p99 ms | peak RSS MiB | API / this |', '|---:|---|---:|---|---:|---:|---:|---:|---:|'];
-  const keys = [...new Set(rows.map((r) => `${r.orders}|${r.scenario}|${r.connections}`))];
-  for (const key of keys) {
-    const [orders, scenario, connections] = key.split('|');
-    const of = (target: string) => rows.filter((r) => `${r.orders}|${r.scenario}|${r.connections}` === key && r.target === target);
+  const lines = ['| Node | orders | request | conn. | program | req/s | p50 ms | p99 ms | peak RSS MiB | API / this |', '|---|---:|---|---:|---|---:|---:|---:|---:|---:|'];
+  const keyOf = (r: Row) => `${r.node}|${r.orders}|${r.scenario}|${r.connections}`;
+  for (const key of [...new Set(rows.map(keyOf))]) {
+    const [node, orders, scenario, connections] = key.split('|');
+    const of = (target: string) => rows.filter((r) => keyOf(r) === key && r.target === target);
     const programs = [...new Set(rows.map((r) => r.target))];
     const api = median(of('shop-sidecar API').map((r) => r.rps));
     for (const program of programs) {
@@ -188,7 +198,7 @@ function comparisonTable(rows: Row[]): string {
       const rps = median(measured.map((r) => r.rps));
       const rss = measured.map((r) => r.rssMiB).filter((v): v is number => v !== undefined);
       const ratio = program === 'shop-sidecar API' ? '' : `${(api / rps).toFixed(2)}`;
-      lines.push(`| ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${median(measured.map((r) => r.p99))} | ${rss.length ? Math.max(...rss) : ''} | ${ratio} |`);
+      lines.push(`| ${node} | ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${median(measured.map((r) => r.p99))} | ${rss.length ? Math.max(...rss) : ''} | ${ratio} |`);
     }
   }
   return lines.join('\n');
@@ -247,7 +257,14 @@ async function main(): Promise<void> {
       const programs: [string, string][] = [['shop-sidecar API', api], ['bare node:http + mysql2', 'dist/bench/ceiling.js']];
       if (baseline) programs.push([`baseline API (${path.basename(path.resolve(baseline))})`, path.resolve(baseline, api)]);
       for (let round = 1; round <= rounds; round++) {
-        for (const [label, script] of programs) rows.push(...await withProgram(script, dbName, orderStatusScenarios(label, size, samples, round)));
+        for (const node of nodes) {
+          // Each round starts with the next program, so none always runs first (on the coldest caches) or last.
+          const order = programs.map((_, i) => programs[(i + round - 1) % programs.length]);
+          for (const [label, script] of order) {
+            const measured = await withProgram(script, dbName, orderStatusScenarios(label, size, samples, round), node);
+            rows.push(...measured.map((row) => ({ ...row, node: nodeVersion(node) })));
+          }
+        }
       }
     }
     if (customerLookupHere) {
@@ -264,7 +281,7 @@ async function main(): Promise<void> {
   }
   if (rows.length) {
     sections.push('## Order status route', '', `Medians of ${rounds} interleaved round(s); "API / this": the API's requests per second over this program's.`, '', comparisonTable(rows), '');
-    sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., round ${r.round}` }))), '', ...orderStatusTargets(rows.filter((r) => r.connections === 10)));
+    sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., Node ${r.node}, round ${r.round}` }))), '', ...orderStatusTargets(rows.filter((r) => r.connections === 10 && r.node === process.version)));
   }
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
   if (staffRows.length) sections.push('## Order status under failing staff logins', '', table(staffRows), '', ...staffTarget);
