@@ -256,13 +256,14 @@ async function main(): Promise<void> {
     if (parts.has('order-status')) {
       const programs: [string, string][] = [['shop-sidecar API', api], ['bare node:http + mysql2', 'dist/bench/ceiling.js']];
       if (baseline) programs.push([`baseline API (${path.basename(path.resolve(baseline))})`, path.resolve(baseline, api)]);
+      const versions = new Map(nodes.map((node) => [node, nodeVersion(node)]));
       for (let round = 1; round <= rounds; round++) {
         for (const node of nodes) {
           // Each round starts with the next program, so none always runs first (on the coldest caches) or last.
           const order = programs.map((_, i) => programs[(i + round - 1) % programs.length]);
           for (const [label, script] of order) {
             const measured = await withProgram(script, dbName, orderStatusScenarios(label, size, samples, round), node);
-            rows.push(...measured.map((row) => ({ ...row, node: nodeVersion(node) })));
+            rows.push(...measured.map((row) => ({ ...row, node: versions.get(node) })));
           }
         }
       }

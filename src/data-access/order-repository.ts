@@ -3,7 +3,7 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import type { Executor, Statement } from './transaction';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, Post, PostMeta, WooCommerceChange } from '../../entities';
 import { rawPool } from './data-source';
-import { PreparedStatement, slots, sqlNames } from './prepared-statement';
+import { inOneRoundTrip, PreparedStatement, slots, sqlNames, type Bindable } from './prepared-statement';
 import { TurnBatch } from './turn-batch';
 import type { ShopSettings } from './shop-settings-repository';
 import { emptyAddress, PAYMENT_HAND_OVER_OPS, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
@@ -66,18 +66,6 @@ const STORES: Record<Mode, Store> = {
 
 /** Values every statement of this file may name and none is given per call. */
 const FIXED = { hidden: HIDDEN_STATUSES, numberKeys: NUMBER_META_KEYS, relations: SUBSCRIPTION_RELATIONS, handOverOps: PAYMENT_HAND_OVER_OPS };
-
-/** A statement written once that each use binds by name: a `PreparedStatement`, or one the builder cannot write, written with `sqlNames`. */
-interface Bindable<Name extends string> {
-  readonly sql: string;
-  with(values: Record<Name, unknown>): Statement;
-}
-
-/** Statements sent as one in a single round trip: their text joined once, each use binding every one by name. */
-function inOneRoundTrip<Name extends string>(...statements: Bindable<Name>[]): Bindable<Name> {
-  const sql = statements.map((statement) => statement.sql).join(';\n');
-  return { sql, with: (values) => ({ sql, values: statements.flatMap((statement) => statement.with(values).values) }) };
-}
 
 /** A storage mode's statements, each written once. */
 class StoreStatements {

@@ -1,5 +1,5 @@
 import type { DataSource, EntityTarget, ObjectLiteral, QueryBuilder, SelectQueryBuilder } from 'typeorm';
-import type { Statement } from './transaction';
+import { together, type Statement } from './transaction';
 
 /**
  * A statement TypeORM's query builder wrote once, at start-up, from the entities: the table with the
@@ -25,6 +25,21 @@ export class PreparedStatement<Name extends string = string> {
   }
 }
 
+/** A statement written once that each use binds by name: a `PreparedStatement`, or one composed with `sqlNames`. */
+export interface Bindable<Name extends string> {
+  readonly sql: string;
+  with(values: Record<Name, unknown>): Statement;
+}
+
+/**
+ * Statements always sent together in one round trip, as `together()` sends them, but with their text
+ * joined once rather than on every use; each use binds every one by name.
+ */
+export function inOneRoundTrip<Name extends string>(...statements: Bindable<Name>[]): Bindable<Name> {
+  const { sql } = together(statements.map((statement) => ({ sql: statement.sql, values: [] })));
+  return { sql, with: (values) => ({ sql, values: statements.flatMap((statement) => statement.with(values).values) }) };
+}
+
 /** A query of `entity` as `alias` with every column selected under its property's name: rows shaped as the entity. */
 export function selectEntity(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>, alias: string): SelectQueryBuilder<ObjectLiteral> {
   const query = dataSource.createQueryBuilder().from(entity, alias);
@@ -32,9 +47,26 @@ export function selectEntity(dataSource: DataSource, entity: EntityTarget<Object
   return query;
 }
 
-/** The query builder writes only a constant LIMIT: a page's size is bound with the statement's other values. */
-export function page(statement: Statement, limit: number): Statement {
-  return { sql: `${statement.sql} LIMIT ?`, values: [...statement.values, limit] };
+/** The query builder writes only a constant LIMIT: a page's size (and where it starts) is bound with the statement's other values. */
+export function page(statement: Statement, limit: number, offset?: number): Statement {
+  if (offset === undefined) return { sql: `${statement.sql} LIMIT ?`, values: [...statement.values, limit] };
+  return { sql: `${statement.sql} LIMIT ? OFFSET ?`, values: [...statement.values, limit, offset] };
+}
+
+/**
+ * Statements for a listing with optional filters: `build` writes them once for each combination of the
+ * filters' conditions, so each keeps a plain WHERE that its index serves; a use takes the ones for the
+ * filters that have a value.
+ */
+export function byFilters<Filter extends string, T>(conditions: Record<Filter, string>, build: (where: string[]) => T): (values: Partial<Record<Filter, unknown>>) => T {
+  const filters = Object.keys(conditions) as Filter[];
+  const key = (given: Filter[]) => given.join();
+  const built = new Map<string, T>();
+  for (let combination = 0; combination < 1 << filters.length; combination++) {
+    const given = filters.filter((_, i) => combination & (1 << i));
+    built.set(key(given), build(given.map((filter) => conditions[filter])));
+  }
+  return (values) => built.get(key(filters.filter((filter) => values[filter] !== undefined)))!;
 }
 
 /** A value to be given later, by name. */

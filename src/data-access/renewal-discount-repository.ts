@@ -1,8 +1,8 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { RenewalDiscount, RenewalDiscountType } from '../../entities';
 import { rawPool } from './data-source';
-import { PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
+import { byFilters, page, PreparedStatement, selectEntity, slots } from './prepared-statement';
 import { gmtDateTimeMs } from '../shop/shop-time';
 
 export interface DiscountTypeRecord {
@@ -59,9 +59,8 @@ export class RenewalDiscountRepository {
   private readonly insertDiscount: PreparedStatement<'subscriptionId' | 'orderId' | 'typeId' | 'amount' | 'currency' | 'createdVia' | 'createdBy' | 'now'>;
   private readonly cancelPendingDiscount: PreparedStatement<'id' | 'now'>;
   private readonly discountById: PreparedStatement<'id'>;
-  /** Every discount, each column under its property's name; a page adds its filter, order and LIMIT, which vary per call. */
-  private readonly everyDiscount: string;
-  private readonly discounts: ReturnType<typeof sqlNames<RenewalDiscount>>;
+  /** A page of discounts, newest first, and how many there are, by the filters given. */
+  private readonly discountPages: (filter: DiscountFilter) => Record<'rows' | 'count', PreparedStatement<'subscriptionId' | 'orderId'>>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -77,10 +76,17 @@ export class RenewalDiscountRepository {
     } as object));
     this.cancelPendingDiscount = PreparedStatement.from(query().update(RenewalDiscount).set({ status: 'cancelled', updatedAt: () => ':now' })
       .where("id = :id AND status = 'pending'").setParameters(s));
-    const discounts = selectEntity(dataSource, RenewalDiscount, 'd');
-    this.everyDiscount = PreparedStatement.from(discounts).sql;
-    this.discountById = PreparedStatement.from(discounts.where('d.id = :id').setParameters(s));
-    this.discounts = sqlNames(dataSource, RenewalDiscount);
+    this.discountById = PreparedStatement.from(selectEntity(dataSource, RenewalDiscount, 'd').where('d.id = :id').setParameters(s));
+    this.discountPages = byFilters({ subscriptionId: 'd.subscriptionId = :subscriptionId', orderId: 'd.orderId = :orderId' }, (where) => {
+      const filtered = <Query extends SelectQueryBuilder<ObjectLiteral>>(discounts: Query) => {
+        for (const condition of where) discounts.andWhere(condition);
+        return PreparedStatement.from<'subscriptionId' | 'orderId'>(discounts.setParameters(s));
+      };
+      return {
+        rows: filtered(selectEntity(dataSource, RenewalDiscount, 'd').orderBy('d.id', 'DESC')),
+        count: filtered(query().select('COUNT(*)', 'n').from(RenewalDiscount, 'd')),
+      };
+    });
   }
 
   async types(): Promise<DiscountTypeRecord[]> {
@@ -116,16 +122,14 @@ export class RenewalDiscountRepository {
   }
 
   /** Newest first, one page, with the total count for the filter. */
-  async list(filter: DiscountFilter, page: number, perPage: number): Promise<{ discounts: DiscountRecord[]; total: number }> {
-    const { table, column } = this.discounts;
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.subscriptionId !== undefined) { where.push(`${column.subscriptionId} = ?`); params.push(filter.subscriptionId); }
-    if (filter.orderId !== undefined) { where.push(`${column.orderId} = ?`); params.push(filter.orderId); }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  async list(filter: DiscountFilter, pageNumber: number, perPage: number): Promise<{ discounts: DiscountRecord[]; total: number }> {
+    const statements = this.discountPages(filter);
+    const values = { subscriptionId: filter.subscriptionId, orderId: filter.orderId };
+    const listed = page(statements.rows.with(values), perPage, (pageNumber - 1) * perPage);
+    const counted = statements.count.with(values);
     const [[rows], [count]] = await Promise.all([
-      this.pool.query<RowDataPacket[]>(`${this.everyDiscount} ${clause} ORDER BY ${column.id} DESC LIMIT ? OFFSET ?`, [...params, perPage, (page - 1) * perPage]),
-      this.pool.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table} ${clause}`, params),
+      this.pool.query<RowDataPacket[]>(listed.sql, listed.values),
+      this.pool.query<RowDataPacket[]>(counted.sql, counted.values),
     ]);
     return { discounts: rows.map(discountFrom), total: Number(count[0].n) };
   }

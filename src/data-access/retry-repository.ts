@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { PaymentRetry, type PaymentRetryStatus } from '../../entities';
 import { rawPool } from './data-source';
-import { page, PreparedStatement, selectEntity, slots } from './prepared-statement';
+import { byFilters, page, PreparedStatement, selectEntity, slots } from './prepared-statement';
 import { write, type Executor } from './transaction';
 import { gmtDateTime } from '../shop/shop-time';
 
@@ -48,7 +48,7 @@ export class RetryRepository {
   private readonly withKey: PreparedStatement<'orderId' | 'key'>;
   private readonly byId: PreparedStatement<'id'>;
   /** In the order they are planned, filtered by status, order, both or neither. */
-  private readonly listings: Record<'all' | 'status' | 'order' | 'both', PreparedStatement<'status' | 'orderId'>>;
+  private readonly listing: (filter: { status?: PaymentRetryStatus; orderId?: number }) => PreparedStatement<'status' | 'orderId'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -75,15 +75,11 @@ export class RetryRepository {
     this.withKey = PreparedStatement.from(query().select('1').from(PaymentRetry, 'r').where('r.orderId = :orderId AND r.idempotencyKey = :key').limit(1)
       .setParameters(s));
     this.byId = PreparedStatement.from(selectEntity(dataSource, PaymentRetry, 'r').where('r.id = :id').setParameters(s));
-    const listing = (...conditions: string[]) => {
+    this.listing = byFilters({ status: 'r.status = :status', orderId: 'r.orderId = :orderId' }, (where) => {
       const retries = selectEntity(dataSource, PaymentRetry, 'r');
-      for (const condition of conditions) retries.andWhere(condition);
+      for (const condition of where) retries.andWhere(condition);
       return PreparedStatement.from<'status' | 'orderId'>(retries.orderBy('r.scheduledAt').addOrderBy('r.id').setParameters(s));
-    };
-    this.listings = {
-      all: listing(), status: listing('r.status = :status'), order: listing('r.orderId = :orderId'),
-      both: listing('r.status = :status', 'r.orderId = :orderId'),
-    };
+    });
   }
 
   /**
@@ -159,8 +155,7 @@ export class RetryRepository {
   }
 
   async list(filter: { status?: PaymentRetryStatus; orderId?: number } = {}): Promise<RetryRecord[]> {
-    const listing = this.listings[filter.status ? (filter.orderId ? 'both' : 'status') : filter.orderId ? 'order' : 'all'];
-    const { sql, values } = listing.with({ status: filter.status, orderId: filter.orderId });
+    const { sql, values } = this.listing(filter).with({ status: filter.status, orderId: filter.orderId });
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(toRetry);
   }

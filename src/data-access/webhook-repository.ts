@@ -3,8 +3,8 @@ import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { Webhook, type Provider, type WebhookStatus } from '../../entities';
 import { rawPool } from './data-source';
-import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
-import { together, type Statement } from './transaction';
+import { byFilters, inOneRoundTrip, page, PreparedStatement, selectEntity, slots, sqlNames, type Bindable } from './prepared-statement';
+import type { Statement } from './transaction';
 import { TurnBatch } from './turn-batch';
 
 export interface WebhookRecord {
@@ -68,9 +68,8 @@ const claimTokens = {
 export class WebhookRepository {
   readonly pool: Pool;
   private readonly insert: PreparedStatement<'provider' | 'externalId' | 'eventType' | 'rawBody'>;
-  /** Takes the given webhooks that are free to take, marking them with the claim's token. */
-  private readonly take: PreparedStatement<'ids' | 'token'>;
-  private readonly taken: PreparedStatement<'ids' | 'token'>;
+  /** Takes the given webhooks that are free to take, marking them with the claim's token, and reads the rows it took. */
+  private readonly takeAndRead: Bindable<'ids' | 'token'>;
   private readonly renewClaims: PreparedStatement<'ids'>;
   private readonly releaseClaimsOf: PreparedStatement<'ids'>;
   private readonly finishing: PreparedStatement<'id' | 'status' | 'outcome'>;
@@ -80,7 +79,7 @@ export class WebhookRepository {
   private readonly dueSql: string;
   private readonly byId: PreparedStatement<'id'>;
   /** Newest first, filtered by status, provider, both or neither. */
-  private readonly listings: Record<'all' | 'status' | 'provider' | 'both', PreparedStatement<'status' | 'provider'>>;
+  private readonly listing: (filter: { status?: WebhookStatus; provider?: Provider }) => PreparedStatement<'status' | 'provider'>;
   private readonly countsByStatus: PreparedStatement<never>;
   private readonly oldestPending: PreparedStatement<never>;
   private readonly failed: PreparedStatement<never>;
@@ -99,10 +98,11 @@ export class WebhookRepository {
       provider: s.provider, externalId: s.externalId, eventType: s.eventType, status: 'PENDING', rawBody: s.rawBody, attempts: 0,
       createdAt: () => 'NOW(3)', updatedAt: () => 'NOW(3)',
     } as object));
-    this.take = PreparedStatement.from(query().update(Webhook)
+    const take = PreparedStatement.from<'ids' | 'token'>(query().update(Webhook)
       .set({ claimToken: () => ':token', lockedUntil: () => lease, attempts: () => 'attempts + 1', updatedAt: () => 'NOW(3)' })
       .where(`id IN (:ids) AND (status = 'PENDING' OR (${retryDue})) AND ${free}`).setParameters(s));
-    this.taken = PreparedStatement.from(selectEntity(dataSource, Webhook, 'w').where('w.id IN (:ids) AND w.claimToken = :token').setParameters(s));
+    const taken = PreparedStatement.from<'ids' | 'token'>(selectEntity(dataSource, Webhook, 'w').where('w.id IN (:ids) AND w.claimToken = :token').setParameters(s));
+    this.takeAndRead = inOneRoundTrip(take, taken);
     this.renewClaims = PreparedStatement.from(query().update(Webhook).set({ lockedUntil: () => lease })
       .where(`id IN (:ids) AND LEFT(claimToken, ${HOLDER_LENGTH}) = :holder AND lockedUntil IS NOT NULL`).setParameters({ ...s, ...ofThisProcess }));
     this.releaseClaimsOf = PreparedStatement.from(query().update(Webhook).set({ lockedUntil: () => 'NULL' })
@@ -125,15 +125,11 @@ export class WebhookRepository {
       (SELECT ${c.id} AS id FROM ${table} WHERE ${c.status} = 'FAILED' AND ${c.nextAttemptAt} IS NOT NULL AND ${c.nextAttemptAt} <= NOW(3) AND ${freeNow} LIMIT ?)`;
 
     this.byId = PreparedStatement.from(selectEntity(dataSource, Webhook, 'w').where('w.id = :id').setParameters(s));
-    const listing = (...conditions: string[]) => {
+    this.listing = byFilters({ status: 'w.status = :status', provider: 'w.provider = :provider' }, (where) => {
       const webhooks = selectEntity(dataSource, Webhook, 'w');
-      for (const condition of conditions) webhooks.andWhere(condition);
+      for (const condition of where) webhooks.andWhere(condition);
       return PreparedStatement.from<'status' | 'provider'>(webhooks.orderBy('w.id', 'DESC').setParameters(s));
-    };
-    this.listings = {
-      all: listing(), status: listing('w.status = :status'), provider: listing('w.provider = :provider'),
-      both: listing('w.status = :status', 'w.provider = :provider'),
-    };
+    });
     this.countsByStatus = PreparedStatement.from(query().select('w.provider', 'provider').addSelect('w.status', 'status').addSelect('COUNT(*)', 'n')
       .from(Webhook, 'w').groupBy('w.status').addGroupBy('w.provider'));
     this.oldestPending = PreparedStatement.from(query().select('TIMESTAMPDIFF(MICROSECOND, MIN(w.createdAt), NOW(3)) / 1000000', 'age')
@@ -172,7 +168,7 @@ export class WebhookRepository {
   private async claimTogether(ids: number[]): Promise<(WebhookRecord | null)[]> {
     // The token marks the rows this very UPDATE took, so the SELECT returns those and no others.
     const claim = { ids: [...new Set(ids)], token: claimTokens.next() };
-    const { sql, values } = together([this.take.with(claim), this.taken.with(claim)]);
+    const { sql, values } = this.takeAndRead.with(claim);
     const [[, rows]] = await this.pool.query<RowDataPacket[][]>(sql, values);
     const taken = new Map(rows.map((row) => [Number(row.id), toWebhook(row)]));
     return ids.map((id) => {
@@ -240,8 +236,7 @@ export class WebhookRepository {
   }
 
   async list(filter: { status?: WebhookStatus; provider?: Provider; limit: number }): Promise<WebhookRecord[]> {
-    const listing = this.listings[filter.status ? (filter.provider ? 'both' : 'status') : filter.provider ? 'provider' : 'all'];
-    const { sql, values } = page(listing.with({ status: filter.status, provider: filter.provider }), filter.limit);
+    const { sql, values } = page(this.listing(filter).with({ status: filter.status, provider: filter.provider }), filter.limit);
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(toWebhook);
   }
