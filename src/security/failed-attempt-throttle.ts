@@ -86,7 +86,8 @@ end`;
 // it may have failures (expired places pruned first). Else the place is taken (0).
 // KEYS: each counted subject's failure counter, block and places, then the blocks of the subjects only
 // checked. ARGV: limit, counted subjects, token, lease (ms), block seconds, block end, channel, then
-// each counted subject's id.
+// each counted subject's id. A busy subject is announced as wanted, so that instances keeping spare
+// places for it give them back at once (see SPARE_IDLE_MS).
 const RESERVE = `
 ${BLOCK}
 local limit, counted = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -106,7 +107,10 @@ for i = 1, counted do
   end
 end
 if #blocked > 0 then return blocked end
-if busy then return -1 end
+if busy then
+  for i = 1, counted do redis.call('PUBLISH', ARGV[7], 'want ' .. ARGV[7 + i]) end
+  return -1
+end
 for i = 1, counted do
   redis.call('ZADD', KEYS[3 * i], now + tonumber(ARGV[4]), ARGV[3])
   redis.call('PEXPIRE', KEYS[3 * i], ARGV[4])
@@ -133,9 +137,9 @@ for i = 1, #KEYS / 3 do
 end
 return blocked`;
 
-// A reserved attempt did not fail: its place is given back. KEYS: places. ARGV: token.
+// Places given back. KEYS: places, one per token. ARGV: the tokens.
 const RELEASE = `
-for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[i]) end
 return 0`;
 
 // Places still held get a new lease; one that has already lapsed is not taken again (it may have been
@@ -171,13 +175,23 @@ class Script {
 
 const SCRIPTS = { reserve: new Script(RESERVE), fail: new Script(FAIL), release: new Script(RELEASE), renew: new Script(RENEW) };
 
-/** A place held here, renewed while its attempt is undecided and its holder is there. */
+/**
+ * A place held here: by an undecided attempt (renewed while its holder is there), or spare, kept for the
+ * next attempt of the same subjects (renewed while it is kept).
+ */
 interface HeldPlace {
   token: string;
+  /** The counted subjects' ids, and the keys the scripts take for them. */
+  ids: string[];
+  keys: string[];
   places: string[];
+  /** The counted subjects' ids as one string: the spare places of the same subjects are kept under it. */
+  subjects: string;
   holder: AttemptHolder;
-  /** performance.now() when its lease was last asked for (before the round trip, so on the safe side). */
+  /** performance.now() when its lease was last asked for and granted (asked before the round trip, so on the safe side). */
   leasedAt: number;
+  /** performance.now() since when it has been spare; undefined while an attempt holds it. */
+  spareSince?: number;
 }
 
 /**
@@ -190,12 +204,28 @@ interface HeldPlace {
 const BUSY_WAIT_MS = 1000;
 const BUSY_ASK_EVERY_MS = 50;
 const MAX_WAITING = 100;
+/**
+ * A place given back by an attempt that did not fail is kept here, spare, for this long before it is
+ * given back in Redis: the helpdesk's next lookup (nearly always the same API key) takes it without a
+ * round trip to Redis, so a stream of lookups that succeed costs Redis nothing but the lease renewals. A
+ * spare place still counts under the limit, so no more attempts are evaluated than with none; another
+ * instance that finds the subject busy announces it as wanted, and the spare places are given back at once.
+ */
+const SPARE_IDLE_MS = 100;
+/** After a subject is announced as wanted, its places are given back as they are decided, for this long. */
+const WANTED_MS = 2000;
+/**
+ * A spare place is taken again only while its lease surely runs (granted within this time). Renewals keep
+ * a place in use well inside it; one whose renewals failed (Redis away) is given up, not trusted.
+ */
+const SPARE_TRUSTED_MS = LEASE_MS - 1000;
 
 /**
  * Failed authentications and failed lookups, counted in Redis per subject (a client address, an API
  * key, an API key at one address: the caller names them). Every attempt takes its place under the limit
  * before it is evaluated and gives it back when it did not fail, so simultaneous attempts cannot overtake
- * the count; a place is leased (LEASE_MS), so one whose attempt is never decided here frees itself.
+ * the count; a place is leased (LEASE_MS), so one whose attempt is never decided here frees itself, and a
+ * place given back stays spare here a moment for the next attempt of the same subjects (SPARE_IDLE_MS).
  * Blocks are kept in Redis and announced on a channel; each instance holds the current blocks in
  * memory (filled from Redis whenever its subscription (re)connects), so a blocked subject is refused
  * without a Redis round trip. Without a live subscription the state is `unavailable`, and the caller
@@ -209,8 +239,13 @@ export class FailedAttemptThrottle {
   private listening = false;
   /** Attempts waiting here for a place (MAX_WAITING). */
   private waiting = 0;
-  /** Places held here by undecided attempts, by token. */
+  /** Places held here, by attempts or spare, by token. */
   private readonly held = new Map<string, HeldPlace>();
+  /** Spare places by their subjects, the most recently given back last. */
+  private readonly spares = new Map<string, HeldPlace[]>();
+  private spareSweep: NodeJS.Timeout | null = null;
+  /** Subjects' ids announced as wanted elsewhere, until when (Date.now()). */
+  private readonly wanted = new Map<string, number>();
   private renewals: NodeJS.Timeout | null = null;
   private renewing = false;
   private readonly tokenPrefix = `${crypto.randomBytes(8).toString('hex')}:`;
@@ -235,20 +270,29 @@ export class FailedAttemptThrottle {
     this.subscriber = subscriber;
     let synced: () => void = () => undefined;
     const firstSync = new Promise<void>((resolve) => { synced = resolve; });
-    subscriber.on('error', () => { this.listening = false; });
-    subscriber.on('end', () => { this.listening = false; });
+    // Spare places do not outlive the connection: Redis may have restarted without them.
+    const lost = () => {
+      this.listening = false;
+      this.dropSpares();
+    };
+    subscriber.on('error', lost);
+    subscriber.on('end', lost);
     subscriber.on('ready', () => void this.resync().then(synced));
     subscriber.connect().catch(() => undefined);
     this.renewals ??= setInterval(() => void this.renewLeases(), RENEW_SWEEP_MS).unref();
     await Promise.race([firstSync, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
   }
 
+  /** Gives back the spare places and stops listening; places of undecided attempts end with their lease. */
   async stop(): Promise<void> {
     const subscriber = this.subscriber;
     this.subscriber = null;
     this.listening = false;
     if (this.renewals) clearInterval(this.renewals);
     this.renewals = null;
+    if (this.spareSweep) clearTimeout(this.spareSweep);
+    this.spareSweep = null;
+    await this.giveBackSpares(() => true);
     if (subscriber) await closeRedis(subscriber);
   }
 
@@ -279,16 +323,22 @@ export class FailedAttemptThrottle {
     }
   }
 
+  /** An announcement: `<id> <block end>` for a block, `want <id>` for a subject busy elsewhere. */
   private remember(message: string): void {
-    const [id, until] = message.split(' ');
-    if (id && Number(until) > Date.now()) this.blocked.set(id, Number(until));
+    const [first, second] = message.split(' ');
+    if (first === 'want') {
+      this.wanted.set(second, Date.now() + WANTED_MS);
+      void this.giveBackSpares((place) => place.ids.includes(second));
+      return;
+    }
+    if (first && Number(second) > Date.now()) this.blocked.set(first, Number(second));
   }
 
-  private readonly ids = new BoundedMemo<string>(10_000);
+  private readonly hashedIds = new BoundedMemo<string>(10_000);
 
   /** Subjects are hashed so API key names and addresses do not sit in Redis as they are. */
   private id(subject: string): string {
-    return this.ids.get(subject, () => crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32));
+    return this.hashedIds.get(subject, () => crypto.createHash('sha256').update(subject).digest('hex').slice(0, 32));
   }
 
   /** Whether block announcements are being heard (without them every request is refused). */
@@ -335,12 +385,24 @@ export class FailedAttemptThrottle {
   }
 
   private async tryReserve(counted: string[], checked: string[], holder: AttemptHolder): Promise<AttemptVerdict | { kind: 'busy' }> {
-    for (const subject of [...counted, ...checked]) {
+    for (const subject of counted) {
       const known = this.state(subject);
       if (known.kind !== 'open') return known;
     }
-    const { windowSeconds, maxFailures, blockSeconds } = this.limits;
+    for (const subject of checked) {
+      const known = this.state(subject);
+      if (known.kind !== 'open') return known;
+    }
     const ids = counted.map((subject) => this.id(subject));
+    const subjects = ids.join(' ');
+    // Blocks of the subjects only checked are known here from their announcements, as for a new place.
+    const spare = this.takeSpare(subjects);
+    if (spare) {
+      spare.holder = holder;
+      return { kind: 'allowed', reservation: this.reservationFor(spare) };
+    }
+
+    const { maxFailures, blockSeconds } = this.limits;
     // `failed`, not the `failures` of old, whose counts also held undecided attempts (places that could leak).
     const keys = ids.flatMap((id) => [`${this.namespace}:failed:${id}`, `${this.namespace}:blocked:${id}`, `${this.namespace}:places:${id}`]);
     const places = ids.map((id) => `${this.namespace}:places:${id}`);
@@ -365,22 +427,34 @@ export class FailedAttemptThrottle {
     if (waitMs < 0) return { kind: 'busy' };
     if (waitMs > 0) return { kind: 'blocked', retryAfterSeconds: Math.ceil(waitMs / 1000) };
 
-    const place: HeldPlace = { token, places, holder, leasedAt };
+    const place: HeldPlace = { token, ids, keys, places, subjects, holder, leasedAt };
     this.held.set(token, place);
+    const reservation = this.reservationFor(place);
+    // Gone during the round trip: nobody to evaluate the attempt for.
+    if (holder.destroyed) {
+      reservation.released();
+      return ABANDONED;
+    }
+    return { kind: 'allowed', reservation };
+  }
+
+  /** The attempt now holding `place` decides it once: failed, or given back (kept spare when nobody else wants it). */
+  private reservationFor(place: HeldPlace): Reservation {
     let settled = false;
     const settle = () => {
       if (settled) return false;
       settled = true;
-      this.held.delete(token);
       return true;
     };
-    const reservation: Reservation = {
+    return {
       failed: async () => {
         if (!settle()) return;
+        this.held.delete(place.token);
+        const { windowSeconds, maxFailures, blockSeconds } = this.limits;
         const blockEnd = Date.now() + blockSeconds * 1000;
         try {
-          const blockedNow = await SCRIPTS.fail.run(this.redis, keys, [
-            String(maxFailures), String(windowSeconds * 1000), String(blockSeconds), String(blockEnd), this.channel, token, ...ids,
+          const blockedNow = await SCRIPTS.fail.run(this.redis, place.keys, [
+            String(maxFailures), String(windowSeconds * 1000), String(blockSeconds), String(blockEnd), this.channel, place.token, ...place.ids,
           ]) as string[];
           this.noteBlocks(blockedNow, blockEnd);
         } catch {
@@ -389,15 +463,88 @@ export class FailedAttemptThrottle {
       },
       released: () => {
         if (!settle()) return;
-        SCRIPTS.release.run(this.redis, places, [token]).catch(() => undefined);
+        if (this.listening && !this.isWanted(place.ids)) return this.keepSpare(place);
+        this.held.delete(place.token);
+        this.giveBack([place]);
       },
     };
-    // Gone during the round trip: nobody to evaluate the attempt for.
-    if (holder.destroyed) {
-      reservation.released();
-      return ABANDONED;
+  }
+
+  private isWanted(ids: string[]): boolean {
+    for (const id of ids) {
+      const until = this.wanted.get(id);
+      if (until === undefined) continue;
+      if (until > Date.now()) return true;
+      this.wanted.delete(id);
     }
-    return { kind: 'allowed', reservation };
+    return false;
+  }
+
+  private keepSpare(place: HeldPlace): void {
+    place.holder = STAYS;
+    place.spareSince = performance.now();
+    const kept = this.spares.get(place.subjects);
+    if (kept) kept.push(place); else this.spares.set(place.subjects, [place]);
+    this.sweepSparesSoon();
+  }
+
+  /** Spare places idle for SPARE_IDLE_MS are given back by one sweep, due once per SPARE_IDLE_MS while any are kept. */
+  private sweepSparesSoon(): void {
+    this.spareSweep ??= setTimeout(() => {
+      this.spareSweep = null;
+      const now = performance.now();
+      void this.giveBackSpares((spare) => now - (spare.spareSince ?? now) >= SPARE_IDLE_MS);
+    }, SPARE_IDLE_MS).unref();
+  }
+
+  /** The most recently given back spare place of these subjects whose lease surely still runs; older ones are given back. */
+  private takeSpare(subjects: string): HeldPlace | undefined {
+    const kept = this.spares.get(subjects);
+    if (!kept) return undefined;
+    const now = performance.now();
+    let spare: HeldPlace | undefined;
+    while ((spare = kept.pop()) && now - spare.leasedAt > SPARE_TRUSTED_MS) {
+      this.held.delete(spare.token);
+      this.giveBack([spare]);
+    }
+    if (!kept.length) this.spares.delete(subjects);
+    if (spare) spare.spareSince = undefined;
+    return spare;
+  }
+
+  /** Gives back in Redis the spare places that `which` picks, in one round trip; a sweep follows while any are left. */
+  private async giveBackSpares(which: (place: HeldPlace) => boolean): Promise<void> {
+    const leaving: HeldPlace[] = [];
+    for (const [subjects, kept] of this.spares) {
+      const staying = kept.filter((place) => !which(place));
+      for (const place of kept) {
+        if (staying.includes(place)) continue;
+        leaving.push(place);
+        this.held.delete(place.token);
+      }
+      if (staying.length) this.spares.set(subjects, staying); else this.spares.delete(subjects);
+    }
+    if (this.spares.size) this.sweepSparesSoon();
+    await this.giveBack(leaving);
+  }
+
+  /** Spare places forgotten without a word to Redis (the connection is gone; their leases end there by themselves). */
+  private dropSpares(): void {
+    for (const kept of this.spares.values()) for (const place of kept) this.held.delete(place.token);
+    this.spares.clear();
+  }
+
+  private async giveBack(places: HeldPlace[]): Promise<void> {
+    if (!places.length) return;
+    const keys: string[] = [];
+    const tokens: string[] = [];
+    for (const place of places) {
+      for (const key of place.places) {
+        keys.push(key);
+        tokens.push(place.token);
+      }
+    }
+    await SCRIPTS.release.run(this.redis, keys, tokens).catch(() => undefined);
   }
 
   private noteBlocks(ids: string[], until: number): void {
@@ -414,6 +561,7 @@ export class FailedAttemptThrottle {
   private async renewLeases(): Promise<void> {
     if (this.renewing || this.held.size === 0) return;
     const now = performance.now();
+    const due: HeldPlace[] = [];
     const keys: string[] = [];
     const tokens: string[] = [];
     for (const place of this.held.values()) {
@@ -422,7 +570,7 @@ export class FailedAttemptThrottle {
         this.held.delete(place.token);
         continue;
       }
-      place.leasedAt = now;
+      due.push(place);
       for (const key of place.places) {
         keys.push(key);
         tokens.push(place.token);
@@ -432,6 +580,7 @@ export class FailedAttemptThrottle {
     this.renewing = true;
     try {
       await SCRIPTS.renew.run(this.redis, keys, [String(LEASE_MS), ...tokens]);
+      for (const place of due) place.leasedAt = now;
     } catch (error) {
       this.log.warn('throttle_lease_renewal_failed', { error });
     } finally {

@@ -149,3 +149,54 @@ test('When an attempt fails, Then its place becomes a failure for the window; wh
   const ttl = await redis.ttl(failures[0]);
   t.true(ttl > 890 && ttl <= 900, `window ${ttl} s`);
 });
+
+/** The tokens of the places held in Redis for one subject's key pattern. */
+async function placeTokens(namespace: string): Promise<string[]> {
+  const tokens: string[] = [];
+  for await (const keys of redis.scanIterator({ MATCH: `${namespace}:places:*`, COUNT: 1000 })) for (const key of keys) tokens.push(...await redis.zRange(key, 0, -1));
+  return tokens.sort();
+}
+
+test('When an attempt that did not fail gives its place back, Then the next attempt of the same subjects takes that place again, and it is given back in Redis once nobody takes it', async (t) => {
+  const namespace = newNamespace();
+  const one = await throttle(namespace, { maxFailures: 3 });
+  allowed(await one.reserve(['key:again'])).released();
+  const first = await placeTokens(namespace);
+  t.is(first.length, 1, 'kept spare, still counted in Redis');
+  allowed(await one.reserve(['key:again'])).released();
+  t.deepEqual(await placeTokens(namespace), first, 'the same place, not a new one');
+  // Another subject gets a place of its own.
+  allowed(await one.reserve(['key:other'])).released();
+  t.is((await placeTokens(namespace)).length, 2);
+  for (let i = 0; i < 40 && (await placeTokens(namespace)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  t.deepEqual(await placeTokens(namespace), [], 'given back after a moment unused');
+});
+
+test('When spare places fill a subject\'s limit and failing attempts arrive at once, Then no more are evaluated than the limit', async (t) => {
+  const namespace = newNamespace();
+  const one = await throttle(namespace, { maxFailures: 3 });
+  const held = await Promise.all([1, 2, 3].map(() => one.reserve(['key:spare-limit'])));
+  held.forEach((verdict) => allowed(verdict).released());
+  t.is((await placeTokens(namespace)).length, 3, 'three spare places');
+  const verdicts = await Promise.all(Array.from({ length: 30 }, async () => {
+    const verdict = await one.reserve(['key:spare-limit']);
+    if (verdict.kind === 'allowed') await verdict.reservation.failed();
+    return verdict.kind;
+  }));
+  t.is(verdicts.filter((kind) => kind === 'allowed').length, 3, JSON.stringify(verdicts));
+  t.is(one.state('key:spare-limit').kind, 'blocked');
+});
+
+test('When another instance finds a subject busy with places kept spare here, Then they are given back at once and it gets one', async (t) => {
+  const namespace = newNamespace();
+  const [keeping, asking] = [await throttle(namespace, { maxFailures: 1 }), await throttle(namespace, { maxFailures: 1 })];
+  allowed(await keeping.reserve(['key:wanted'])).released();
+  const { value: verdict, ms } = await timed(asking.reserve(['key:wanted']));
+  allowed(verdict).released();
+  // Well before the spare place would have been given back unasked (100 ms), let alone its lease (5 s).
+  t.true(ms < 90, `a place after ${ms.toFixed(0)} ms`);
+  // And the other way round: the place the asking instance now keeps spare comes back as soon as it is wanted here.
+  const back = await timed(keeping.reserve(['key:wanted']));
+  allowed(back.value).released();
+  t.true(back.ms < 90, `a place back after ${back.ms.toFixed(0)} ms`);
+});
