@@ -17,21 +17,40 @@ export interface Logger {
  */
 const SECRET_FIELDS = ['password', 'secret', 'apiKey', 'apiSecret', 'authorization', 'cookie', 'token', 'clientSecret', 'webhookSecret', 'loggedInSalt', 'nonceSalt', 'loggedInKey', 'nonceKey'];
 
+const SECRETS = new Set(SECRET_FIELDS);
+const CENSORED = '[redacted]';
+
+/** An object with its secret fields censored: a copy when it has any, else the object itself. */
+function censored(fields: Record<string, unknown>, oneLevelDown: boolean): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
+    let replacement = value;
+    if (SECRETS.has(key)) replacement = CENSORED;
+    else if (oneLevelDown && value !== null && typeof value === 'object' && !Array.isArray(value)) replacement = censored(value as Record<string, unknown>, false);
+    if (replacement === value) continue;
+    copy ??= { ...fields };
+    copy[key] = replacement;
+  }
+  return copy ?? fields;
+}
+
 /**
  * pino writes the lines: formatted without a template and, with the asynchronous destination, written off
- * the request's path; whatever is still held is written when the process exits, however it exits.
+ * the request's path; whatever is still held is written when the process exits, however it exits. Secrets
+ * are censored by a look at the line's keys (pino's path redaction cost a few percent of an order status
+ * request for lines that, nearly always, hold none).
  */
 export function createLogger(destination: DestinationStream): Logger {
   const lines = pino({
     base: null,
     messageKey: 'event',
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: { level: (label) => ({ level: label }), log: (fields) => censored(fields, true) },
     mixin: () => {
       const requestId = currentRequestId();
       return requestId === undefined ? {} : { requestId };
     },
-    redact: { paths: SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]), censor: '[redacted]' },
   }, destination);
   const write = (level: 'info' | 'warn' | 'error') => (event: string, fields?: Record<string, unknown>) => {
     const error = fields?.error;
