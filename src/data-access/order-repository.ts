@@ -74,11 +74,12 @@ class StoreStatements {
   /** `findByOrderNumber`'s search as one statement, by the shop's kind of order numbers. */
   readonly numberSearch: Record<ShopSettings['orderNumbers'], PreparedStatement<'number' | 'asId'>>;
   /**
-   * A lookup's reads: the orders, their meta, their items with the orders' refunds appended (refund rows
-   * have no item ID), and the payment decisions waiting for WooCommerce (through the hand-overs' object
-   * and status index). The meta is a statement of its own rather than joined, so the order's columns come
-   * once, not once per meta row. No ORDER BY: rows come through the indexes on the order's ID in ID order
-   * already, and sorting cost a temporary table per request.
+   * A lookup's reads: the orders, each with the payment decisions waiting for WooCommerce joined (through
+   * the hand-overs' object and status index: nearly always none, so one row per order), their meta, and
+   * their items with the orders' refunds appended (refund rows have no item ID). The meta is a statement
+   * of its own rather than joined, so the order's columns come once, not once per meta row. No ORDER BY:
+   * rows come through the indexes on the order's ID in ID order already, and sorting cost a temporary
+   * table per request.
    */
   readonly lookup: Bindable<'ids' | 'type'>;
   readonly exists: PreparedStatement<'id'>;
@@ -110,18 +111,15 @@ class StoreStatements {
     };
 
     const orders = PreparedStatement.from<'ids' | 'type'>(store.selectOrders(query())
+      .leftJoin(WooCommerceChange, 'c', "c.objectId = o.id AND c.status IN ('pending', 'applying') AND c.op IN (:handOverOps)")
+      .addSelect('c.id', 'handOverId').addSelect('c.op', 'handOverOp').addSelect('c.payload', 'handOverPayload').addSelect('c.createdAt', 'handOverCreatedAt')
       .where('o.id IN (:ids) AND o.type = :type AND o.status NOT IN (:hidden)')
       .setParameters(slots('ids', 'type')));
     const meta = PreparedStatement.from<'ids'>(query()
       .select(metaOrderId, 'orderId').addSelect('m.key', 'key').addSelect('m.value', 'value').from(store.meta, 'm')
       .where(`${metaOrderId} IN (:ids)`)
       .setParameters(slots('ids')));
-    const handOvers = PreparedStatement.from<'ids'>(query()
-      .select('c.objectId', 'objectId').addSelect('c.op', 'op').addSelect('c.payload', 'payload').addSelect('c.createdAt', 'createdAt')
-      .from(WooCommerceChange, 'c')
-      .where("c.objectId IN (:ids) AND c.status IN ('pending', 'applying') AND c.op IN (:handOverOps)").orderBy('c.id')
-      .setParameters(slots('ids')));
-    this.lookup = inOneRoundTrip(orders, meta, itemsAndRefunds(dataSource, store), handOvers);
+    this.lookup = inOneRoundTrip(orders, meta, itemsAndRefunds(dataSource, store));
 
     this.exists = PreparedStatement.from(query().select('1').from(store.order, 'o')
       .where(`o.id = :id AND ${visibleOrder}`)
@@ -154,9 +152,9 @@ function itemsAndRefunds(dataSource: DataSource, store: Store): Bindable<'ids'> 
 
 /**
  * Reads orders from the store WooCommerce treats as authoritative: the posts tables, or the HPOS
- * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is four statements in
- * one round trip (the orders, their meta, their items and refunds, and the payments not yet in the
- * shop), whichever store, and costs the same when nothing is found.
+ * tables when `woocommerce_custom_orders_table_enabled` is `yes`. Each read is three statements in
+ * one round trip (the orders with the payments not yet in the shop, their meta, their items and
+ * refunds), whichever store, and costs the same when nothing is found.
  */
 export class OrderRepository {
   private readonly pool: Pool;
@@ -242,7 +240,7 @@ export class OrderRepository {
   async findManyByIds(ids: number[], settings: ShopSettings, type: 'shop_order' | 'shop_subscription' = 'shop_order', db: Executor = this.pool): Promise<ShopOrder[]> {
     if (!ids.length) return [];
     const { sql, values } = this.statementsFor(settings).lookup.with({ ids, type });
-    const [[orderRows, metaRows, itemRows, handOverRows]] = await db.query<RowDataPacket[][]>(sql, values);
+    const [[orderRows, metaRows, itemRows]] = await db.query<RowDataPacket[][]>(sql, values);
     const byOrder = (rows: RowDataPacket[], property: string) => {
       const groups = new Map<number, RowDataPacket[]>();
       for (const row of rows) {
@@ -252,10 +250,18 @@ export class OrderRepository {
       }
       return groups;
     };
-    const orders = new Map(orderRows.map((row) => [Number(row.id), row]));
+    // An order's first row is the order; each row with a hand-over brings one.
+    const orders = new Map<number, RowDataPacket>();
+    const handOvers = new Map<number, RowDataPacket[]>();
+    for (const row of orderRows) {
+      const id = Number(row.id);
+      if (!orders.has(id)) orders.set(id, row);
+      if (row.handOverId === null) continue;
+      const waiting = handOvers.get(id);
+      if (waiting) waiting.push(row); else handOvers.set(id, [row]);
+    }
     const meta = byOrder(metaRows, 'orderId');
     const items = byOrder(itemRows, 'orderId');
-    const handOvers = byOrder(handOverRows, 'objectId');
     const found: ShopOrder[] = [];
     for (const id of ids) {
       const row = orders.get(id);
@@ -265,7 +271,8 @@ export class OrderRepository {
       const lines = itemsFrom(itemRowsOf.filter((item) => item.itemId !== null)).sort((a, b) => a.id - b.id);
       const metaOf = metaFrom(meta.get(id) ?? []);
       const order = settings.hpos ? fromHposRow(row, metaOf, lines) : fromLegacyRow(row, metaOf, lines, settings.timeZone);
-      order.paymentsNotYetInShop = (handOvers.get(id) ?? []).map((handOver) => ({ op: handOver.op, at: handOverTime(handOver) }));
+      order.paymentsNotYetInShop = (handOvers.get(id) ?? []).sort((a, b) => Number(a.handOverId) - Number(b.handOverId))
+        .map((handOver) => ({ op: handOver.handOverOp, at: handOverTime(handOver) }));
       found.push(order);
     }
     return found;
@@ -280,12 +287,12 @@ export class OrderRepository {
 function handOverTime(row: RowDataPacket): Date {
   let paidAt: unknown;
   try {
-    paidAt = (JSON.parse(String(row.payload)) as { paid_at?: unknown }).paid_at;
+    paidAt = (JSON.parse(String(row.handOverPayload)) as { paid_at?: unknown }).paid_at;
   } catch {
     paidAt = undefined;
   }
   if (typeof paidAt === 'number' && Number.isFinite(paidAt)) return new Date(paidAt * 1000);
-  return parseGmtDateTime(String(row.createdAt)) ?? new Date();
+  return parseGmtDateTime(String(row.handOverCreatedAt)) ?? new Date();
 }
 
 function metaFrom(rows: RowDataPacket[]): Record<string, string> {
