@@ -214,6 +214,8 @@ const MAX_WAITING = 100;
 const SPARE_IDLE_MS = 100;
 /** After a subject is announced as wanted, its places are given back as they are decided, for this long. */
 const WANTED_MS = 2000;
+/** Past this many subjects announced as wanted, those whose time has passed are forgotten. */
+const WANTED_KEPT_MAX = 1000;
 /**
  * A spare place is taken again only while its lease surely runs (granted within this time). Renewals keep
  * a place in use well inside it; one whose renewals failed (Redis away) is given up, not trusted.
@@ -327,6 +329,8 @@ export class FailedAttemptThrottle {
   private remember(message: string): void {
     const [first, second] = message.split(' ');
     if (first === 'want') {
+      // Many subjects busy at once (clients of many addresses) must not make the map grow without end.
+      if (this.wanted.size >= WANTED_KEPT_MAX) for (const [id, until] of this.wanted) if (until <= Date.now()) this.wanted.delete(id);
       this.wanted.set(second, Date.now() + WANTED_MS);
       void this.giveBackSpares((place) => place.ids.includes(second));
       return;
