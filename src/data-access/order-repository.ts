@@ -250,16 +250,9 @@ export class OrderRepository {
       }
       return groups;
     };
-    // An order's first row is the order; each row with a hand-over brings one.
-    const orders = new Map<number, RowDataPacket>();
-    const handOvers = new Map<number, RowDataPacket[]>();
-    for (const row of orderRows) {
-      const id = Number(row.id);
-      if (!orders.has(id)) orders.set(id, row);
-      if (row.handOverId === null) continue;
-      const waiting = handOvers.get(id);
-      if (waiting) waiting.push(row); else handOvers.set(id, [row]);
-    }
+    // An order's rows all carry its columns; each row with a hand-over brings one.
+    const orders = new Map(orderRows.map((row) => [Number(row.id), row]));
+    const handOvers = byOrder(orderRows.filter((row) => row.handOverId !== null), 'id');
     const meta = byOrder(metaRows, 'orderId');
     const items = byOrder(itemRows, 'orderId');
     const found: ShopOrder[] = [];

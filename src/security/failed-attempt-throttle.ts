@@ -389,17 +389,13 @@ export class FailedAttemptThrottle {
   }
 
   private async tryReserve(counted: string[], checked: string[], holder: AttemptHolder): Promise<AttemptVerdict | { kind: 'busy' }> {
-    for (const subject of counted) {
-      const known = this.state(subject);
-      if (known.kind !== 'open') return known;
-    }
-    for (const subject of checked) {
+    for (const subject of [...counted, ...checked]) {
       const known = this.state(subject);
       if (known.kind !== 'open') return known;
     }
     const ids = counted.map((subject) => this.id(subject));
     const subjects = ids.join(' ');
-    // Blocks of the subjects only checked are known here from their announcements, as for a new place.
+    // A spare place asks Redis nothing: the blocks of every subject are known here from their announcements.
     const spare = this.takeSpare(subjects);
     if (spare) {
       spare.holder = holder;
@@ -468,8 +464,7 @@ export class FailedAttemptThrottle {
       released: () => {
         if (!settle()) return;
         if (this.listening && !this.isWanted(place.ids)) return this.keepSpare(place);
-        this.held.delete(place.token);
-        this.giveBack([place]);
+        void this.giveBack([place]);
       },
     };
   }
@@ -506,11 +501,10 @@ export class FailedAttemptThrottle {
     const kept = this.spares.get(subjects);
     if (!kept) return undefined;
     const now = performance.now();
+    const lapsing: HeldPlace[] = [];
     let spare: HeldPlace | undefined;
-    while ((spare = kept.pop()) && now - spare.leasedAt > SPARE_TRUSTED_MS) {
-      this.held.delete(spare.token);
-      this.giveBack([spare]);
-    }
+    while ((spare = kept.pop()) && now - spare.leasedAt > SPARE_TRUSTED_MS) lapsing.push(spare);
+    void this.giveBack(lapsing);
     if (!kept.length) this.spares.delete(subjects);
     if (spare) spare.spareSince = undefined;
     return spare;
@@ -520,12 +514,8 @@ export class FailedAttemptThrottle {
   private async giveBackSpares(which: (place: HeldPlace) => boolean): Promise<void> {
     const leaving: HeldPlace[] = [];
     for (const [subjects, kept] of this.spares) {
-      const staying = kept.filter((place) => !which(place));
-      for (const place of kept) {
-        if (staying.includes(place)) continue;
-        leaving.push(place);
-        this.held.delete(place.token);
-      }
+      const staying: HeldPlace[] = [];
+      for (const place of kept) (which(place) ? leaving : staying).push(place);
       if (staying.length) this.spares.set(subjects, staying); else this.spares.delete(subjects);
     }
     if (this.spares.size) this.sweepSparesSoon();
@@ -538,16 +528,11 @@ export class FailedAttemptThrottle {
     this.spares.clear();
   }
 
+  /** Places no longer held here, given back in Redis in one round trip. */
   private async giveBack(places: HeldPlace[]): Promise<void> {
     if (!places.length) return;
-    const keys: string[] = [];
-    const tokens: string[] = [];
-    for (const place of places) {
-      for (const key of place.places) {
-        keys.push(key);
-        tokens.push(place.token);
-      }
-    }
+    for (const place of places) this.held.delete(place.token);
+    const { keys, tokens } = placeKeysAndTokens(places);
     await SCRIPTS.release.run(this.redis, keys, tokens).catch(() => undefined);
   }
 
@@ -566,8 +551,6 @@ export class FailedAttemptThrottle {
     if (this.renewing || this.held.size === 0) return;
     const now = performance.now();
     const due: HeldPlace[] = [];
-    const keys: string[] = [];
-    const tokens: string[] = [];
     for (const place of this.held.values()) {
       if (now - place.leasedAt < RENEW_AFTER_MS) continue;
       if (place.holder.destroyed) {
@@ -575,12 +558,9 @@ export class FailedAttemptThrottle {
         continue;
       }
       due.push(place);
-      for (const key of place.places) {
-        keys.push(key);
-        tokens.push(place.token);
-      }
     }
-    if (keys.length === 0) return;
+    if (due.length === 0) return;
+    const { keys, tokens } = placeKeysAndTokens(due);
     this.renewing = true;
     try {
       await SCRIPTS.renew.run(this.redis, keys, [String(LEASE_MS), ...tokens]);
@@ -591,4 +571,17 @@ export class FailedAttemptThrottle {
       this.renewing = false;
     }
   }
+}
+
+/** The scripts' arguments for several places: each place's keys, and its token once per key. */
+function placeKeysAndTokens(places: HeldPlace[]): { keys: string[]; tokens: string[] } {
+  const keys: string[] = [];
+  const tokens: string[] = [];
+  for (const place of places) {
+    for (const key of place.places) {
+      keys.push(key);
+      tokens.push(place.token);
+    }
+  }
+  return { keys, tokens };
 }
