@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { MYSQLI_CLIENT_FLAGS, parseDbHost } from './wordpress/wp-config-file';
 import { wpConfigSettings } from './wordpress/wp-config-settings';
+import { CARD_GATEWAY_LIMITS } from './payments/providers/card-gateway/client';
+import type { ProviderLimits } from './payments/providers/request-limits';
 
 /**
  * The service's whole configuration, read once from the environment (and `.env` when present).
@@ -33,7 +35,7 @@ export interface Config {
   };
   shopUrl?: string;
   wordpressSecrets: { loggedInKey?: string; loggedInSalt?: string; nonceKey?: string; nonceSalt?: string };
-  cardGateway: { apiUrl: string; apiKey?: string; webhookSecret?: string };
+  cardGateway: { apiUrl: string; apiKey?: string; webhookSecret?: string; limits: ProviderLimits };
   mobileWallet: {
     apiUrl: string;
     clientId?: string;
@@ -237,6 +239,16 @@ export function loadConfig(environment: Env = process.env): Config {
       apiUrl: url(env, 'CARD_GATEWAY_API_URL', 'https://api.reepay.com')!,
       apiKey: text(env, 'CARD_GATEWAY_API_KEY'),
       webhookSecret: text(env, 'CARD_GATEWAY_WEBHOOK_SECRET'),
+      limits: {
+        reads: {
+          concurrent: integer(env, 'CARD_GATEWAY_MAX_CONCURRENT_REQUESTS', CARD_GATEWAY_LIMITS.reads.concurrent, 1, 1000),
+          perSecond: integer(env, 'CARD_GATEWAY_MAX_READS_PER_SECOND', CARD_GATEWAY_LIMITS.reads.perSecond, 1, 100_000),
+        },
+        writes: {
+          concurrent: integer(env, 'CARD_GATEWAY_MAX_CONCURRENT_REQUESTS', CARD_GATEWAY_LIMITS.writes.concurrent, 1, 1000),
+          perSecond: integer(env, 'CARD_GATEWAY_MAX_WRITES_PER_SECOND', CARD_GATEWAY_LIMITS.writes.perSecond, 1, 100_000),
+        },
+      },
     },
     mobileWallet: {
       apiUrl: url(env, 'MOBILE_WALLET_API_URL', 'https://api.vipps.no')!,

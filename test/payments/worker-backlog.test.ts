@@ -7,7 +7,8 @@ import { createTestShop, startApi, type RunningApi, type TestShop } from '../sup
 
 // The real `npm run worker` facing a backlog many times larger than its database pool (10 connections),
 // of the shop's most common event: a settlement whose invoice handle is `order-<id>` (the card gateway
-// plugin's default), so the order is found by its number inside the payment's transaction.
+// plugin's default), so the order is found by its number inside the payment's transaction. The gateway
+// holds the worker to its documented request limits: 10 calls in flight, bursts of 50 calls a second.
 
 const BACKLOG = 300;
 
@@ -31,7 +32,7 @@ test.after.always(async () => {
   await shop?.drop();
 });
 
-test(`When ${BACKLOG} order-<id> settlements wait for a worker and the provider answers in 150 ms, Then the worker makes all of them final within 60 s, each order paid once, and stops on SIGTERM`, async (t) => {
+test(`When ${BACKLOG} order-<id> settlements wait for a worker and the provider answers in 150 ms, Then the worker makes all of them final within 60 s under the gateway's request limits, each order paid once, and stops on SIGTERM`, async (t) => {
   const orderIds: number[] = [];
   for (let i = 0; i < BACKLOG; i++) orderIds.push(await shop.seeder.createOrder({ status: 'pending', total: '10.00' }));
   for (let i = 0; i < orderIds.length; i += 25) {
@@ -39,6 +40,7 @@ test(`When ${BACKLOG} order-<id> settlements wait for a worker and the provider 
     for (const { res } of answers) t.is(res.status, 200);
   }
   fake.latencyMs = 150;
+  fake.enforceLimits(10, 50);
 
   worker = startServiceProcess('worker', {
     DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix,
@@ -60,6 +62,9 @@ test(`When ${BACKLOG} order-<id> settlements wait for a worker and the provider 
   const [completions] = await shop.db.query(
     `SELECT object_id, COUNT(*) AS n FROM ${shop.prefix}sidecar_woocommerce_changes WHERE op = 'order_payment_complete' GROUP BY object_id ORDER BY object_id`) as any[];
   t.deepEqual(completions.map((row: any) => [Number(row.object_id), Number(row.n)]), orderIds.map((id) => [id, 1]), 'each order handed to WooCommerce as paid once');
+
+  t.is(fake.rateLimited, 0, 'no call turned away by the gateway\'s limits');
+  t.true(fake.maxInFlight <= 10, `at most 10 calls in flight (saw ${fake.maxInFlight})`);
 
   worker.signal('SIGTERM');
   t.is(await worker.exited, 0);

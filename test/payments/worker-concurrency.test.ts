@@ -1,10 +1,11 @@
 import test from 'ava';
-import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 
 // The worker's concurrency follows the provider's latency: provider calls that hang hold a few of its
-// places, never all of them.
+// places, never all of them. The account's limits are raised here: under the documented ones (10 calls
+// in flight) ten hanging calls fill the gateway's own count too, and the gateway would refuse the rest.
 
 let shop: TestShop;
 let fake: FakeCardGateway;
@@ -23,7 +24,7 @@ test.before(async () => {
   shop = await createTestShop('worker_concurrency');
   fake = new FakeCardGateway();
   await fake.start();
-  const config = shop.config({ CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret });
+  const config = shop.config({ CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV });
   api = await startApi(config);
   worker = await startTestWorker(config);
 });

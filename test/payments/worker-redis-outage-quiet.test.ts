@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import test from 'ava';
-import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
 import { eventually } from '../support/payment-hub-fixture';
 import { PrivateRedis } from '../support/private-redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
@@ -32,7 +32,7 @@ test.before(async () => {
   shop = await createTestShop('worker_outage_quiet', {});
   fake = new FakeCardGateway();
   await fake.start();
-  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret };
+  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV };
   api = await startApi(shop.config(env), apiLog);
   worker = startServiceProcess('worker', { ...env, DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix });
   await worker.logged('worker_started');
@@ -96,7 +96,7 @@ test.serial('While Redis is away, the worker stays quiet (little CPU, no line pe
 
 test.serial('When SIGTERM comes while Redis is away, Then the worker exits 0 at once', async (t) => {
   await redis.start();
-  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret };
+  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV };
   worker = startServiceProcess('worker', { ...env, DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix });
   await worker.logged('worker_started');
   await new Promise((resolve) => setTimeout(resolve, 1000));

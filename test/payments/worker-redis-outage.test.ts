@@ -1,5 +1,5 @@
 import test from 'ava';
-import { FakeCardGateway, sendInvoiceSettled } from '../support/fake-card-gateway';
+import { FakeCardGateway, sendInvoiceSettled, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
 import { eventually } from '../support/payment-hub-fixture';
 import { PrivateRedis } from '../support/private-redis';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
@@ -52,7 +52,7 @@ test.before(async () => {
   shop = await createTestShop('worker_outage', {});
   fake = new FakeCardGateway();
   await fake.start();
-  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret };
+  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV };
   api = await startApi(shop.config(env), apiLog);
   worker = startServiceProcess('worker', { ...env, DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix });
   await worker.logged('worker_started');

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { cardGatewayDelivery, FakeCardGateway } from './fake-card-gateway';
+import { cardGatewayDelivery, FakeCardGateway, RAISED_LIMITS_ENV } from './fake-card-gateway';
 import { request } from './http-client';
 import { eventually } from './payment-hub-fixture';
 import { PrivateMariaDb } from './private-mariadb';
@@ -78,7 +78,7 @@ export async function setUp(t: ExecutionContext, name: string, options: StageOpt
   }
   const fake = new FakeCardGateway();
   await fake.start();
-  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret };
+  const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV };
   const apiLog = capturingLogger();
   const api = await startApi(shop.config(env), apiLog);
   const workerEnv = { ...env, DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, DB_HOST: mariadb.host, DB_PORT: String(mariadb.port) };

@@ -24,6 +24,12 @@ type Json = Record<string, unknown>;
 export type { RecordedRequest } from './fake-provider-server';
 type RecordedRequestOf = import('./fake-provider-server').RecordedRequest;
 
+/**
+ * An account whose request limits the gateway has raised: for tests of recovery at volume, whose
+ * thousands of webhooks would otherwise take minutes at the documented 25 reads a second.
+ */
+export const RAISED_LIMITS_ENV = { CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '128', CARD_GATEWAY_MAX_READS_PER_SECOND: '100000', CARD_GATEWAY_MAX_WRITES_PER_SECOND: '100000' };
+
 export class FakeCardGateway extends FakeProviderServer {
   readonly apiKey: string;
   webhookSecret: string;
@@ -67,6 +73,10 @@ export class FakeCardGateway extends FakeProviderServer {
    */
   failNextReads(status: number, count = 1, code = 0, path?: string): void {
     for (let i = 0; i < count; i += 1) this.readFailures.push({ status, code, path });
+  }
+
+  protected override rateLimitedAnswer(limit: 'concurrent' | 'rate'): Answer {
+    return limit === 'concurrent' ? error(429, 123, 'Concurrent request limit exceeded', '') : error(429, 122, 'Request rate limit exceeded', '');
   }
 
   /** Requests other than GETs (what a read-only caller must never send). */

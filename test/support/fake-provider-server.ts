@@ -26,6 +26,11 @@ export abstract class FakeProviderServer {
   private nextDelayMs = 0;
   /** Added to every answer (a provider's latency). */
   latencyMs = 0;
+  /** Calls answered at once by the provider's own limits (enforceLimits) and the most seen in flight. */
+  rateLimited = 0;
+  maxInFlight = 0;
+  private inFlight = 0;
+  private limits: { concurrent: number; perSecond: number; startedAt: number[] } | null = null;
   private held: { matches: (path: string) => boolean; waiting: Set<() => void> } | null = null;
   private server: http.Server | null = null;
 
@@ -69,6 +74,19 @@ export abstract class FakeProviderServer {
     for (const release of held?.waiting ?? []) release();
   }
 
+  /**
+   * Answers 429, as the provider documents, to a call that finds `concurrent` calls in flight already
+   * or more than `perSecond` started in the last second (counted over all methods).
+   */
+  enforceLimits(concurrent: number, perSecond: number): void {
+    this.limits = { concurrent, perSecond, startedAt: [] };
+  }
+
+  /** The body of a 429 answer for a limit of this kind. */
+  protected rateLimitedAnswer(_limit: 'concurrent' | 'rate'): ProviderAnswer {
+    return { status: 429, body: null };
+  }
+
   /** Delay the next answer of any route (to provoke client timeouts). */
   slowNextResponse(delayMs: number): void {
     this.nextDelayMs = delayMs;
@@ -101,7 +119,30 @@ export abstract class FakeProviderServer {
         res.once('close', done);
       });
     }
-    const answer = this.route(req, new URL(path, 'http://fake').pathname, json, body);
+    const limited = this.overLimit();
+    const answer = limited ? this.rateLimitedAnswer(limited) : this.route(req, new URL(path, 'http://fake').pathname, json, body);
+    if (limited) this.rateLimited += 1;
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      await this.answer(res, answer);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  private overLimit(): 'concurrent' | 'rate' | undefined {
+    const limits = this.limits;
+    if (!limits) return undefined;
+    const now = Date.now();
+    limits.startedAt = limits.startedAt.filter((at) => now - at < 1000);
+    if (this.inFlight >= limits.concurrent) return 'concurrent';
+    if (limits.startedAt.length >= limits.perSecond) return 'rate';
+    limits.startedAt.push(now);
+    return undefined;
+  }
+
+  private async answer(res: http.ServerResponse, answer: ProviderAnswer): Promise<void> {
     const delayMs = this.latencyMs + this.nextDelayMs + (answer.delayMs ?? 0);
     this.nextDelayMs = 0;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));

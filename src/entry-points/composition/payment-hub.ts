@@ -42,7 +42,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const workers = new WorkerRepository(dataSource);
   const queue = new WebhookQueue(config.redisUrl, redisNamespace(config.db.name, config.db.tablePrefix), queueRole, log);
 
-  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS });
+  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS, limits: config.cardGateway.limits });
   const wallet = config.mobileWallet;
   const mobileWallet = new MobileWalletClient({
     apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',

@@ -24,10 +24,11 @@ export const HEARTBEAT_INTERVAL_MS = 5000;
 
 /**
  * Webhook jobs processed at once. A job spends most of its time waiting for the provider (150 ms is
- * common), not on the CPU, so this follows the provider's latency, not the cores: at 150 ms, 200 places
- * keep the provider's connections (PROVIDER_MAX_IN_FLIGHT, 128) busy, up to some 850 events a second.
- * Each provider call has a deadline (8 s, the wait for a connection included), so calls that hang hold
- * a few of these places for a while, never all of them.
+ * common), not on the CPU, so this follows the provider's latency and limits, not the cores. Under the
+ * card gateway's documented limits (25 reads a second) the last of 200 jobs waits some 8 s for its
+ * call, well inside the 30 s a call may wait (LIMIT_WAIT_MS); where an account's limits are raised,
+ * 200 places keep 128 calls in flight (PROVIDER_MAX_IN_FLIGHT), up to some 850 events a second at
+ * 150 ms. Each call has a deadline (8 s), so calls that hang hold a few places a while, never all.
  */
 export const WEBHOOK_JOB_CONCURRENCY = 200;
 

@@ -33,6 +33,7 @@ export function providerCallsInFlight(): { sent: number; waiting: number } {
 
 export interface ProviderResponse {
   status: number;
+  headers: http.IncomingHttpHeaders;
   text: string;
 }
 
@@ -52,7 +53,7 @@ export interface ProviderFailure {
 }
 
 /** An answer from the provider, with its body parsed as JSON when it is JSON (else `json` is undefined). */
-export type ProviderExchange = { ok: true; status: number; text: string; json: unknown } | ProviderFailure;
+export type ProviderExchange = ({ ok: true; json: unknown } & ProviderResponse) | ProviderFailure;
 
 /** One call whose body, if any, is already serialized; transport trouble comes back as a failure value. */
 export async function exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string): Promise<ProviderExchange> {
@@ -102,7 +103,7 @@ function once(method: string, url: string, headers: Record<string, string>, body
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') });
       });
       response.on('error', fail);
     });

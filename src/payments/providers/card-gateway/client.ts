@@ -1,4 +1,5 @@
-import { exchange, type ProviderFailure } from '../http-request';
+import type { ProviderFailure } from '../http-request';
+import { LimitedProvider, type ProviderLimits } from '../request-limits';
 
 /**
  * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
@@ -116,18 +117,31 @@ export interface CardGatewayClientOptions {
   /** Private API key. */
   apiKey: string;
   timeoutMs: number;
+  /** The account's request limits (CARD_GATEWAY_MAX_*); the documented ones unless given. */
+  limits?: ProviderLimits;
 }
+
+/**
+ * The gateway's documented request limits per account: 10 reads and 10 writes in flight, 25 reads and 10
+ * writes started a second (with short bursts of twice that); above them it answers 429 with code 123 or 122.
+ */
+export const CARD_GATEWAY_LIMITS: ProviderLimits = {
+  reads: { concurrent: 10, perSecond: 25 },
+  writes: { concurrent: 10, perSecond: 10 },
+};
 
 export class CardGatewayClient {
   private readonly baseUrl: string;
   private readonly authorization: string;
   private readonly timeoutMs: number;
+  private readonly provider: LimitedProvider;
 
   constructor(options: CardGatewayClientOptions) {
     // The configured default has no version; accept a /v1 suffix too rather than calling /v1/v1/...
     this.baseUrl = options.apiUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.authorization = `Basic ${Buffer.from(`${options.apiKey}:`, 'utf8').toString('base64')}`;
     this.timeoutMs = options.timeoutMs;
+    this.provider = new LimitedProvider(options.limits ?? CARD_GATEWAY_LIMITS);
   }
 
   getInvoice(handle: string): Promise<CardGatewayResult<CardGatewayInvoice>> {
@@ -170,7 +184,7 @@ export class CardGatewayClient {
   private async send<T>(method: string, path: string, body?: unknown): Promise<CardGatewayResult<T>> {
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await exchange(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs, `${method} ${path}`);
+    const response = await this.provider.exchange(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs, `${method} ${path}`);
     if (!response.ok) return response;
     const { status, json } = response;
     if (status >= 200 && status < 300) {

@@ -1,4 +1,5 @@
-import { exchange, type ProviderFailure } from '../http-request';
+import { PROVIDER_MAX_IN_FLIGHT, type ProviderFailure } from '../http-request';
+import { LimitedProvider, type ProviderLimits } from '../request-limits';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -106,6 +107,15 @@ export function isValidIdempotencyKey(key: string): boolean {
   return /^[^#?/\\]{1,40}$/.test(key);
 }
 
+/**
+ * The wallet documents a rate only for creating charges (up to 500 a minute); reads are bounded by the
+ * calls in flight this process allows any provider. A 429 is tried again either way.
+ */
+const MOBILE_WALLET_LIMITS: ProviderLimits = {
+  reads: { concurrent: PROVIDER_MAX_IN_FLIGHT, perSecond: Infinity },
+  writes: { concurrent: PROVIDER_MAX_IN_FLIGHT, perSecond: 8 },
+};
+
 export class MobileWalletClient {
   private readonly baseUrl: string;
   private readonly options: MobileWalletClientOptions;
@@ -113,6 +123,7 @@ export class MobileWalletClient {
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | null = null;
   private tokenRequest: Promise<MobileWalletResult<string>> | null = null;
+  private readonly provider = new LimitedProvider(MOBILE_WALLET_LIMITS);
 
   constructor(options: MobileWalletClientOptions) {
     this.options = options;
@@ -221,7 +232,7 @@ export class MobileWalletClient {
     const requestHeaders: Record<string, string> = { Accept: 'application/json', ...headers };
     if (body !== undefined) requestHeaders['Content-Type'] = 'application/json';
     const payload = body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body);
-    const response = await exchange(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs, `${method} ${path}`);
+    const response = await this.provider.exchange(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs, `${method} ${path}`);
     if (!response.ok) return response;
     const { status, text, json } = response;
     if (status >= 200 && status < 300) {
