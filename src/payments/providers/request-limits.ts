@@ -73,6 +73,10 @@ export class RequestGate {
   /** Takes a place and a token when both are free. */
   private admit(): boolean {
     if (this.inFlight >= this.limits.concurrent) return false;
+    if (this.burst === Infinity) {
+      this.inFlight += 1;
+      return true;
+    }
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.limits.perSecond);
     this.refilledAt = now;
