@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config';
 import { createShopDataSource } from '../src/data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
-import { FakeCardGateway } from '../test/support/fake-card-gateway';
+import { FakeCardGateway, RAISED_LIMITS_ENV } from '../test/support/fake-card-gateway';
 import { startProcess, type MeasureRow } from './common';
 import type { ProbeSample } from './worker-probe';
 
@@ -36,9 +36,7 @@ const curveEvents = Number(process.env.BENCH_CURVE_EVENTS ?? 10_000);
 const curveRounds = Number(process.env.BENCH_CURVE_ROUNDS ?? 3);
 const curveLatencyMs = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 150);
 const probeWorkers = process.env.BENCH_PROBE !== '0';
-const providerLimits = process.env.BENCH_DOCUMENTED_LIMITS === '1'
-  ? {}
-  : { CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '128', CARD_GATEWAY_MAX_READS_PER_SECOND: '100000', CARD_GATEWAY_MAX_WRITES_PER_SECOND: '100000' };
+const providerLimits = process.env.BENCH_DOCUMENTED_LIMITS === '1' ? {} : RAISED_LIMITS_ENV;
 /** BENCH_DIAGNOSE=1 also prints what the database's threads were doing during each run. */
 const diagnose = process.env.BENCH_DIAGNOSE === '1';
 

@@ -201,6 +201,9 @@ export function loadConfig(environment: Env = process.env): Config {
     throw new ConfigError('SITE_EXTENSIONS names a module file that does not exist');
   }
 
+  // One setting for reads and writes alike: the gateway documents the same number in flight for each.
+  const cardGatewayInFlight = integer(env, 'CARD_GATEWAY_MAX_CONCURRENT_REQUESTS', CARD_GATEWAY_LIMITS.reads.concurrent, 1, 1000);
+
   return {
     db: {
       ...databaseAddress(env),
@@ -241,11 +244,11 @@ export function loadConfig(environment: Env = process.env): Config {
       webhookSecret: text(env, 'CARD_GATEWAY_WEBHOOK_SECRET'),
       limits: {
         reads: {
-          concurrent: integer(env, 'CARD_GATEWAY_MAX_CONCURRENT_REQUESTS', CARD_GATEWAY_LIMITS.reads.concurrent, 1, 1000),
+          concurrent: cardGatewayInFlight,
           perSecond: integer(env, 'CARD_GATEWAY_MAX_READS_PER_SECOND', CARD_GATEWAY_LIMITS.reads.perSecond, 1, 100_000),
         },
         writes: {
-          concurrent: integer(env, 'CARD_GATEWAY_MAX_CONCURRENT_REQUESTS', CARD_GATEWAY_LIMITS.writes.concurrent, 1, 1000),
+          concurrent: cardGatewayInFlight,
           perSecond: integer(env, 'CARD_GATEWAY_MAX_WRITES_PER_SECOND', CARD_GATEWAY_LIMITS.writes.perSecond, 1, 100_000),
         },
       },

@@ -30,6 +30,9 @@ type RecordedRequestOf = import('./fake-provider-server').RecordedRequest;
  */
 export const RAISED_LIMITS_ENV = { CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '128', CARD_GATEWAY_MAX_READS_PER_SECOND: '100000', CARD_GATEWAY_MAX_WRITES_PER_SECOND: '100000' };
 
+/** The gateway's messages for its request-limit codes. */
+const LIMIT_MESSAGES: Record<number, string> = { 122: 'Request rate limit exceeded', 123: 'Concurrent request limit exceeded' };
+
 export class FakeCardGateway extends FakeProviderServer {
   readonly apiKey: string;
   webhookSecret: string;
@@ -76,7 +79,8 @@ export class FakeCardGateway extends FakeProviderServer {
   }
 
   protected override rateLimitedAnswer(limit: 'concurrent' | 'rate'): Answer {
-    return limit === 'concurrent' ? error(429, 123, 'Concurrent request limit exceeded', '') : error(429, 122, 'Request rate limit exceeded', '');
+    const code = limit === 'concurrent' ? 123 : 122;
+    return error(429, code, LIMIT_MESSAGES[code]!, '');
   }
 
   /** Requests other than GETs (what a read-only caller must never send). */
@@ -89,7 +93,7 @@ export class FakeCardGateway extends FakeProviderServer {
     if (req.headers.authorization !== expected) return error(401, 1, 'Unauthorized', pathname);
     const failureAt = req.method === 'GET' ? this.readFailures.findIndex((f) => f.path === undefined || pathname.startsWith(f.path)) : -1;
     const failure = failureAt < 0 ? undefined : this.readFailures.splice(failureAt, 1)[0];
-    if (failure) return error(failure.status, failure.code, failure.code === 122 ? 'Request rate limit exceeded' : http.STATUS_CODES[failure.status] ?? 'Error', pathname);
+    if (failure) return error(failure.status, failure.code, LIMIT_MESSAGES[failure.code] ?? http.STATUS_CODES[failure.status] ?? 'Error', pathname);
     let match: RegExpExecArray | null;
     if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)$/.exec(pathname))) {
       return found(this.invoices.get(decodeURIComponent(match[1]!)), 31, 'Invoice not found', pathname);

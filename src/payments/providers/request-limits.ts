@@ -136,8 +136,6 @@ export class LimitedProvider {
 
 /** `Retry-After` in seconds or as a date when the provider sends one, else 1, 2, 4 s; never more than the cap. */
 export function pauseAfterRateLimit(retryAfter: string | undefined, attempt: number, now = Date.now()): number {
-  const fallback = 1000 * 2 ** attempt;
-  if (retryAfter === undefined) return Math.min(fallback, RATE_LIMITED_PAUSE_MAX_MS);
-  const seconds = /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) * 1000 : Date.parse(retryAfter) - now;
-  return Number.isFinite(seconds) ? Math.min(Math.max(seconds, 0), RATE_LIMITED_PAUSE_MAX_MS) : Math.min(fallback, RATE_LIMITED_PAUSE_MAX_MS);
+  const askedMs = retryAfter === undefined ? NaN : /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) * 1000 : Date.parse(retryAfter) - now;
+  return Math.min(Number.isFinite(askedMs) ? Math.max(askedMs, 0) : 1000 * 2 ** attempt, RATE_LIMITED_PAUSE_MAX_MS);
 }
