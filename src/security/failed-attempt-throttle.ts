@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { closeRedis, type RedisClient } from '../data-access/redis';
+import { closeRedis, RedisScript, type RedisClient } from '../data-access/redis';
 import type { Logger } from '../logger';
 import { BoundedMemo } from '../shared/bounded-memo';
 
@@ -155,25 +155,7 @@ for i = 1, #KEYS do
 end
 return 0`;
 
-/** A script run by its SHA1 (EVALSHA), sent whole only when Redis does not have it (first use, a restart). */
-class Script {
-  readonly sha: string;
-
-  constructor(readonly source: string) {
-    this.sha = crypto.createHash('sha1').update(source).digest('hex');
-  }
-
-  async run(redis: RedisClient, keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await redis.evalSha(this.sha, { keys, arguments: args });
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(this.source, { keys, arguments: args });
-    }
-  }
-}
-
-const SCRIPTS = { reserve: new Script(RESERVE), fail: new Script(FAIL), release: new Script(RELEASE), renew: new Script(RENEW) };
+const SCRIPTS = { reserve: new RedisScript(RESERVE), fail: new RedisScript(FAIL), release: new RedisScript(RELEASE), renew: new RedisScript(RENEW) };
 
 /**
  * A place held here: by an undecided attempt (renewed while its holder is there), or spare, kept for the

@@ -42,7 +42,7 @@ export async function openHub(config: Config, clock: () => Date): Promise<Paymen
   return Object.assign(hub, {
     async close() {
       hub.handOver.close();
-      await hub.queue.close(500);
+      await Promise.all([hub.queue.close(500), hub.providerLimits.close()]);
       await dataSource.destroy();
     },
   });

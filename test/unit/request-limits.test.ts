@@ -32,13 +32,13 @@ test.serial('Given 10 calls in flight at most, When 25 arrive at once, Then 10 s
   }
 });
 
-test.serial('Given 25 calls a second, When 200 arrive at once, Then 25 start at once and 25 more each second (50 at most in any one second)', async (t) => {
+test.serial('Given 25 calls a second, When 200 arrive at once, Then 13 start at once and 25 more each second (38 at most in any one second, well under the burst of 50 the gateway allows)', async (t) => {
   const clock = sinon.useFakeTimers();
   try {
     const gate = new RequestGate({ concurrent: 1000, perSecond: 25 });
     const { entered } = enterMany(gate, 200, 60_000);
     await clock.tickAsync(0);
-    t.is(entered.length, 25);
+    t.is(entered.length, 13);
     const perSecond: number[] = [];
     for (let second = 1; second <= 4; second += 1) {
       const before = entered.length;

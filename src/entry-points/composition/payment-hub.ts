@@ -25,6 +25,7 @@ import { PaymentRecorder } from '../../payments/payment-recorder';
 import { CardGatewayClient } from '../../payments/providers/card-gateway/client';
 import { MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
 import { ReconciliationRepository } from '../../data-access/reconciliation-repository';
+import { RedisProviderLimits } from '../../data-access/provider-limit-store';
 import { buildReconciler } from '../../reconciliation/wiring';
 
 const PROVIDER_TIMEOUT_MS = 8000;
@@ -42,12 +43,14 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const workers = new WorkerRepository(dataSource);
   const queue = new WebhookQueue(config.redisUrl, redisNamespace(config.db.name, config.db.tablePrefix), queueRole, log);
 
-  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS, limits: config.cardGateway.limits });
+  // The providers' per-account limits are kept together with the other processes using the accounts.
+  const providerLimits = new RedisProviderLimits(config.redisUrl, log);
+  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS, limits: config.cardGateway.limits, shared: providerLimits });
   const wallet = config.mobileWallet;
   const mobileWallet = new MobileWalletClient({
     apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
     merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_TIMEOUT_MS,
-    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' },
+    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' }, shared: providerLimits,
   });
 
   const events = new PaymentEvents();
@@ -65,7 +68,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   });
 
   return {
-    settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, cardGateway, mobileWallet,
+    settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
     changes, handOver: shop.handOver, reconciliation,
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),

@@ -114,7 +114,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     async close() {
       await shutdown.stop();
       shop.handOver.close();
-      await Promise.all([hub.queue.close(1000), throttle.stop(), staffThrottle.stop(), exchange.stop()]);
+      await Promise.all([hub.queue.close(1000), hub.providerLimits.close(), throttle.stop(), staffThrottle.stop(), exchange.stop()]);
     },
   };
 }

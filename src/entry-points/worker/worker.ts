@@ -226,6 +226,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       // Jobs in progress may finish; none is taken up meanwhile.
       const stopped = Promise.all([hub.queue.close(graceMs), jobs.idle(), Promise.allSettled([...running])]);
       await within(stopped, graceMs).catch(() => undefined);
+      await within(hub.providerLimits.close(), STOP_STEP_MS).catch(() => undefined);
       const abandoned = jobs.ids();
       if (abandoned.length) log.warn('worker_jobs_abandoned', { count: abandoned.length });
       // Closing the connections ends the abandoned jobs' transactions uncommitted; then their webhooks are

@@ -26,9 +26,17 @@ const RATE_LIMITED_RETRIES = 3;
 const RATE_LIMITED_PAUSE_MAX_MS = 8_000;
 
 /**
- * A gate in front of one kind of call: at most `concurrent` in flight and, by a token bucket holding one
- * second's worth, `perSecond` started on average and never more than twice that in any one second (the
- * burst the card gateway allows). Waiters go in arrival order, each within its own bound.
+ * The size of a token bucket refilled at `perSecond`: half a second's worth. No one second then sees more
+ * than one and a half times the rate, which leaves the rest of the burst the card gateway allows (twice
+ * its rate) for calls that the network or a busy event loop bunches together on their way.
+ */
+export function bucketSize(perSecond: number): number {
+  return Math.max(1, Math.ceil(perSecond / 2));
+}
+
+/**
+ * A gate in front of one kind of call: at most `concurrent` in flight and, by a token bucket (bucketSize),
+ * `perSecond` started on average. Waiters go in arrival order, each within its own bound.
  */
 export class RequestGate {
   private inFlight = 0;
@@ -39,7 +47,7 @@ export class RequestGate {
   private refill: NodeJS.Timeout | undefined;
 
   constructor(private readonly limits: RequestLimits, private readonly now: () => number = Date.now) {
-    this.burst = Number.isFinite(limits.perSecond) ? Math.max(1, limits.perSecond) : Infinity;
+    this.burst = bucketSize(limits.perSecond);
     this.tokens = this.burst;
     this.refilledAt = now();
   }
@@ -102,31 +110,136 @@ export class RequestGate {
   }
 }
 
+/** One kind of calls to one provider account, whose limits the processes using the account keep together. */
+export interface SharedPlaces {
+  /**
+   * Takes up to `want` places (each a lease that ends by itself after `leaseMs`), answering the leases
+   * granted and when to ask again if fewer; null when the store cannot answer now, so that the process
+   * goes by its own limits alone.
+   */
+  take(limits: RequestLimits, want: number, leaseMs: number): Promise<{ leases: string[]; retryInMs: number } | null>;
+  give(lease: string): void;
+}
+
+/** Where the processes using one provider account keep its limits together (Redis: src/data-access/provider-limit-store.ts). */
+export interface SharedLimitStore {
+  places(provider: string, apiUrl: string, credential: string, kind: keyof ProviderLimits): SharedPlaces;
+}
+
+/** A shared place outlives its call's own bound by this much, so that only a process that died leaves one to expire. */
+const LEASE_MARGIN_MS = 2000;
+
+/**
+ * The places of one kind of calls under the account's limits, for this process: calls that have their
+ * place at the local gate line up here, and one loop at a time asks the shared store for places for all
+ * of them at once, asking again when a call here ends or when the store says a token will be there.
+ */
+class SharedAdmission {
+  private readonly waiting: { deadline: number; leaseMs: number; enter: (lease: string | null | false) => void }[] = [];
+  private asking = false;
+  private poke: (() => void) | undefined;
+
+  constructor(private readonly places: SharedPlaces, private readonly limits: RequestLimits) {}
+
+  /** A lease once the call may start (`null`: the store could not answer, go by this process's limits), false if `deadline` passed first. */
+  enter(deadline: number, callMs: number): Promise<string | null | false> {
+    return new Promise((enter) => {
+      this.waiting.push({ deadline, leaseMs: callMs + LEASE_MARGIN_MS, enter });
+      void this.ask();
+    });
+  }
+
+  leave(lease: string | null): void {
+    if (lease !== null) this.places.give(lease);
+    this.poke?.();
+  }
+
+  private async ask(): Promise<void> {
+    if (this.asking) return;
+    this.asking = true;
+    try {
+      while (this.waiting.length) {
+        const now = Date.now();
+        for (const late of this.waiting.filter((waiter) => waiter.deadline <= now)) {
+          this.waiting.splice(this.waiting.indexOf(late), 1);
+          late.enter(false);
+        }
+        if (!this.waiting.length) return;
+        const leaseMs = Math.max(...this.waiting.map((waiter) => waiter.leaseMs));
+        const answer = await this.places.take(this.limits, this.waiting.length, leaseMs);
+        if (!answer) {
+          for (const waiter of this.waiting.splice(0)) waiter.enter(null);
+          return;
+        }
+        for (const lease of answer.leases) {
+          const waiter = this.waiting.shift();
+          if (waiter && waiter.deadline > Date.now()) waiter.enter(lease);
+          else {
+            this.places.give(lease);
+            waiter?.enter(false);
+          }
+        }
+        if (this.waiting.length && !answer.leases.length) await this.pause(answer.retryInMs);
+      }
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  /** Until `ms` pass, a call of this process ends, or the first waiter's deadline comes. */
+  private pause(ms: number): Promise<void> {
+    const until = Math.min(ms, Math.min(...this.waiting.map((waiter) => waiter.deadline)) - Date.now());
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(1, until));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.poke = () => {
+        this.poke = undefined;
+        done();
+      };
+    });
+  }
+}
+
 /**
  * One provider's calls under its request limits: reads and writes each wait for a place at their gate, and
  * an answer of 429 (the provider's own limit, perhaps reached with other processes' calls) is tried again
  * after the pause the provider asks for, or 1, 2 and 4 seconds, before it is given to the caller.
  */
 export class LimitedProvider {
-  private readonly reads: RequestGate;
-  private readonly writes: RequestGate;
+  private readonly gates: Record<keyof ProviderLimits, { local: RequestGate; shared?: SharedAdmission }>;
 
-  constructor(limits: ProviderLimits, private readonly waitMs = LIMIT_WAIT_MS) {
-    this.reads = new RequestGate(limits.reads);
-    this.writes = new RequestGate(limits.writes);
+  /**
+   * `shared` keeps the limits that have a rate (those the provider sets per account) together with the
+   * other processes using the account; the rest are this process's own.
+   */
+  constructor(limits: ProviderLimits, private readonly waitMs = LIMIT_WAIT_MS, shared?: (kind: keyof ProviderLimits) => SharedPlaces) {
+    const gate = (kind: keyof ProviderLimits) => ({
+      local: new RequestGate(limits[kind]),
+      shared: shared && Number.isFinite(limits[kind].perSecond) ? new SharedAdmission(shared(kind), limits[kind]) : undefined,
+    });
+    this.gates = { reads: gate('reads'), writes: gate('writes') };
   }
 
   async exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string): Promise<ProviderExchange> {
-    const gate = method === 'GET' ? this.reads : this.writes;
+    const gate = method === 'GET' ? this.gates.reads : this.gates.writes;
     for (let attempt = 0; ; attempt += 1) {
-      if (!(await gate.enter(this.waitMs))) {
-        return { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${this.waitMs / 1000} s` };
+      const deadline = Date.now() + this.waitMs;
+      const timedOut: ProviderExchange = { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${this.waitMs / 1000} s` };
+      if (!(await gate.local.enter(this.waitMs))) return timedOut;
+      const lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
+      if (lease === false) {
+        gate.local.leave();
+        return timedOut;
       }
       let response: ProviderExchange;
       try {
         response = await exchange(method, url, headers, body, timeoutMs, what);
       } finally {
-        gate.leave();
+        gate.shared?.leave(lease);
+        gate.local.leave();
       }
       if (!response.ok || response.status !== 429 || attempt === RATE_LIMITED_RETRIES) return response;
       await new Promise((resolve) => setTimeout(resolve, pauseAfterRateLimit(response.headers['retry-after'], attempt)));

@@ -76,7 +76,7 @@ export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSou
     return await work(hub, dataSource);
   } finally {
     hub.handOver.close();
-    await hub.queue.close(1000);
+    await Promise.all([hub.queue.close(1000), hub.providerLimits.close()]);
     await dataSource.destroy();
   }
 }

@@ -1,5 +1,5 @@
 import type { ProviderFailure } from '../http-request';
-import { LimitedProvider, type ProviderLimits } from '../request-limits';
+import { LIMIT_WAIT_MS, LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
 
 /**
  * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
@@ -119,6 +119,8 @@ export interface CardGatewayClientOptions {
   timeoutMs: number;
   /** The account's request limits (CARD_GATEWAY_MAX_*); the documented ones unless given. */
   limits?: ProviderLimits;
+  /** Where the limits are kept together with the other processes using the account; this process's own unless given. */
+  shared?: SharedLimitStore;
 }
 
 /**
@@ -141,7 +143,8 @@ export class CardGatewayClient {
     this.baseUrl = options.apiUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.authorization = `Basic ${Buffer.from(`${options.apiKey}:`, 'utf8').toString('base64')}`;
     this.timeoutMs = options.timeoutMs;
-    this.provider = new LimitedProvider(options.limits ?? CARD_GATEWAY_LIMITS);
+    const { shared } = options;
+    this.provider = new LimitedProvider(options.limits ?? CARD_GATEWAY_LIMITS, LIMIT_WAIT_MS, shared && ((kind) => shared.places('card_gateway', this.baseUrl, options.apiKey, kind)));
   }
 
   getInvoice(handle: string): Promise<CardGatewayResult<CardGatewayInvoice>> {

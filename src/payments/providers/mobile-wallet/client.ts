@@ -1,5 +1,5 @@
 import { PROVIDER_MAX_IN_FLIGHT, type ProviderFailure } from '../http-request';
-import { LimitedProvider, type ProviderLimits } from '../request-limits';
+import { LIMIT_WAIT_MS, LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -100,6 +100,8 @@ export interface MobileWalletClientOptions {
   system?: { name?: string; version?: string; pluginName?: string; pluginVersion?: string };
   /** Clock for token expiry, in ms; injectable for tests. */
   now?: () => number;
+  /** Where the charge rate is kept together with the other processes using the merchant; this process's own unless given. */
+  shared?: SharedLimitStore;
 }
 
 /** 1-40 characters without # ? / \ (Recurring API rule). */
@@ -123,12 +125,15 @@ export class MobileWalletClient {
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | null = null;
   private tokenRequest: Promise<MobileWalletResult<string>> | null = null;
-  private readonly provider = new LimitedProvider(MOBILE_WALLET_LIMITS);
+  private readonly provider: LimitedProvider;
 
   constructor(options: MobileWalletClientOptions) {
     this.options = options;
     this.baseUrl = options.apiUrl.replace(/\/+$/, '');
     this.now = options.now ?? Date.now;
+    const { shared } = options;
+    // The rate is the merchant's (its serial number), whichever API keys are used.
+    this.provider = new LimitedProvider(MOBILE_WALLET_LIMITS, LIMIT_WAIT_MS, shared && ((kind) => shared.places('mobile_wallet', this.baseUrl, options.merchantSerialNumber, kind)));
     this.systemHeaders = {
       'Vipps-System-Name': options.system?.name ?? 'shop-sidecar',
       'Vipps-System-Version': options.system?.version ?? '0.1.0',

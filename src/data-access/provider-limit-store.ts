@@ -1,0 +1,105 @@
+import crypto from 'node:crypto';
+import type { Logger } from '../logger';
+import { within } from '../shared/within';
+import { closeRedis, openRedis, RedisScript, type RedisClient } from './redis';
+import { bucketSize, type RequestLimits, type SharedLimitStore, type SharedPlaces } from '../payments/providers/request-limits';
+
+/**
+ * Takes up to ARGV[4] places under one kind of a provider account's limits, for every process using the
+ * account: a place is a lease in a sorted set (scored by the moment, Redis' clock, it ends), and a start
+ * takes a token from a bucket holding ARGV[3] (bucketSize) that refills at ARGV[2] a second (0: no rate). Expired
+ * leases (a process that died mid-call) are dropped first. Answers the leases granted, and when fewer
+ * than asked, how many ms until it is worth asking again (a token's refill, or a short look for a place).
+ */
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local leaseMs = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local want = math.min(tonumber(ARGV[4]), tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1]))
+local rate = tonumber(ARGV[2])
+local retry = 25
+if want > 0 and rate > 0 then
+  local burst = tonumber(ARGV[3])
+  local bucket = redis.call('HMGET', KEYS[2], 'tokens', 'at')
+  local tokens = tonumber(bucket[1]) or burst
+  local at = tonumber(bucket[2]) or now
+  tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
+  local granted = math.min(want, math.floor(tokens))
+  if granted < want then retry = math.max(1, math.ceil((1 - (tokens - granted)) * 1000 / rate)) end
+  want = granted
+  redis.call('HSET', KEYS[2], 'tokens', tostring(tokens - granted), 'at', now)
+  redis.call('PEXPIRE', KEYS[2], math.ceil(burst * 1000 / rate) + 1000)
+end
+local leases = {}
+for i = 1, math.max(want, 0) do
+  leases[i] = ARGV[6] .. i
+  redis.call('ZADD', KEYS[1], now + leaseMs, leases[i])
+end
+if redis.call('PTTL', KEYS[1]) < leaseMs then redis.call('PEXPIRE', KEYS[1], leaseMs) end
+return { retry, unpack(leases) }`;
+
+const SCRIPT = new RedisScript(TAKE);
+
+/** The longest a question to Redis may take before the caller goes by its own process's limits. */
+const ASK_MS = 1000;
+/** After Redis failed to answer, the limits are kept per process this long before Redis is asked again. */
+const UNSHARED_FOR_MS = 2000;
+
+/**
+ * A provider account's limits kept together in Redis by every process that uses the account (the API's
+ * instances, the workers, the CLI), so that together they stay within what the provider allows. Its Redis
+ * connection opens on first use. While Redis cannot answer, each process goes by its own limits (as if
+ * alone), and a 429 from the provider is tried again as always.
+ */
+export class RedisProviderLimits implements SharedLimitStore {
+  private client: { redis: RedisClient; connecting: Promise<unknown> } | undefined;
+  private unsharedUntil = 0;
+  private sequence = 0;
+  private readonly process = crypto.randomBytes(8).toString('hex');
+
+  constructor(private readonly redisUrl: string, private readonly log: Logger) {}
+
+  /** The places of one kind of calls (`reads`, `writes`) to the account at `apiUrl` with `credential`. */
+  places(provider: string, apiUrl: string, credential: string, kind: string): SharedPlaces {
+    const account = crypto.createHash('sha256').update(`${apiUrl}\n${credential}`).digest('hex').slice(0, 24);
+    const key = `shop-sidecar:provider-limits:${provider}:${account}:${kind}`;
+    return {
+      take: (limits, want, leaseMs) => this.take(key, limits, want, leaseMs),
+      give: (lease) => {
+        this.client?.redis.zRem(`${key}:leases`, lease).catch(() => undefined);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.client) await closeRedis(this.client.redis);
+  }
+
+  private async take(key: string, limits: RequestLimits, want: number, leaseMs: number): Promise<{ leases: string[]; retryInMs: number } | null> {
+    if (Date.now() < this.unsharedUntil) return null;
+    if (!this.client) {
+      const { client: redis, connecting } = openRedis(this.redisUrl, this.log);
+      this.client = { redis, connecting: within(connecting, ASK_MS).catch(() => undefined) };
+    }
+    await this.client.connecting;
+    try {
+      if (!this.client.redis.isReady) throw new Error('Redis is not connected');
+      const rate = Number.isFinite(limits.perSecond) ? limits.perSecond : 0;
+      this.sequence += 1;
+      const reply = await within(SCRIPT.run(this.client.redis, [`${key}:leases`, `${key}:bucket`], [
+        String(limits.concurrent), String(rate), String(rate ? bucketSize(rate) : 1), String(want), String(leaseMs), `${this.process}:${this.sequence}:`,
+      ]), ASK_MS) as [number, ...string[]];
+      const [retryInMs, ...leases] = reply;
+      if (this.unsharedUntil) {
+        this.unsharedUntil = 0;
+        this.log.info('provider_limits_shared_again', {});
+      }
+      return { leases, retryInMs: Number(retryInMs) };
+    } catch (error) {
+      if (!this.unsharedUntil) this.log.warn('provider_limits_unshared', { error: error instanceof Error ? error.message : String(error) });
+      this.unsharedUntil = Date.now() + UNSHARED_FOR_MS;
+      return null;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import crypto from 'node:crypto';
+import test from 'ava';
+import { RedisProviderLimits } from '../../src/data-access/provider-limit-store';
+import { silentLogger } from '../../src/logger';
+import { CardGatewayClient } from '../../src/payments/providers/card-gateway/client';
+import { FakeCardGateway } from '../support/fake-card-gateway';
+
+// Several processes using one provider account (the API's instances, workers, the CLI) keep the account's
+// request limits together in Redis. Each RedisProviderLimits here stands for one process: its own Redis
+// connection and its own leases.
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function processes(count: number): RedisProviderLimits[] {
+  return Array.from({ length: count }, () => new RedisProviderLimits(REDIS_URL, silentLogger));
+}
+
+/** A fresh account, so that runs of this file never share keys. */
+const account = () => `key-${crypto.randomBytes(6).toString('hex')}`;
+
+test('Given 10 calls in flight per account, When two processes ask for 8 places each, Then they get 10 together, and a place given back is taken by the other', async (t) => {
+  const [first, second] = processes(2);
+  t.teardown(() => Promise.all([first.close(), second.close()]));
+  const credential = account();
+  const limits = { concurrent: 10, perSecond: 1000 };
+  const a = first.places('card_gateway', 'http://gateway.invalid', credential, 'reads');
+  const b = second.places('card_gateway', 'http://gateway.invalid', credential, 'reads');
+  const fromA = await a.take(limits, 8, 10_000);
+  const fromB = await b.take(limits, 8, 10_000);
+  t.is(fromA?.leases.length, 8);
+  t.is(fromB?.leases.length, 2);
+  t.true(fromB!.retryInMs > 0 && fromB!.retryInMs <= 50, 'asked to look again shortly');
+  a.give(fromA!.leases[0]!);
+  a.give(fromA!.leases[1]!);
+  const again = await b.take(limits, 5, 10_000);
+  t.is(again?.leases.length, 2);
+  const other = await first.places('card_gateway', 'http://gateway.invalid', account(), 'reads').take(limits, 10, 10_000);
+  t.is(other?.leases.length, 10, 'another account has limits of its own');
+});
+
+test('Given 10 starts a second per account, When two processes ask for 30 at once, Then 5 start between them (half a second of calls) and the next waits about 100 ms', async (t) => {
+  const [first, second] = processes(2);
+  t.teardown(() => Promise.all([first.close(), second.close()]));
+  const credential = account();
+  const limits = { concurrent: 1000, perSecond: 10 };
+  const fromA = await first.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
+  const fromB = await second.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
+  t.is(fromA!.leases.length + fromB!.leases.length, 5);
+  t.true(fromB!.retryInMs >= 1 && fromB!.retryInMs <= 100, `retry in ${fromB!.retryInMs} ms`);
+  await new Promise((resolve) => setTimeout(resolve, 320));
+  const later = await second.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
+  t.true(later!.leases.length >= 3 && later!.leases.length <= 4, `${later!.leases.length} tokens after 320 ms at 10 a second`);
+});
+
+test('When a process dies holding places, Then they are free again once their leases end', async (t) => {
+  const [dying, living] = processes(2);
+  t.teardown(() => living.close());
+  const credential = account();
+  const limits = { concurrent: 4, perSecond: 1000 };
+  t.is((await dying.places('card_gateway', 'http://gateway.invalid', credential, 'reads').take(limits, 4, 300))?.leases.length, 4);
+  await dying.close(); // gone without giving anything back
+  const places = living.places('card_gateway', 'http://gateway.invalid', credential, 'reads');
+  t.is((await places.take(limits, 4, 10_000))?.leases.length, 0);
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  t.is((await places.take(limits, 4, 10_000))?.leases.length, 4);
+});
+
+test('Given a gateway enforcing its documented limits, When two processes read 60 invoices each at once, Then none is turned away and no more than 10 are in flight', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  const stores = processes(2);
+  t.teardown(async () => {
+    await Promise.all(stores.map((store) => store.close()));
+    await fake.stop();
+  });
+  fake.latencyMs = 100;
+  fake.enforceLimits(10, 50);
+  for (let i = 0; i < 120; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
+  const kinds: string[] = [];
+  const original = (fake as any).rateLimitedAnswer.bind(fake);
+  (fake as any).rateLimitedAnswer = (kind: string) => { kinds.push(`${kind} at ${Date.now() % 100000}`); return original(kind); };
+  const clients = stores.map((shared) => new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, shared }));
+  const results = await Promise.all(Array.from({ length: 120 }, (_, i) => clients[i % 2]!.getInvoice(`inv-${i}`)));
+  t.true(results.every((result) => result.ok));
+  t.is(fake.rateLimited, 0, `no call turned away ${kinds.join(', ')}`);
+  t.true(fake.maxInFlight <= 10, `at most 10 in flight (saw ${fake.maxInFlight})`);
+});
+
+test('Given the same two processes keeping their limits apart, Then the gateway turns calls away (what sharing prevents)', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  t.teardown(() => fake.stop());
+  fake.latencyMs = 100;
+  fake.enforceLimits(10, 50);
+  for (let i = 0; i < 120; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
+  const clients = [0, 1].map(() => new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000 }));
+  const results = await Promise.all(Array.from({ length: 120 }, (_, i) => clients[i % 2]!.getInvoice(`inv-${i}`)));
+  t.true(results.every((result) => result.ok), 'the 429s were asked again');
+  t.true(fake.rateLimited > 0, 'calls turned away');
+});
+
+test('When Redis cannot be reached, Then calls go by the process\'s own limits at once instead of waiting for it', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  // Nothing listens on port 1: the connection is refused at once.
+  const shared = new RedisProviderLimits('redis://127.0.0.1:1', silentLogger);
+  t.teardown(async () => {
+    await shared.close();
+    await fake.stop();
+  });
+  fake.enforceLimits(10, 50);
+  for (let i = 0; i < 20; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
+  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, shared });
+  const started = Date.now();
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.getInvoice(`inv-${i}`)));
+  t.true(results.every((result) => result.ok));
+  t.true(Date.now() - started < 3000, `answered in ${Date.now() - started} ms`);
+  t.is(fake.rateLimited, 0);
+  t.true(fake.maxInFlight <= 10);
+});
