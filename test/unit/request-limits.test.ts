@@ -1,7 +1,7 @@
 import test from 'ava';
 import sinon from 'sinon';
 import { CardGatewayClient } from '../../src/payments/providers/card-gateway/client.js';
-import { pauseAfterRateLimit, RequestGate } from '../../src/payments/providers/request-limits.js';
+import { pauseAfterRateLimit, providerCallsWaitingAtLimits, RequestGate } from '../../src/payments/providers/request-limits.js';
 import { FakeCardGateway } from '../support/fake-card-gateway.js';
 
 /** Enters `count` calls at once and reports how many are in after each step of the fake clock. */
@@ -100,4 +100,18 @@ test('Given a gateway that enforces its documented limits, When 80 reads are ask
   t.true(results.every((result) => result.ok));
   t.is(fake.rateLimited, 0);
   t.true(fake.maxInFlight <= 10);
+});
+
+test.serial('Calls waiting for their place under the limits are counted for the watchdog, and no longer once they start', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  t.teardown(() => fake.stop());
+  fake.latencyMs = 300;
+  fake.setInvoice('inv-slow', { state: 'settled', amount: 100, customer: 'c' });
+  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, limits: { reads: { concurrent: 10, perSecond: 1000 }, writes: { concurrent: 10, perSecond: 1000 } } });
+  const calls = Array.from({ length: 15 }, () => client.getInvoice('inv-slow'));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.is(providerCallsWaitingAtLimits(), 5);
+  t.true((await Promise.all(calls)).every((result) => result.ok));
+  t.is(providerCallsWaitingAtLimits(), 0);
 });

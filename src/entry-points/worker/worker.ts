@@ -7,6 +7,7 @@ import { buildShopData } from '../composition/shop-data';
 import type { Logger } from '../../logger';
 import { poolState } from '../../data-access/data-source';
 import { providerCallsInFlight } from '../../payments/providers/http-request';
+import { providerCallsWaitingAtLimits } from '../../payments/providers/request-limits';
 import { within } from '../../shared/within';
 import { JobsInHand } from './jobs-in-hand';
 import { companionTakesHandOver } from '../../data-access/woocommerce-change-repository';
@@ -63,7 +64,7 @@ export interface StallReport {
   oldestJobSeconds: number;
   secondsSinceProgress: number;
   database: ReturnType<typeof poolState>;
-  providerCalls: ReturnType<typeof providerCallsInFlight>;
+  providerCalls: ReturnType<typeof providerCallsInFlight> & { waitingAtLimits: number };
 }
 
 export interface RunningWorker {
@@ -188,7 +189,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       oldestJobSeconds: Math.round(jobs.oldestMs() / 1000),
       secondsSinceProgress: Math.round(jobs.sinceProgressMs() / 1000),
       database: poolState(dataSource),
-      providerCalls: providerCallsInFlight(),
+      providerCalls: { ...providerCallsInFlight(), waitingAtLimits: providerCallsWaitingAtLimits() },
     };
     log.error('worker_stalled', { ...waitingFor });
     await workers.markStalled(name, JSON.stringify(waitingFor), hub.webhooks.releaseClaimsStatement(jobs.ids()), STOP_STEP_MS)

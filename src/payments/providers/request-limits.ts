@@ -203,6 +203,13 @@ class SharedAdmission {
   }
 }
 
+let callsWaiting = 0;
+
+/** Provider calls of this process waiting for their place under the limits (the worker's watchdog reports them). */
+export function providerCallsWaitingAtLimits(): number {
+  return callsWaiting;
+}
+
 /**
  * One provider's calls under its request limits: reads and writes each wait for a place at their gate, and
  * an answer of 429 (the provider's own limit, perhaps reached with other processes' calls) is tried again
@@ -228,8 +235,14 @@ export class LimitedProvider {
     for (let attempt = 0; ; attempt += 1) {
       const deadline = Date.now() + this.waitMs;
       const timedOut: ProviderExchange = { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${this.waitMs / 1000} s` };
-      if (!(await gate.local.enter(this.waitMs))) return timedOut;
-      const lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
+      callsWaiting += 1;
+      let lease: string | null | false = false;
+      try {
+        if (!(await gate.local.enter(this.waitMs))) return timedOut;
+        lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
+      } finally {
+        callsWaiting -= 1;
+      }
       if (lease === false) {
         gate.local.leave();
         return timedOut;
