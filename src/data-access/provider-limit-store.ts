@@ -64,10 +64,17 @@ export class RedisProviderLimits implements SharedLimitStore {
   places(provider: string, apiUrl: string, credential: string, kind: string): SharedPlaces {
     const account = crypto.createHash('sha256').update(`${apiUrl}\n${credential}`).digest('hex').slice(0, 24);
     const key = `shop-sidecar:provider-limits:${provider}:${account}:${kind}`;
+    // Leases given back in one turn of the event loop go to Redis together.
+    let given: string[] = [];
+    const giveBack = () => {
+      const leases = given;
+      given = [];
+      this.client?.redis.zRem(`${key}:leases`, leases).catch(() => undefined);
+    };
     return {
       take: (limits, want, leaseMs) => this.take(key, limits, want, leaseMs),
       give: (lease) => {
-        this.client?.redis.zRem(`${key}:leases`, lease).catch(() => undefined);
+        if (given.push(lease) === 1) setImmediate(giveBack);
       },
     };
   }

@@ -32,6 +32,7 @@ test('Given 10 calls in flight per account, When two processes ask for 8 places 
   t.true(fromB!.retryInMs > 0 && fromB!.retryInMs <= 50, 'asked to look again shortly');
   a.give(fromA!.leases[0]!);
   a.give(fromA!.leases[1]!);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // given back together at the end of the turn
   const again = await b.take(limits, 5, 10_000);
   t.is(again?.leases.length, 2);
   const other = await first.places('card_gateway', 'http://gateway.invalid', account(), 'reads').take(limits, 10, 10_000);

@@ -28,7 +28,7 @@ type RecordedRequestOf = import('./fake-provider-server').RecordedRequest;
  * An account whose request limits the gateway has raised: for tests of recovery at volume, whose
  * thousands of webhooks would otherwise take minutes at the documented 25 reads a second.
  */
-export const RAISED_LIMITS_ENV = { CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '128', CARD_GATEWAY_MAX_READS_PER_SECOND: '100000', CARD_GATEWAY_MAX_WRITES_PER_SECOND: '100000' };
+export const RAISED_LIMITS_ENV = { CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '1000', CARD_GATEWAY_MAX_READS_PER_SECOND: '100000', CARD_GATEWAY_MAX_WRITES_PER_SECOND: '100000' };
 
 /** The gateway's messages for its request-limit codes. */
 const LIMIT_MESSAGES: Record<number, string> = { 122: 'Request rate limit exceeded', 123: 'Concurrent request limit exceeded' };
