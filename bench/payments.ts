@@ -12,6 +12,7 @@ import { createShopDataSource } from '../src/data-access/data-source';
 import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
 import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
 import { FakeCardGateway, RAISED_LIMITS_ENV } from '../test/support/fake-card-gateway';
+import { CARD_GATEWAY_LIMITS } from '../src/payments/providers/card-gateway/client';
 import { startProcess, type MeasureRow } from './common';
 import type { ProbeSample } from './worker-probe';
 
@@ -29,14 +30,16 @@ const PROBE = path.join(__dirname, 'worker-probe.js');
  * load falls on all of them. BENCH_PROBE=0 leaves the worker probe out. The card gateway's request
  * limits are raised for the account (as the gateway does on request), so the curve shows the worker's own
  * pace; BENCH_DOCUMENTED_LIMITS=1 keeps the documented ones (25 reads a second), the pace of a shop
- * whose limits are not raised.
+ * whose limits are not raised, with the loopback gateway enforcing them, so that each run shows whether
+ * the workers together stayed within them (calls turned away, most in flight).
  */
 const curveWorkers = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number).filter((n) => n > 0);
 const curveEvents = Number(process.env.BENCH_CURVE_EVENTS ?? 10_000);
 const curveRounds = Number(process.env.BENCH_CURVE_ROUNDS ?? 3);
 const curveLatencyMs = Number(process.env.BENCH_PROVIDER_LATENCY_MS ?? 150);
 const probeWorkers = process.env.BENCH_PROBE !== '0';
-const providerLimits = process.env.BENCH_DOCUMENTED_LIMITS === '1' ? {} : RAISED_LIMITS_ENV;
+const documentedLimits = process.env.BENCH_DOCUMENTED_LIMITS === '1';
+const providerLimits = documentedLimits ? {} : RAISED_LIMITS_ENV;
 /** BENCH_DIAGNOSE=1 also prints what the database's threads were doing during each run. */
 const diagnose = process.env.BENCH_DIAGNOSE === '1';
 
@@ -157,6 +160,8 @@ export interface WorkerRun {
   redisTop: string;
   outcomes: string;
   benchLoopDelayP99Ms: number;
+  /** As the provider saw it: calls it turned away with 429 and the most it held at once (all workers together). */
+  provider: { turnedAway: number; mostInFlight: number };
 }
 
 export interface PaymentsResult {
@@ -188,6 +193,8 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
 
   const fake = new FakeCardGateway({ webhookSecret: SECRET });
   await fake.start();
+  // Kept to the documented limits, the gateway turns away what goes over them (10 in flight, bursts of 50 a second).
+  if (documentedLimits) fake.enforceLimits(CARD_GATEWAY_LIMITS.reads.concurrent, 2 * CARD_GATEWAY_LIMITS.reads.perSecond);
   // Calls the provider holds right now, counted on its own server (all workers together).
   let providerInFlight = 0;
   // Answers given and the time they took, arrival to close (the set latency plus this process's lateness).
@@ -244,6 +251,8 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
   const runWorkers = async (workers: number, latencyMs: number, fromId: number): Promise<WorkerRun> => {
     fake.latencyMs = latencyMs;
     fake.requests.length = 0;
+    const turnedAwayBefore = fake.rateLimited;
+    fake.maxInFlight = 0;
     const events = await pendingCount();
     const statusBefore = await serverStatus(db);
     const redisBefore = await redisCommandStats();
@@ -399,6 +408,7 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
       redisTop: redisDelta.slice(0, 6).map((command) => `${command.name} ${(command.calls / events).toFixed(2)}`).join(', '),
       outcomes: byStatus.map((row) => `${row.status} ${row.n}`).join(', '),
       benchLoopDelayP99Ms: benchLoopP99.length ? Math.max(...benchLoopP99) : NaN,
+      provider: { turnedAway: fake.rateLimited - turnedAwayBefore, mostInFlight: fake.maxInFlight },
     };
   };
 
@@ -468,12 +478,13 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
       'Per worker (means over the 10–90% part, from a probe loaded into each worker): provider calls in flight / waiting for a socket,',
       'jobs running / job fetches outstanding (bee-queue), the 99th percentile of the event loop\'s delay, callers waiting for a pooled connection and the mean wait for one.',
       'Shares: the events each worker claimed, in percent. Per event: InnoDB row-lock waits, InnoDB fsyncs, statements (Questions), Redis commands (all clients of the server).',
+      'Provider: calls it turned away with 429 (it enforces the documented limits only under BENCH_DOCUMENTED_LIMITS=1) and the most it held at once, all workers together.',
       '',
-      '| workers | events/s start / 10–90% | machine cores busy (not ours) | provider answer ms (bench loop p99 ms) | per worker: provider / socket wait / jobs / fetches / loop p99 ms / pool waiting / acquire ms | shares % | claims per statement | lock waits (max seen; per event; ms per event) | per event: fsyncs / statements / Redis calls | outcomes |',
-      '|---:|---|---|---|---|---|---:|---|---|---|',
+      '| workers | events/s start / 10–90% | machine cores busy (not ours) | provider answer ms (bench loop p99 ms) | per worker: provider / socket wait / jobs / fetches / loop p99 ms / pool waiting / acquire ms | shares % | claims per statement | lock waits (max seen; per event; ms per event) | per event: fsyncs / statements / Redis calls | provider: 429s / most in flight | outcomes |',
+      '|---:|---|---|---|---|---|---:|---|---|---:|---|',
       ...runs.map((run) => `| ${run.workers} | ${fixed(run.rate)} / ${fixed(run.steadyRate)} | ${fixed(run.machineCores.busy, 2)} (${fixed(run.machineCores.others, 2)}) | ${fixed(run.providerAnswerMs, 1)} (${fixed(run.benchLoopDelayP99Ms, 1)}) | ${run.perWorker.map((w) => `${fixed(w.provider)} / ${fixed(w.waitingForSocket)} / ${fixed(w.running)} / ${fixed(w.fetching)} / ${fixed(w.loopDelayP99Ms, 1)} / ${fixed(w.poolWaiting, 1)} / ${fixed(w.acquireMs, 2)}`).join('; ')} `
         + `| ${run.shares.map((share) => fixed(share)).join(', ')} | ${fixed(run.claimsPerStatement, 1)} | ${run.lockWaitsSeen}; ${fixed(run.perEvent.rowLockWaits, 3)}; ${fixed(run.perEvent.rowLockMs, 2)} `
-        + `| ${fixed(run.perEvent.logFsyncs, 2)} / ${fixed(run.perEvent.statements, 1)} / ${fixed(run.perEvent.redisCalls, 1)} (${run.redisTop}) | ${run.outcomes} |`),
+        + `| ${fixed(run.perEvent.logFsyncs, 2)} / ${fixed(run.perEvent.statements, 1)} / ${fixed(run.perEvent.redisCalls, 1)} (${run.redisTop}) | ${run.provider.turnedAway} / ${run.provider.mostInFlight} | ${run.outcomes} |`),
       '',
     ];
     sections.push(...curve);

@@ -166,7 +166,7 @@ class SharedAdmission {
         }
         if (!this.waiting.length) return;
         const leaseMs = Math.max(...this.waiting.map((waiter) => waiter.leaseMs));
-        const answer = await this.places.take(this.limits, this.waiting.length, leaseMs);
+        const answer = await this.places.take(this.limits, this.waiting.length, leaseMs).catch(() => null);
         if (!answer) {
           for (const waiter of this.waiting.splice(0)) waiter.enter(null);
           return;
