@@ -55,6 +55,7 @@ const UNSHARED_FOR_MS = 2000;
 export class RedisProviderLimits implements SharedLimitStore {
   private client: { redis: RedisClient; connecting: Promise<unknown> } | undefined;
   private unsharedUntil = 0;
+  private closed = false;
   private sequence = 0;
   private readonly process = crypto.randomBytes(8).toString('hex');
 
@@ -79,12 +80,15 @@ export class RedisProviderLimits implements SharedLimitStore {
     };
   }
 
+  /** Closes its connection, within a second whatever Redis does; calls after it keep their own process's limits. */
   async close(): Promise<void> {
-    if (this.client) await closeRedis(this.client.redis);
+    this.closed = true;
+    const redis = this.client?.redis;
+    if (redis) await within(closeRedis(redis), ASK_MS).catch(() => redis.isOpen && redis.destroy());
   }
 
   private async take(key: string, limits: RequestLimits, want: number, leaseMs: number): Promise<{ leases: string[]; retryInMs: number } | null> {
-    if (Date.now() < this.unsharedUntil) return null;
+    if (this.closed || Date.now() < this.unsharedUntil) return null;
     if (!this.client) {
       const { client: redis, connecting } = openRedis(this.redisUrl, this.log);
       this.client = { redis, connecting: within(connecting, ASK_MS).catch(() => undefined) };
