@@ -28,8 +28,9 @@ export const HEARTBEAT_INTERVAL_MS = 5000;
  * common), not on the CPU, so this follows the provider's latency and limits, not the cores. Under the
  * card gateway's documented limits (25 reads a second) the last of 200 jobs waits some 8 s for its
  * call, well inside the 30 s a call may wait (LIMIT_WAIT_MS); where an account's limits are raised,
- * 200 places keep 128 calls in flight (PROVIDER_MAX_IN_FLIGHT), up to some 850 events a second at
- * 150 ms. Each call has a deadline (8 s), so calls that hang hold a few places a while, never all.
+ * each of the 200 places may have its call in flight (PROVIDER_MAX_IN_FLIGHT is as many), up to some
+ * 1,300 events a second at 150 ms where the CPU allows. Each call has a deadline (8 s), so calls that
+ * hang hold a few places a while, never all.
  */
 export const WEBHOOK_JOB_CONCURRENCY = 200;
 
