@@ -126,6 +126,14 @@ export interface SharedLimitStore {
   places(provider: string, apiUrl: string, credential: string, kind: keyof ProviderLimits): SharedPlaces;
 }
 
+/** A provider account (its API and the credential it is known by) whose limits are kept in `store`. */
+export interface SharedAccount {
+  store: SharedLimitStore;
+  provider: string;
+  apiUrl: string;
+  credential: string;
+}
+
 /** A shared place outlives its call's own bound by this much, so that only a process that died leaves one to expire. */
 const LEASE_MARGIN_MS = 2000;
 
@@ -219,13 +227,15 @@ export class LimitedProvider {
   private readonly gates: Record<keyof ProviderLimits, { local: RequestGate; shared?: SharedAdmission }>;
 
   /**
-   * `shared` keeps the limits that have a rate (those the provider sets per account) together with the
-   * other processes using the account; the rest are this process's own.
+   * With `account`, the limits that have a rate (those the provider sets per account) are kept together
+   * with the other processes using the account; the rest are this process's own.
    */
-  constructor(limits: ProviderLimits, private readonly waitMs = LIMIT_WAIT_MS, shared?: (kind: keyof ProviderLimits) => SharedPlaces) {
+  constructor(limits: ProviderLimits, account?: SharedAccount) {
     const gate = (kind: keyof ProviderLimits) => ({
       local: new RequestGate(limits[kind]),
-      shared: shared && Number.isFinite(limits[kind].perSecond) ? new SharedAdmission(shared(kind), limits[kind]) : undefined,
+      shared: account && Number.isFinite(limits[kind].perSecond)
+        ? new SharedAdmission(account.store.places(account.provider, account.apiUrl, account.credential, kind), limits[kind])
+        : undefined,
     });
     this.gates = { reads: gate('reads'), writes: gate('writes') };
   }
@@ -233,12 +243,12 @@ export class LimitedProvider {
   async exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string): Promise<ProviderExchange> {
     const gate = method === 'GET' ? this.gates.reads : this.gates.writes;
     for (let attempt = 0; ; attempt += 1) {
-      const deadline = Date.now() + this.waitMs;
-      const timedOut: ProviderExchange = { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${this.waitMs / 1000} s` };
+      const deadline = Date.now() + LIMIT_WAIT_MS;
+      const timedOut: ProviderExchange = { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${LIMIT_WAIT_MS / 1000} s` };
       callsWaiting += 1;
       let lease: string | null | false = false;
       try {
-        if (!(await gate.local.enter(this.waitMs))) return timedOut;
+        if (!(await gate.local.enter(LIMIT_WAIT_MS))) return timedOut;
         lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
       } finally {
         callsWaiting -= 1;

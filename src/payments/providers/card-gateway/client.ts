@@ -1,5 +1,5 @@
 import type { ProviderFailure } from '../http-request';
-import { LIMIT_WAIT_MS, LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
+import { LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
 
 /**
  * Card gateway (Reepay / Frisbii) REST client: the few calls the payment processor needs.
@@ -144,7 +144,7 @@ export class CardGatewayClient {
     this.authorization = `Basic ${Buffer.from(`${options.apiKey}:`, 'utf8').toString('base64')}`;
     this.timeoutMs = options.timeoutMs;
     const { shared } = options;
-    this.provider = new LimitedProvider(options.limits ?? CARD_GATEWAY_LIMITS, LIMIT_WAIT_MS, shared && ((kind) => shared.places('card_gateway', this.baseUrl, options.apiKey, kind)));
+    this.provider = new LimitedProvider(options.limits ?? CARD_GATEWAY_LIMITS, shared && { store: shared, provider: 'card_gateway', apiUrl: this.baseUrl, credential: options.apiKey });
   }
 
   getInvoice(handle: string): Promise<CardGatewayResult<CardGatewayInvoice>> {

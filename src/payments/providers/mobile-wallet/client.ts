@@ -1,5 +1,5 @@
 import { PROVIDER_MAX_IN_FLIGHT, type ProviderFailure } from '../http-request';
-import { LIMIT_WAIT_MS, LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
+import { LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -133,7 +133,7 @@ export class MobileWalletClient {
     this.now = options.now ?? Date.now;
     const { shared } = options;
     // The rate is the merchant's (its serial number), whichever API keys are used.
-    this.provider = new LimitedProvider(MOBILE_WALLET_LIMITS, LIMIT_WAIT_MS, shared && ((kind) => shared.places('mobile_wallet', this.baseUrl, options.merchantSerialNumber, kind)));
+    this.provider = new LimitedProvider(MOBILE_WALLET_LIMITS, shared && { store: shared, provider: 'mobile_wallet', apiUrl: this.baseUrl, credential: options.merchantSerialNumber });
     this.systemHeaders = {
       'Vipps-System-Name': options.system?.name ?? 'shop-sidecar',
       'Vipps-System-Version': options.system?.version ?? '0.1.0',
