@@ -3,7 +3,7 @@ import test from 'ava';
 import { RedisProviderLimits } from '../../src/data-access/provider-limit-store';
 import { silentLogger } from '../../src/logger';
 import { CardGatewayClient } from '../../src/payments/providers/card-gateway/client';
-import { FakeCardGateway } from '../support/fake-card-gateway';
+import { readAllInvoices, startEnforcingGateway } from '../support/fake-card-gateway';
 
 // Several processes using one provider account (the API's instances, workers, the CLI) keep the account's
 // request limits together in Redis. Each RedisProviderLimits here stands for one process: its own Redis
@@ -67,51 +67,30 @@ test('When a process dies holding places, Then they are free again once their le
 });
 
 test('Given a gateway enforcing its documented limits, When two processes read 60 invoices each at once, Then none is turned away and no more than 10 are in flight', async (t) => {
-  const fake = new FakeCardGateway();
-  const { url } = await fake.start();
+  const fake = await startEnforcingGateway(t, 120, 100);
   const stores = processes(2);
-  t.teardown(async () => {
-    await Promise.all(stores.map((store) => store.close()));
-    await fake.stop();
-  });
-  fake.latencyMs = 100;
-  fake.enforceLimits(10, 50);
-  for (let i = 0; i < 120; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
-  const clients = stores.map((shared) => new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, shared }));
-  const results = await Promise.all(Array.from({ length: 120 }, (_, i) => clients[i % 2]!.getInvoice(`inv-${i}`)));
-  t.true(results.every((result) => result.ok));
+  t.teardown(() => Promise.all(stores.map((store) => store.close())));
+  const clients = stores.map((shared) => new CardGatewayClient({ apiUrl: fake.url, apiKey: fake.apiKey, timeoutMs: 5000, shared }));
+  t.true(await readAllInvoices(clients, 120));
   t.is(fake.rateLimited, 0, 'no call turned away');
   t.true(fake.maxInFlight <= 10, `at most 10 in flight (saw ${fake.maxInFlight})`);
 });
 
 test('Given the same two processes keeping their limits apart, Then the gateway turns calls away (what sharing prevents)', async (t) => {
-  const fake = new FakeCardGateway();
-  const { url } = await fake.start();
-  t.teardown(() => fake.stop());
-  fake.latencyMs = 100;
-  fake.enforceLimits(10, 50);
-  for (let i = 0; i < 120; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
-  const clients = [0, 1].map(() => new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000 }));
-  const results = await Promise.all(Array.from({ length: 120 }, (_, i) => clients[i % 2]!.getInvoice(`inv-${i}`)));
-  t.true(results.every((result) => result.ok), 'the 429s were asked again');
+  const fake = await startEnforcingGateway(t, 120, 100);
+  const clients = [0, 1].map(() => new CardGatewayClient({ apiUrl: fake.url, apiKey: fake.apiKey, timeoutMs: 5000 }));
+  t.true(await readAllInvoices(clients, 120), 'the 429s were asked again');
   t.true(fake.rateLimited > 0, 'calls turned away');
 });
 
 test('When Redis cannot be reached, Then calls go by the process\'s own limits at once instead of waiting for it', async (t) => {
-  const fake = new FakeCardGateway();
-  const { url } = await fake.start();
+  const fake = await startEnforcingGateway(t, 20);
   // Nothing listens on port 1: the connection is refused at once.
   const shared = new RedisProviderLimits('redis://127.0.0.1:1', silentLogger);
-  t.teardown(async () => {
-    await shared.close();
-    await fake.stop();
-  });
-  fake.enforceLimits(10, 50);
-  for (let i = 0; i < 20; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
-  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, shared });
+  t.teardown(() => shared.close());
+  const client = new CardGatewayClient({ apiUrl: fake.url, apiKey: fake.apiKey, timeoutMs: 5000, shared });
   const started = Date.now();
-  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.getInvoice(`inv-${i}`)));
-  t.true(results.every((result) => result.ok));
+  t.true(await readAllInvoices([client], 20));
   t.true(Date.now() - started < 3000, `answered in ${Date.now() - started} ms`);
   t.is(fake.rateLimited, 0);
   t.true(fake.maxInFlight <= 10);

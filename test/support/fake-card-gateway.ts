@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import type { ExecutionContext } from 'ava';
 import { FakeProviderServer, type ProviderAnswer } from './fake-provider-server';
 import { request, type TestResponse } from './http-client';
 import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/signature.js';
@@ -240,4 +241,24 @@ export async function sendCardGatewayEvent(apiUrl: string, event: CardGatewayDel
 export function sendInvoiceSettled(apiUrl: string, gateway: FakeCardGateway, handle: string): Promise<{ res: TestResponse; eventId: string }> {
   gateway.setInvoice(handle, { state: 'settled', amount: 1000 });
   return sendCardGatewayEvent(apiUrl, { event_type: 'invoice_settled', invoice: handle }, gateway.webhookSecret);
+}
+
+/**
+ * A gateway holding the settled invoices `inv-0` to `inv-<invoices - 1>` and enforcing the documented
+ * limits per account (10 calls in flight, bursts of 50 a second); stopped when the test ends.
+ */
+export async function startEnforcingGateway(t: ExecutionContext, invoices: number, latencyMs = 0): Promise<FakeCardGateway> {
+  const fake = new FakeCardGateway();
+  await fake.start();
+  t.teardown(() => fake.stop());
+  fake.latencyMs = latencyMs;
+  fake.enforceLimits(10, 50);
+  for (let i = 0; i < invoices; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
+  return fake;
+}
+
+/** Reads those invoices all at once, the clients taking turns; whether every read was answered. */
+export async function readAllInvoices(clients: { getInvoice(handle: string): Promise<{ ok: boolean }> }[], invoices: number): Promise<boolean> {
+  const results = await Promise.all(Array.from({ length: invoices }, (_, i) => clients[i % clients.length]!.getInvoice(`inv-${i}`)));
+  return results.every((result) => result.ok);
 }

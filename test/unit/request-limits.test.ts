@@ -2,7 +2,7 @@ import test from 'ava';
 import sinon from 'sinon';
 import { CardGatewayClient } from '../../src/payments/providers/card-gateway/client.js';
 import { pauseAfterRateLimit, providerCallsWaitingAtLimits, RequestGate } from '../../src/payments/providers/request-limits.js';
-import { FakeCardGateway } from '../support/fake-card-gateway.js';
+import { FakeCardGateway, readAllInvoices, startEnforcingGateway } from '../support/fake-card-gateway.js';
 
 /** Enters `count` calls at once and reports how many are in after each step of the fake clock. */
 function enterMany(gate: RequestGate, count: number, waitMs: number) {
@@ -89,15 +89,9 @@ test('When the card gateway keeps answering 429, Then the client gives up after 
 });
 
 test('Given a gateway that enforces its documented limits, When 80 reads are asked at once, Then every one is answered and none is turned away', async (t) => {
-  const fake = new FakeCardGateway();
-  const { url } = await fake.start();
-  t.teardown(() => fake.stop());
-  fake.latencyMs = 50;
-  fake.enforceLimits(10, 50);
-  for (let i = 0; i < 80; i += 1) fake.setInvoice(`inv-${i}`, { state: 'settled', amount: 100, customer: 'c' });
-  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 2000 });
-  const results = await Promise.all(Array.from({ length: 80 }, (_, i) => client.getInvoice(`inv-${i}`)));
-  t.true(results.every((result) => result.ok));
+  const fake = await startEnforcingGateway(t, 80, 50);
+  const client = new CardGatewayClient({ apiUrl: fake.url, apiKey: fake.apiKey, timeoutMs: 2000 });
+  t.true(await readAllInvoices([client], 80));
   t.is(fake.rateLimited, 0);
   t.true(fake.maxInFlight <= 10);
 });
