@@ -27,7 +27,11 @@ export interface Config {
   /** Said once at start: values of WP_CONFIG_FILE that could not be read without running it. */
   notices: string[];
   redisUrl: string;
-  http: { host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[]; metricsAllowed: string[] };
+  http: {
+    host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[]; metricsAllowed: string[];
+    /** How far the API's V8 heap may grow past what was live after a full collection, in percent; 0 leaves it to V8. */
+    heapGrowthPercent: number;
+  };
   helpdesk: {
     apiKey?: string;
     apiSecret?: string;
@@ -221,6 +225,7 @@ export function loadConfig(environment: Env = process.env): Config {
       tlsKeyFile,
       trustedProxies: addressList(env, 'TRUSTED_PROXIES', '127.0.0.1,::1'),
       metricsAllowed: addressList(env, 'METRICS_ALLOWED', '127.0.0.1,::1'),
+      heapGrowthPercent: integer(env, 'API_HEAP_GROWTH_PERCENT', 100, 0, 400),
     },
     helpdesk: {
       apiKey: text(env, 'HELPDESK_API_KEY'),

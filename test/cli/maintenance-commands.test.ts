@@ -60,6 +60,7 @@ test('When the operator adds and removes the order number index, Then only that 
 for (const [name, env, message] of [
   ['DB_NAME is missing', {}, 'configuration error: DB_NAME is required but not set'],
   ['PORT is not a number', { DB_NAME: 'x', PORT: 'eighty' }, 'configuration error: PORT must be a whole number from 0 to 65535'],
+  ['API_HEAP_GROWTH_PERCENT is out of range', { DB_NAME: 'x', API_HEAP_GROWTH_PERCENT: '1000' }, 'configuration error: API_HEAP_GROWTH_PERCENT must be a whole number from 0 to 400'],
   ['TRUSTED_PROXIES is not an address list', { DB_NAME: 'x', TRUSTED_PROXIES: '10.0.0.0/99' }, 'configuration error: TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges'],
   ['DUNNING_PLAN is malformed', { DB_NAME: 'x', DUNNING_PLAN: '12 hours' }, 'configuration error: DUNNING_PLAN must be a comma-separated list of waits such as 12h,1d,2d'],
   ['only one TLS file is set', { DB_NAME: 'x', TLS_CERT_FILE: __filename }, 'configuration error: TLS_KEY_FILE must be set together with the other TLS file'],
