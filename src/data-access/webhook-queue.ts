@@ -215,8 +215,8 @@ interface LegacyRedisClient {
 /**
  * The commands a client is given in one turn of the event loop go to Redis in one socket write. bee-queue's
  * client writes each command on its own: with 200 jobs at once that was a write per job for each of its
- * steps (take the next, read it, hold it, finish it), half of the worker's socket writes, and on one
- * machine a socket write costs both the worker and Redis more than the command itself. The socket is
+ * steps (take the next, read it, hold it, finish it), about half of the worker's socket writes, and where
+ * the worker and Redis share a machine a socket write costs both more than the command itself. The socket is
  * corked at the turn's first command and uncorked once the turn's callbacks have run, so no command waits
  * longer than that turn.
  */
