@@ -198,20 +198,23 @@ class SharedAdmission {
   private pause(ms: number): Promise<void> {
     const until = Math.min(ms, Math.min(...this.waiting.map((waiter) => waiter.deadline)) - Date.now());
     return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(1, until));
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        resolve();
-      }
-      this.poke = () => {
         this.poke = undefined;
-        done();
+        resolve();
       };
+      const timer = setTimeout(done, Math.max(1, until));
+      this.poke = done;
     });
   }
 }
 
 let callsWaiting = 0;
+
+/** The answer to a call that found no place under the limits within LIMIT_WAIT_MS. */
+function noPlace(what: string): ProviderExchange {
+  return { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${LIMIT_WAIT_MS / 1000} s` };
+}
 
 /** Provider calls of this process waiting for their place under the limits (the worker's watchdog reports them). */
 export function providerCallsWaitingAtLimits(): number {
@@ -244,18 +247,17 @@ export class LimitedProvider {
     const gate = method === 'GET' ? this.gates.reads : this.gates.writes;
     for (let attempt = 0; ; attempt += 1) {
       const deadline = Date.now() + LIMIT_WAIT_MS;
-      const timedOut: ProviderExchange = { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${LIMIT_WAIT_MS / 1000} s` };
       callsWaiting += 1;
       let lease: string | null | false = false;
       try {
-        if (!(await gate.local.enter(LIMIT_WAIT_MS))) return timedOut;
+        if (!(await gate.local.enter(LIMIT_WAIT_MS))) return noPlace(what);
         lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
       } finally {
         callsWaiting -= 1;
       }
       if (lease === false) {
         gate.local.leave();
-        return timedOut;
+        return noPlace(what);
       }
       let response: ProviderExchange;
       try {
