@@ -151,7 +151,7 @@ export interface WorkerRun {
   providerInFlight: number;
   /** The provider's mean answer time in the steady part, as its server saw it. */
   providerAnswerMs: number;
-  perWorker: { provider: number; waitingForSocket: number; loopDelayP99Ms: number; poolWaiting: number; acquireMs: number; running: number; fetching: number }[];
+  perWorker: { provider: number; waitingForSocket: number; loopDelayP99Ms: number; poolWaiting: number; acquireMs: number; holdMs: number; poolHeldShare: number; running: number; fetching: number }[];
   /** Share of the events each worker claimed, smallest and largest, in percent. */
   shares: number[];
   claimsPerStatement: number;
@@ -358,12 +358,18 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
       const window = inWindow(samples);
       const acquisitions = window.length > 1 ? window[window.length - 1].pool.acquisitions - window[0].pool.acquisitions : 0;
       const acquireMs = window.length > 1 ? window[window.length - 1].pool.acquireMs - window[0].pool.acquireMs : 0;
+      const holds = window.length > 1 ? window[window.length - 1].pool.holds - window[0].pool.holds : 0;
+      const holdMs = window.length > 1 ? window[window.length - 1].pool.holdMs - window[0].pool.holdMs : 0;
+      // Connection-time held over connection-time open: near 1, every connection is always taken.
+      const openMs = window.length > 1 ? (window[window.length - 1].at - window[0].at) * mean(window.map((s) => s.pool.open)) : 0;
       return {
         provider: mean(window.map((s) => s.provider.inFlight)),
         waitingForSocket: mean(window.map((s) => s.provider.waitingForSocket)),
         loopDelayP99Ms: mean(window.map((s) => s.loopDelay.p99Ms)),
         poolWaiting: mean(window.map((s) => s.pool.waiting)),
         acquireMs: acquisitions ? acquireMs / acquisitions : NaN,
+        holdMs: holds ? holdMs / holds : NaN,
+        poolHeldShare: openMs ? holdMs / openMs : NaN,
         running: mean(window.map((s) => s.queue.running)),
         fetching: mean(window.map((s) => s.queue.fetching)),
       };
@@ -476,13 +482,14 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
       '#### Each run',
       '',
       'Per worker (means over the 10–90% part, from a probe loaded into each worker): provider calls in flight / waiting for a socket,',
-      'jobs running / job fetches outstanding (bee-queue), the 99th percentile of the event loop\'s delay, callers waiting for a pooled connection and the mean wait for one.',
+      'jobs running / job fetches outstanding (bee-queue), the 99th percentile of the event loop\'s delay, callers waiting for a pooled connection, the mean wait for one, how long one was held',
+      'from taking to giving back (a transaction: all its round trips, and the waits of the event loop between them), and the share of the open connections\' time they were held.',
       'Shares: the events each worker claimed, in percent. Per event: InnoDB row-lock waits, InnoDB fsyncs, statements (Questions), Redis commands (all clients of the server).',
       'Provider: calls it turned away with 429 (it enforces the documented limits only under BENCH_DOCUMENTED_LIMITS=1) and the most it held at once, all workers together.',
       '',
-      '| workers | events/s start / 10–90% | machine cores busy (not ours) | provider answer ms (bench loop p99 ms) | per worker: provider / socket wait / jobs / fetches / loop p99 ms / pool waiting / acquire ms | shares % | claims per statement | lock waits (max seen; per event; ms per event) | per event: fsyncs / statements / Redis calls | provider: 429s / most in flight | outcomes |',
+      '| workers | events/s start / 10–90% | machine cores busy (not ours) | provider answer ms (bench loop p99 ms) | per worker: provider / socket wait / jobs / fetches / loop p99 ms / pool waiting / acquire ms / hold ms / pool held % | shares % | claims per statement | lock waits (max seen; per event; ms per event) | per event: fsyncs / statements / Redis calls | provider: 429s / most in flight | outcomes |',
       '|---:|---|---|---|---|---|---:|---|---|---:|---|',
-      ...runs.map((run) => `| ${run.workers} | ${fixed(run.rate)} / ${fixed(run.steadyRate)} | ${fixed(run.machineCores.busy, 2)} (${fixed(run.machineCores.others, 2)}) | ${fixed(run.providerAnswerMs, 1)} (${fixed(run.benchLoopDelayP99Ms, 1)}) | ${run.perWorker.map((w) => `${fixed(w.provider)} / ${fixed(w.waitingForSocket)} / ${fixed(w.running)} / ${fixed(w.fetching)} / ${fixed(w.loopDelayP99Ms, 1)} / ${fixed(w.poolWaiting, 1)} / ${fixed(w.acquireMs, 2)}`).join('; ')} `
+      ...runs.map((run) => `| ${run.workers} | ${fixed(run.rate)} / ${fixed(run.steadyRate)} | ${fixed(run.machineCores.busy, 2)} (${fixed(run.machineCores.others, 2)}) | ${fixed(run.providerAnswerMs, 1)} (${fixed(run.benchLoopDelayP99Ms, 1)}) | ${run.perWorker.map((w) => `${fixed(w.provider)} / ${fixed(w.waitingForSocket)} / ${fixed(w.running)} / ${fixed(w.fetching)} / ${fixed(w.loopDelayP99Ms, 1)} / ${fixed(w.poolWaiting, 1)} / ${fixed(w.acquireMs, 2)} / ${fixed(w.holdMs, 2)} / ${fixed(w.poolHeldShare * 100)}`).join('; ')} `
         + `| ${run.shares.map((share) => fixed(share)).join(', ')} | ${fixed(run.claimsPerStatement, 1)} | ${run.lockWaitsSeen}; ${fixed(run.perEvent.rowLockWaits, 3)}; ${fixed(run.perEvent.rowLockMs, 2)} `
         + `| ${fixed(run.perEvent.logFsyncs, 2)} / ${fixed(run.perEvent.statements, 1)} / ${fixed(run.perEvent.redisCalls, 1)} (${run.redisTop}) | ${run.provider.turnedAway} / ${run.provider.mostInFlight} | ${run.outcomes} |`),
       '',

@@ -4,7 +4,8 @@
  * libraries' own objects, without changing what they do:
  * - the event loop's delay (how late timers and socket callbacks run),
  * - provider calls in flight and calls waiting for one of the agent's sockets (node:http agents),
- * - the database pool: connections open, idle, callers waiting, and how long getConnection took,
+ * - the database pool: connections open, idle, callers waiting, how long getConnection took and how long
+ *   each connection was held until given back (with the wait, what sets a pool's pace),
  * - bee-queue: jobs running, job fetches outstanding, jobs finished.
  * Nothing is sent until the worker has said 'ready' itself.
  */
@@ -34,12 +35,18 @@ const pools = new Set<PoolInternals>();
 let acquisitions = 0;
 let acquireMs = 0;
 let acquireMaxMs = 0;
+let holds = 0;
+let holdMs = 0;
+const heldSince = new WeakMap<object, number>();
 try {
   // mysql2's callback pool, under both its own promise wrapper and TypeORM's.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   // By file: the package's exports do not name its pool module.
-  const BasePool = require(path.join(path.dirname(require.resolve('mysql2')), 'lib/base/pool.js')) as { prototype: { getConnection: (cb: (...a: unknown[]) => void) => unknown } };
+  const BasePool = require(path.join(path.dirname(require.resolve('mysql2')), 'lib/base/pool.js')) as {
+    prototype: { getConnection: (cb: (...a: unknown[]) => void) => unknown; releaseConnection: (connection: object) => unknown };
+  };
   const original = BasePool.prototype.getConnection;
+  const release = BasePool.prototype.releaseConnection;
   BasePool.prototype.getConnection = function getConnection(this: PoolInternals, cb: (...a: unknown[]) => void) {
     pools.add(this);
     const asked = performance.now();
@@ -48,8 +55,18 @@ try {
       acquisitions += 1;
       acquireMs += waited;
       acquireMaxMs = Math.max(acquireMaxMs, waited);
+      if (args[1] && typeof args[1] === 'object') heldSince.set(args[1], performance.now());
       cb(...args);
     });
+  };
+  BasePool.prototype.releaseConnection = function releaseConnection(this: PoolInternals, connection: object) {
+    const since = heldSince.get(connection);
+    if (since !== undefined) {
+      heldSince.delete(connection);
+      holds += 1;
+      holdMs += performance.now() - since;
+    }
+    return release.call(this, connection);
   };
 } catch {
   // another mysql2 layout: no pool figures
@@ -83,7 +100,7 @@ export interface ProbeSample {
   cpuMs: number;
   loopDelay: { meanMs: number; p99Ms: number; maxMs: number };
   provider: { inFlight: number; waitingForSocket: number; started: number };
-  pool: { open: number; idle: number; waiting: number; acquisitions: number; acquireMs: number; acquireMaxMs: number };
+  pool: { open: number; idle: number; waiting: number; acquisitions: number; acquireMs: number; acquireMaxMs: number; holds: number; holdMs: number };
   queue: { running: number; fetching: number; active: number; finished: number };
 }
 
@@ -103,7 +120,7 @@ function sample(): ProbeSample {
       open: sum(pools, (pool) => pool._allConnections.length),
       idle: sum(pools, (pool) => pool._freeConnections.length),
       waiting: sum(pools, (pool) => pool._connectionQueue.length),
-      acquisitions, acquireMs, acquireMaxMs,
+      acquisitions, acquireMs, acquireMaxMs, holds, holdMs,
     },
     queue: {
       running: sum(queues, (queue) => queue.running ?? 0),
