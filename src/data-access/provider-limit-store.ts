@@ -98,9 +98,19 @@ export class RedisProviderLimits implements SharedLimitStore {
       if (!this.client.redis.isReady) throw new Error('Redis is not connected');
       const rate = Number.isFinite(limits.perSecond) ? limits.perSecond : 0;
       this.sequence += 1;
-      const reply = await within(SCRIPT.run(this.client.redis, [`${key}:leases`, `${key}:bucket`], [
+      const redis = this.client.redis;
+      const asked = SCRIPT.run(redis, [`${key}:leases`, `${key}:bucket`], [
         String(limits.concurrent), String(rate), String(rate ? bucketSize(rate) : 1), String(want), String(leaseMs), `${this.process}:${this.sequence}:`,
-      ]), ASK_MS) as [number, ...string[]];
+      ]) as Promise<[number, ...string[]]>;
+      const reply = await within(asked, ASK_MS).catch((error: unknown) => {
+        // Redis may still grant the places after this process stopped waiting (a busy event loop reads the
+        // answer after its timer): nobody holds those leases, so they go back at once rather than keep the
+        // account's places taken, from every process, until they end.
+        asked.then(([, ...late]) => {
+          if (late.length) redis.zRem(`${key}:leases`, late).catch(() => undefined);
+        }, () => undefined);
+        throw error;
+      });
       const [retryInMs, ...leases] = reply;
       if (this.unsharedUntil) {
         this.unsharedUntil = 0;

@@ -95,3 +95,28 @@ test('When Redis cannot be reached, Then calls go by the process\'s own limits a
   t.is(fake.rateLimited, 0);
   t.true(fake.maxInFlight <= 10);
 });
+
+// Serial: its busy second would upset the timing of the tests beside it.
+test.serial('When Redis grants places after the process stopped waiting for its answer (a busy event loop), Then those places go back at once instead of staying taken until their leases end', async (t) => {
+  const [busy, other] = processes(2);
+  t.teardown(() => Promise.all([busy.close(), other.close()]));
+  const credential = account();
+  const limits = { concurrent: 10, perSecond: 1000 };
+  const places = busy.places('card_gateway', 'http://gateway.invalid', credential, 'reads');
+  // Connected, with the script loaded, so that the next question is one round trip.
+  const first = await places.take(limits, 1, 10_000);
+  places.give(first!.leases[0]!);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+
+  const asked = places.take(limits, 10, 10_000);
+  // The process busy past the question's one-second bound, as under a heavy load: its timer runs before it reads Redis' answer.
+  await new Promise<void>((resolve) => setImmediate(() => {
+    const until = Date.now() + 1200;
+    while (Date.now() < until);
+    resolve();
+  }));
+  t.is(await asked, null, 'the process goes by its own limits meanwhile');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const taken = await other.places('card_gateway', 'http://gateway.invalid', credential, 'reads').take(limits, 10, 10_000);
+  t.is(taken?.leases.length, 10, 'no place is held for a caller that no longer waits');
+});
