@@ -92,6 +92,8 @@ test.serial('When jobs stop finishing, Then the watchdog logs what they wait for
   t.truthy(stalled, 'the stall is logged');
   t.true(stalled.jobsInFlight > 0);
   t.like(stalled.database, { limit: 10 });
+  // The whole report, and whether the limits went unshared, when it names calls waiting at the limits: to tell what held them.
+  if (stalled.providerCalls?.waitingAtLimits !== 0) t.log(JSON.stringify([stalled, ...worker.logs.filter((line: any) => String(line.event).startsWith('provider_limits'))]));
   t.like(stalled.providerCalls, { waitingAtLimits: 0 }, 'no call was waiting for a place under the provider\'s limits');
   const rows = await webhookRows(handles);
   t.true(rows.every((row: any) => row.status !== 'PROCESSED' && Number(row.free) === 1), `nothing processed, and nothing held: ${JSON.stringify(rows.map((row: any) => [row.status, row.free]))}`);
