@@ -67,17 +67,22 @@ export class RedisProviderLimits implements SharedLimitStore {
     const key = `shop-sidecar:provider-limits:${provider}:${account}:${kind}`;
     // Leases given back in one turn of the event loop go to Redis together.
     let given: string[] = [];
-    const giveBack = () => {
+    const sendGiven = () => {
       const leases = given;
       given = [];
-      this.client?.redis.zRem(`${key}:leases`, leases).catch(() => undefined);
+      this.giveBack(key, leases);
     };
     return {
       take: (limits, want, leaseMs) => this.take(key, limits, want, leaseMs),
       give: (lease) => {
-        if (given.push(lease) === 1) setImmediate(giveBack);
+        if (given.push(lease) === 1) setImmediate(sendGiven);
       },
     };
+  }
+
+  /** Ends leases before their time: their calls are over, or nobody got them. */
+  private giveBack(key: string, leases: string[]): void {
+    this.client?.redis.zRem(`${key}:leases`, leases).catch(() => undefined);
   }
 
   /** Closes its connection, within a second whatever Redis does; calls after it keep their own process's limits. */
@@ -98,8 +103,7 @@ export class RedisProviderLimits implements SharedLimitStore {
       if (!this.client.redis.isReady) throw new Error('Redis is not connected');
       const rate = Number.isFinite(limits.perSecond) ? limits.perSecond : 0;
       this.sequence += 1;
-      const redis = this.client.redis;
-      const asked = SCRIPT.run(redis, [`${key}:leases`, `${key}:bucket`], [
+      const asked = SCRIPT.run(this.client.redis, [`${key}:leases`, `${key}:bucket`], [
         String(limits.concurrent), String(rate), String(rate ? bucketSize(rate) : 1), String(want), String(leaseMs), `${this.process}:${this.sequence}:`,
       ]) as Promise<[number, ...string[]]>;
       const reply = await within(asked, ASK_MS).catch((error: unknown) => {
@@ -107,7 +111,7 @@ export class RedisProviderLimits implements SharedLimitStore {
         // answer after its timer): nobody holds those leases, so they go back at once rather than keep the
         // account's places taken, from every process, until they end.
         asked.then(([, ...late]) => {
-          if (late.length) redis.zRem(`${key}:leases`, late).catch(() => undefined);
+          if (late.length) this.giveBack(key, late);
         }, () => undefined);
         throw error;
       });
