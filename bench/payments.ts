@@ -356,12 +356,14 @@ export async function benchPayments(duration: number): Promise<PaymentsResult> {
     const inWindow = (samples: ProbeSample[]) => samples.filter((s) => s.at >= from.at && s.at <= to.at);
     const perWorker = probes.map((samples) => {
       const window = inWindow(samples);
-      const acquisitions = window.length > 1 ? window[window.length - 1].pool.acquisitions - window[0].pool.acquisitions : 0;
-      const acquireMs = window.length > 1 ? window[window.length - 1].pool.acquireMs - window[0].pool.acquireMs : 0;
-      const holds = window.length > 1 ? window[window.length - 1].pool.holds - window[0].pool.holds : 0;
-      const holdMs = window.length > 1 ? window[window.length - 1].pool.holdMs - window[0].pool.holdMs : 0;
+      /** How much a running total of the probe grew over the window. */
+      const growth = (total: (sample: ProbeSample) => number) => (window.length > 1 ? total(window[window.length - 1]) - total(window[0]) : 0);
+      const acquisitions = growth((s) => s.pool.acquisitions);
+      const acquireMs = growth((s) => s.pool.acquireMs);
+      const holds = growth((s) => s.pool.holds);
+      const holdMs = growth((s) => s.pool.holdMs);
       // Connection-time held over connection-time open: near 1, every connection is always taken.
-      const openMs = window.length > 1 ? (window[window.length - 1].at - window[0].at) * mean(window.map((s) => s.pool.open)) : 0;
+      const openMs = growth((s) => s.at) * mean(window.map((s) => s.pool.open));
       return {
         provider: mean(window.map((s) => s.provider.inFlight)),
         waitingForSocket: mean(window.map((s) => s.provider.waitingForSocket)),
