@@ -5,6 +5,7 @@ import { MYSQLI_CLIENT_FLAGS, parseDbHost } from './wordpress/wp-config-file';
 import { wpConfigSettings } from './wordpress/wp-config-settings';
 import { CARD_GATEWAY_LIMITS } from './payments/providers/card-gateway/client';
 import type { ProviderLimits } from './payments/providers/request-limits';
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from './data-access/connection-pool';
 
 /**
  * The service's whole configuration, read once from the environment (and `.env` when present).
@@ -23,6 +24,8 @@ export interface Config {
     password: string;
     name: string;
     tablePrefix: string;
+    /** DB_STATEMENT_TIMEOUT_MS: the longest one statement of the worker or the CLI may go unanswered before its connection is dropped. */
+    statementTimeoutMs: number;
   };
   /** Said once at start: values of WP_CONFIG_FILE that could not be read without running it. */
   notices: string[];
@@ -31,6 +34,8 @@ export interface Config {
     host: string; port: number; tlsCertFile?: string; tlsKeyFile?: string; trustedProxies: string[]; metricsAllowed: string[];
     /** How far the API's V8 heap may grow past what was live after a full collection, in percent; 0 leaves it to V8. */
     heapGrowthPercent: number;
+    /** API_DB_STATEMENT_TIMEOUT_MS: the same bound for the API's statements, short enough to answer within a provider's timeout. */
+    dbStatementTimeoutMs: number;
   };
   helpdesk: {
     apiKey?: string;
@@ -216,6 +221,7 @@ export function loadConfig(environment: Env = process.env): Config {
       password: env.DB_PASSWORD ?? '',
       name: dbName,
       tablePrefix: prefix,
+      statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 3000, 600_000),
     },
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379')!,
     http: {
@@ -226,6 +232,7 @@ export function loadConfig(environment: Env = process.env): Config {
       trustedProxies: addressList(env, 'TRUSTED_PROXIES', '127.0.0.1,::1'),
       metricsAllowed: addressList(env, 'METRICS_ALLOWED', '127.0.0.1,::1'),
       heapGrowthPercent: integer(env, 'API_HEAP_GROWTH_PERCENT', 100, 0, 400),
+      dbStatementTimeoutMs: integer(env, 'API_DB_STATEMENT_TIMEOUT_MS', 4000, 1000, 60_000),
     },
     helpdesk: {
       apiKey: text(env, 'HELPDESK_API_KEY'),

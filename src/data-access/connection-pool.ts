@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import mysql from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 
 /** The longest anything waits for a pooled connection while every one is in use. */
@@ -10,6 +11,145 @@ export const CONNECTION_WAIT_MS = 5000;
  * with the reason, so a lock held by a stuck session costs seconds, not the worker.
  */
 export const LOCK_WAIT_SECONDS = 10;
+
+/**
+ * A connection's sessions wait for a lock LOCK_WAIT_SECONDS at most, or less where its statements have a
+ * shorter bound (the API's): a lock not had in time then fails as a lock wait, which is retried, instead of
+ * the bound dropping the connection.
+ */
+export function lockWaitSeconds(statementMs: number): number {
+  return Math.max(1, Math.min(LOCK_WAIT_SECONDS, Math.floor(statementMs / 1000) - 2));
+}
+
+/**
+ * The bounds of one process's connections to the database. A statement (or a ping, or preparing a
+ * statement) not answered within `statementMs` ends with StatementTimeoutError, and its connection is
+ * destroyed, never handed out again: a connection that stopped answering without closing (a pulled cable,
+ * a firewall dropping the flow, a failover whose old primary vanished) would otherwise hold its caller, and
+ * every later one, for good. A new connection not ready within `connectMs` fails the same way.
+ */
+export interface DatabaseBounds {
+  statementMs: number;
+  connectMs: number;
+}
+
+/** DB_STATEMENT_TIMEOUT_MS unless set: above the lock waits of LOCK_WAIT_SECONDS, which are retried. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 12_000;
+
+/** TCP keep-alive on every connection to the database: the first probe after this much silence. */
+export const DATABASE_KEEPALIVE_MS = 10_000;
+/** A pooled connection unused this long is asked to answer a ping before it is handed out. */
+export const CHECK_IDLE_AFTER_MS = 2000;
+/** The longest a ping of an idle connection may take. */
+const PING_BOUND_MS = 2000;
+
+/** A statement was not answered within its bound; its connection has been destroyed. */
+export class StatementTimeoutError extends Error {
+  readonly code = 'ER_STATEMENT_TIMEOUT';
+  readonly fatal = true;
+  constructor(readonly boundMs: number) {
+    super(`the database did not answer within ${boundMs} ms; the connection was dropped`);
+  }
+}
+
+const UNREACHABLE_CODES = new Set(['ER_STATEMENT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether `error` says the database could not be reached or stopped answering (rather than refusing a
+ * statement): a lost or refused connection, a statement's bound passed. Such a failure says nothing about
+ * the work itself, which is tried again as soon as the database answers. No connection free in time is not
+ * one: the database answers, this process is busy.
+ */
+export function databaseUnreachable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, fatal } = error as { code?: unknown; fatal?: unknown };
+  return fatal === true || (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('PROTOCOL_')));
+}
+
+/** What the bounds use of mysql2's callback connection: its command queue and its way of failing every waiting command at once. */
+interface CoreConnection {
+  addCommand(command: CoreCommand): unknown;
+  stream: { destroy(): void };
+  lastActiveTime?: number;
+  _fatalError?: unknown;
+  _closing?: boolean;
+  _handleNetworkError(error: Error): void;
+  ping(callback: (error: Error | null) => void): void;
+  release(): void;
+}
+interface CoreCommand {
+  constructor: { name: string };
+  once(event: 'end', listener: () => void): void;
+}
+interface CorePoolOfConnections {
+  on(event: 'connection', listener: (connection: CoreConnection) => void): void;
+  getConnection(callback: (error: Error | null, connection?: CoreConnection) => void): void;
+}
+
+/**
+ * mysql2, as TypeORM's driver, with `bounds` on every connection of every pool it creates: keep-alive,
+ * the connect bound, each command's bound, and a ping before a connection idle for CHECK_IDLE_AFTER_MS is
+ * handed out. One place for every statement the service sends, whether through TypeORM, the raw pool or
+ * a transaction's connection.
+ */
+export function boundedMysql(bounds: DatabaseBounds): typeof mysql {
+  const driver: typeof mysql = Object.create(mysql);
+  driver.createPool = ((options: mysql.PoolOptions) => {
+    const pool = mysql.createPool({ ...options, connectTimeout: bounds.connectMs, enableKeepAlive: true, keepAliveInitialDelay: DATABASE_KEEPALIVE_MS });
+    const core = pool as unknown as CorePoolOfConnections;
+    core.on('connection', (connection) => boundCommands(connection, bounds.statementMs));
+    const getConnection = core.getConnection.bind(core);
+    core.getConnection = (callback) => handOutLive(getConnection, callback, 0);
+    return pool;
+  }) as typeof mysql.createPool;
+  return driver;
+}
+
+/** The statement bound of each connection the bounds were put on (see transaction.ts for its lock waits). */
+const statementBounds = new WeakMap<object, number>();
+
+/** The statement bound of a mysql2 connection, when it is one of a bounded pool's. */
+export function statementBoundOf(connection: object): number | undefined {
+  return statementBounds.get(connection);
+}
+
+function boundCommands(connection: CoreConnection, statementMs: number): void {
+  statementBounds.set(connection, statementMs);
+  const add = connection.addCommand;
+  connection.addCommand = function addBounded(this: CoreConnection, command: CoreCommand) {
+    const added = add.call(this, command);
+    const boundMs = command.constructor.name === 'Ping' ? Math.min(PING_BOUND_MS, statementMs) : statementMs;
+    const timer = setTimeout(() => {
+      // Ended already (failed with the connection, or closed on purpose): nothing waits on it.
+      if (connection._fatalError || connection._closing) return;
+      connection.stream.destroy();
+      connection._handleNetworkError(new StatementTimeoutError(boundMs));
+    }, boundMs).unref();
+    command.once('end', () => clearTimeout(timer));
+    return added;
+  };
+}
+
+/** A pooled connection, pinged first when it has been idle; one that does not answer is dropped and another taken. */
+function handOutLive(
+  getConnection: CorePoolOfConnections['getConnection'],
+  callback: (error: Error | null, connection?: CoreConnection) => void,
+  dropped: number,
+): void {
+  getConnection((error, connection) => {
+    if (error || !connection) return callback(error);
+    if (Date.now() - (connection.lastActiveTime ?? Date.now()) < CHECK_IDLE_AFTER_MS) return callback(null, connection);
+    connection.ping((pingError) => {
+      if (!pingError) {
+        connection.lastActiveTime = Date.now();
+        return callback(null, connection);
+      }
+      // The ping's failure destroyed it. After as many as a pool holds, the next one is a new connection anyway.
+      if (dropped >= 20) return callback(pingError);
+      handOutLive(getConnection, callback, dropped + 1);
+    });
+  });
+}
 
 /** No pooled connection became free within CONNECTION_WAIT_MS. */
 export class ConnectionWaitTimeoutError extends Error {

@@ -6,17 +6,19 @@ import type { Pool } from 'mysql2/promise';
 import { shopEntities } from '../../entities';
 import type { Config } from '../config';
 import { serviceMigrations } from './migrations';
-import { guardedPool } from './connection-pool';
+import { boundedMysql, DEFAULT_STATEMENT_TIMEOUT_MS, guardedPool, type DatabaseBounds } from './connection-pool';
 
 /**
  * One data source for the shop's database. WordPress's `$table_prefix` becomes TypeORM's entity
  * prefix, so every entity (WooCommerce's and the service's own) maps to the site's real tables.
- * `synchronize` stays off: the service never alters WooCommerce's tables.
+ * `synchronize` stays off: the service never alters WooCommerce's tables. Every connection is bounded
+ * (`bounds`: the worker's and the CLI's from DB_STATEMENT_TIMEOUT_MS unless the caller, the API, says otherwise).
  */
-export function createShopDataSource(db: Config['db'], poolSize = 10): DataSource {
+export function createShopDataSource(db: Config['db'], poolSize = 10, bounds: DatabaseBounds = backgroundBounds(db)): DataSource {
   const { user, ...connection } = connectionOptions(db);
   return new DataSource({
     type: 'mysql',
+    driver: boundedMysql(bounds),
     ...connection,
     username: user,
     entityPrefix: db.tablePrefix,
@@ -30,13 +32,28 @@ export function createShopDataSource(db: Config['db'], poolSize = 10): DataSourc
     supportBigNumbers: true,
     bigNumberStrings: true,
     poolSize,
-    // A database that is up but busy can take seconds to accept a connection; only one that stays silent this long is down.
-    connectTimeout: 10000,
     // mysql2 otherwise captures a stack trace for every query, a measurable cost on the hot path.
     // Multiple statements let an order and its items come back in one round trip. Every value goes
     // through placeholders and table names come from the validated prefix, so no input reaches SQL.
     extra: { trace: false, multipleStatements: true },
   });
+}
+
+/**
+ * The bounds of the worker's and the CLI's connections. A database that is up but busy can take seconds
+ * to accept a connection; only one that stays silent 10 s is down.
+ */
+export function backgroundBounds(db: Config['db']): DatabaseBounds {
+  return { statementMs: db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, connectMs: 10_000 };
+}
+
+/**
+ * The bounds of the API's connections: short enough that a request answers within the providers' and the
+ * helpdesk's timeouts even when the database stops answering (API_DB_STATEMENT_TIMEOUT_MS; a new
+ * connection 3 s).
+ */
+export function apiBounds(config: Pick<Config, 'http'>): DatabaseBounds {
+  return { statementMs: config.http.dbStatementTimeoutMs, connectMs: 3000 };
 }
 
 /**

@@ -1,6 +1,19 @@
 import crypto from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../logger';
+import { DeadlinePassedError, within } from '../shared/within';
+
+/**
+ * A connection that stops answering without closing (a pulled cable, a firewall dropping the flow, a
+ * failover whose old primary vanished) looks healthy to the client: its commands are written and wait
+ * for answers that never come. So every client is asked PING this often, and a connection whose answer
+ * (to the PING, or to the hello of a new connection) takes longer than REDIS_ANSWER_BOUND_MS is dropped
+ * and opened afresh. TCP keep-alive (REDIS_KEEPALIVE_MS) finds a dead peer too, but only where nothing
+ * between acknowledges for it; the PING finds it either way.
+ */
+export const REDIS_CHECK_EVERY_MS = 2000;
+export const REDIS_ANSWER_BOUND_MS = 2000;
+export const REDIS_KEEPALIVE_MS = 5000;
 
 /**
  * The service's Redis client. Commands fail at once while Redis is away (no offline queue), so a
@@ -19,8 +32,14 @@ export function openRedis(url: string, log: Logger) {
   const client = createClient({
     url,
     disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
+    socket: {
+      connectTimeout: 2000,
+      keepAlive: true,
+      keepAliveInitialDelay: REDIS_KEEPALIVE_MS,
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
+    },
   });
+  watchRedisConnection(client, log);
   let down = false;
   client.on('error', (error: Error) => {
     if (!down) log.warn('redis_unavailable', { error: error.message });
@@ -36,9 +55,52 @@ export function openRedis(url: string, log: Logger) {
 
 export type RedisClient = ReturnType<typeof openRedis>['client'];
 
-/** Closes gracefully when connected, at once otherwise (a reconnecting client would never drain). */
+/**
+ * Drops and reopens `client`'s connection when it stops answering (REDIS_CHECK_EVERY_MS): a PING not
+ * answered within REDIS_ANSWER_BOUND_MS, or a new connection not ready that long after it was opened. Its
+ * commands waiting for an answer fail at once, and its subscriptions come back with the new connection.
+ * A duplicate of a client is a client of its own and is watched on its own. The check ends with the client.
+ */
+export function watchRedisConnection(client: RedisClient, log: Logger): void {
+  let checking = false;
+  let notReadySince: number | null = null;
+  let said = false;
+  const reopen = (why: string) => {
+    if (!said) log.warn('redis_connection_dead', { why, boundMs: REDIS_ANSWER_BOUND_MS });
+    said = true;
+    notReadySince = null;
+    client.destroy();
+    client.connect().catch(() => undefined);
+  };
+  const timer = setInterval(() => {
+    // Closed by its owner (reopen opens it again in the same turn): nothing to watch.
+    if (!client.isOpen) {
+      notReadySince = null;
+      return;
+    }
+    if (!client.isReady) {
+      notReadySince ??= Date.now();
+      // Refused connections are retried by the client itself; one that connected but never answered its hello is not.
+      if (Date.now() - notReadySince > REDIS_ANSWER_BOUND_MS) reopen('the connection did not become ready');
+      return;
+    }
+    notReadySince = null;
+    said = false;
+    if (checking) return;
+    checking = true;
+    within(client.ping(), REDIS_ANSWER_BOUND_MS).catch((error: unknown) => {
+      if (error instanceof DeadlinePassedError && client.isReady) reopen('PING was not answered');
+    }).finally(() => { checking = false; });
+  }, REDIS_CHECK_EVERY_MS).unref();
+  watched.set(client, timer);
+}
+
+const watched = new WeakMap<object, NodeJS.Timeout>();
+
+/** Closes gracefully when connected and answering, at once otherwise (a reconnecting or dead connection would never drain). */
 export async function closeRedis(client: RedisClient): Promise<void> {
-  if (client.isReady) await client.close().catch(() => client.destroy());
+  clearInterval(watched.get(client));
+  if (client.isReady) await within(client.close(), REDIS_ANSWER_BOUND_MS).catch(() => client.isOpen && client.destroy());
   else if (client.isOpen) client.destroy();
 }
 

@@ -1,5 +1,5 @@
 import type { FieldPacket, PoolConnection, QueryResult } from 'mysql2/promise';
-import { LOCK_WAIT_SECONDS } from './connection-pool';
+import { LOCK_WAIT_SECONDS, lockWaitSeconds, statementBoundOf } from './connection-pool';
 
 /** Where a statement runs: the pool (each statement on its own) or a transaction. */
 export interface Executor {
@@ -24,11 +24,15 @@ const START: Statement = { sql: 'START TRANSACTION', values: [] };
  * once per connection, for its session, the first time a transaction runs on it, rather than sent again
  * with every transaction.
  */
-const SESSION: Statement[] = [
-  { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
-  // Row locks (InnoDB) and table metadata locks (an ALTER or LOCK TABLES elsewhere, whose default wait is a year).
-  { sql: `SET SESSION innodb_lock_wait_timeout = ${LOCK_WAIT_SECONDS}, SESSION lock_wait_timeout = ${LOCK_WAIT_SECONDS}`, values: [] },
-];
+function session(connection: object): Statement[] {
+  const bound = statementBoundOf(connection);
+  const lockWait = bound === undefined ? LOCK_WAIT_SECONDS : lockWaitSeconds(bound);
+  return [
+    { sql: 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', values: [] },
+    // Row locks (InnoDB) and table metadata locks (an ALTER or LOCK TABLES elsewhere, whose default wait is a year).
+    { sql: `SET SESSION innodb_lock_wait_timeout = ${lockWait}, SESSION lock_wait_timeout = ${lockWait}`, values: [] },
+  ];
+}
 const sessionSet = new WeakSet<object>();
 
 /**
@@ -46,7 +50,7 @@ export class Transaction implements Executor {
   private readonly committed: (() => void)[] = [];
 
   constructor(private readonly connection: PoolConnection) {
-    this.begin = sessionSet.has(connection.connection) ? [START] : [...SESSION, START];
+    this.begin = sessionSet.has(connection.connection) ? [START] : [...session(connection.connection), START];
   }
 
   /** Sends `statement` with the next one whose answer is needed (or with COMMIT). */

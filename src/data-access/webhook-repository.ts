@@ -73,7 +73,7 @@ export class WebhookRepository {
   private readonly renewClaims: PreparedStatement<'ids'>;
   private readonly releaseClaimsOf: PreparedStatement<'ids'>;
   private readonly finishing: PreparedStatement<'id' | 'status' | 'outcome'>;
-  private readonly failing: PreparedStatement<'id' | 'error' | 'retryInSeconds'>;
+  private readonly failing: PreparedStatement<'id' | 'error' | 'retryInSeconds' | 'uncounted'>;
   private readonly requeueing: PreparedStatement<'id'>;
   /** PENDING ones past their grace, then due FAILED ones, each with its own limit: a UNION ALL the query builder cannot write. */
   private readonly dueSql: string;
@@ -88,7 +88,7 @@ export class WebhookRepository {
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const query = () => dataSource.createQueryBuilder();
-    const s = slots('ids', 'token', 'id', 'status', 'outcome', 'error', 'retryInSeconds', 'provider', 'externalId', 'eventType', 'rawBody');
+    const s = slots('ids', 'token', 'id', 'status', 'outcome', 'error', 'retryInSeconds', 'uncounted', 'provider', 'externalId', 'eventType', 'rawBody');
     const lease = `NOW(3) + INTERVAL ${CLAIM_LEASE_SECONDS} SECOND`;
     const free = '(lockedUntil IS NULL OR lockedUntil < NOW(3))';
     const retryDue = "status = 'FAILED' AND nextAttemptAt IS NOT NULL AND nextAttemptAt <= NOW(3)";
@@ -112,7 +112,7 @@ export class WebhookRepository {
       processedAt: () => 'NOW(3)', updatedAt: () => 'NOW(3)',
     }).where('id = :id').setParameters(s));
     this.failing = PreparedStatement.from(query().update(Webhook).set({
-      status: 'FAILED', lastError: () => ':error', lockedUntil: () => 'NULL', updatedAt: () => 'NOW(3)',
+      status: 'FAILED', lastError: () => ':error', lockedUntil: () => 'NULL', updatedAt: () => 'NOW(3)', attempts: () => 'attempts - :uncounted',
       nextAttemptAt: () => 'IF(:retryInSeconds IS NULL, NULL, NOW(3) + INTERVAL :retryInSeconds SECOND)',
     }).where('id = :id').setParameters(s));
     this.requeueing = PreparedStatement.from(query().update(Webhook).set({ status: 'PENDING', nextAttemptAt: () => 'NULL', updatedAt: () => 'NOW(3)' })
@@ -211,8 +211,9 @@ export class WebhookRepository {
   }
 
   /** FAILED; `retryInSeconds` null leaves it for the operator. */
-  async fail(id: number, error: string, retryInSeconds: number | null): Promise<void> {
-    const { sql, values } = this.failing.with({ id, error: error.slice(0, 10_000), retryInSeconds });
+  /** FAILED, to be tried again in `retryInSeconds` (null: left for the operator); an attempt not `counted` is not one of its automatic attempts. */
+  async fail(id: number, error: string, retryInSeconds: number | null, counted = true): Promise<void> {
+    const { sql, values } = this.failing.with({ id, error: error.slice(0, 10_000), retryInSeconds, uncounted: counted ? 0 : 1 });
     await this.pool.query(sql, values);
   }
 

@@ -177,13 +177,14 @@ export class Reconciler {
    * `RECONCILE_BATCH` items at most. Passes in one process run one after another. A provider that cannot be
    * asked leaves its items due again later (with backoff); a rate-limited one is not asked again in this pass.
    */
-  pass(): Promise<PassSummary> {
-    const next = this.running.then(() => this.runPass(), () => this.runPass());
+  /** One pass; `progress` is called as each item's check ends (the worker's watchdog judges a pass by it). */
+  pass(progress: () => void = () => undefined): Promise<PassSummary> {
+    const next = this.running.then(() => this.runPass(progress), () => this.runPass(progress));
     this.running = next.catch(() => undefined);
     return next;
   }
 
-  private async runPass(): Promise<PassSummary> {
+  private async runPass(progress: () => void): Promise<PassSummary> {
     const summary: PassSummary = { discovered: 0, checked: 0, found: 0, fixed: 0, unreachable: 0, closed: 0, expired: 0 };
     if (!this.deps.config.enabled) return summary;
     const now = this.deps.clock();
@@ -204,6 +205,7 @@ export class Reconciler {
           await this.backOff(item, error instanceof Error ? error.message : String(error)).catch(() => undefined);
           return null;
         });
+        progress();
         if (!result) continue;
         const { finding, status } = result;
         if (finding) {

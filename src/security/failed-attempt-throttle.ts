@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { closeRedis, RedisScript, type RedisClient } from '../data-access/redis';
+import { closeRedis, RedisScript, watchRedisConnection, type RedisClient } from '../data-access/redis';
 import type { Logger } from '../logger';
 import { BoundedMemo } from '../shared/bounded-memo';
 
@@ -251,6 +251,7 @@ export class FailedAttemptThrottle {
    */
   async start(waitMs = 3000): Promise<void> {
     const subscriber = this.redis.duplicate();
+    watchRedisConnection(subscriber, this.log);
     this.subscriber = subscriber;
     let synced: () => void = () => undefined;
     const firstSync = new Promise<void>((resolve) => { synced = resolve; });

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'restify';
 import { malformedFields } from '../../shared/unicode-text';
+import { DeadlinePassedError, within } from '../../shared/within';
 
 /** The error body of every route: `{code, message, data: {status}}` plus any extra data. */
 export function errorBody(status: number, code: string, message: string, data: Record<string, unknown> = {}) {
@@ -22,6 +23,21 @@ export function sendText(res: Response, status: number, text: string, headers: R
 
 export function sendError(res: Response, status: number, code: string, message: string, data?: Record<string, unknown>, headers?: Record<string, string>): void {
   sendJson(res, status, errorBody(status, code, message, data), headers);
+}
+
+/**
+ * The longest a request waits on the database or Redis before it is answered 503 with Retry-After: under
+ * the providers' 10 s webhook timeout and the helpdesk's, however the connections behind it fail (each of
+ * their waits has a bound of its own too, see connection-pool.ts and redis.ts; this one holds for their sum).
+ */
+export const ANSWER_DEADLINE_MS = 4500;
+
+/** `work`'s outcome, or `late` once the request has waited ANSWER_DEADLINE_MS since `arrived` (performance.now()). */
+export function answerInTime<T, L>(work: Promise<T>, arrived: number, late: L): Promise<T | L> {
+  return within(work, Math.max(0, arrived + ANSWER_DEADLINE_MS - performance.now())).catch((error: unknown) => {
+    if (error instanceof DeadlinePassedError) return late;
+    throw error;
+  });
 }
 
 /** An attempt the failed-attempt limit refuses: 503 while Redis cannot count it, 429 with Retry-After while blocked. */

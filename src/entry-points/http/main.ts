@@ -1,6 +1,6 @@
 import v8 from 'node:v8';
 import { loadConfigOrExit } from '../../config';
-import { createShopDataSource } from '../../data-access/data-source';
+import { apiBounds, createShopDataSource } from '../../data-access/data-source';
 import { closeRedis, connectRedis } from '../../data-access/redis';
 import { logger } from '../../logger';
 import { SHUTDOWN_DEADLINE_MS } from './graceful-shutdown';
@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   // the API's peak memory is garbage waiting for it. Twice what is live costs a few percent of the
   // requests per second at full load (README, "Memory").
   if (config.http.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.http.heapGrowthPercent}`);
-  const dataSource = createShopDataSource(config.db);
+  const dataSource = createShopDataSource(config.db, 10, apiBounds(config));
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, logger);
   const api = await createApi({ config, dataSource, redis, log: logger });

@@ -10,6 +10,7 @@ import { providerCallsInFlight } from '../../payments/providers/http-request';
 import { providerCallsWaitingAtLimits } from '../../payments/providers/request-limits';
 import { within } from '../../shared/within';
 import { JobsInHand } from './jobs-in-hand';
+import { WorkerLoops, type StalledLoop } from './worker-loops';
 import { companionTakesHandOver } from '../../data-access/woocommerce-change-repository';
 
 /**
@@ -59,8 +60,16 @@ export interface WorkerOptions {
   clock?: () => Date;
 }
 
+/**
+ * A loop's pass (see WorkerLoops) that makes no progress for this many times WORKER_STALL_SECONDS is stuck:
+ * longer than a job's, as a pass may ask the providers about a hundred items one after another.
+ */
+export const LOOP_STALL_FACTOR = 2;
+
 /** What a stuck worker was waiting for, as far as it can tell. */
 export interface StallReport {
+  /** The loops whose pass was stuck, when they were why. */
+  loops: StalledLoop[];
   jobsInFlight: number;
   oldestJobSeconds: number;
   secondsSinceProgress: number;
@@ -112,9 +121,9 @@ export function startWorker(options: WorkerOptions): RunningWorker {
    * FAILED ones whose retry is due, taken here directly from the table, as many at once as the worker has
    * free places, batch after batch while there are more: the table is the truth, Redis only a shortcut.
    */
-  const sweep = async () => {
+  const sweep = async (progress: () => void = () => undefined) => {
     const graceSeconds = options.sweepGraceSeconds ?? 10;
-    for (;;) {
+    for (;; progress()) {
       const free = Math.min(200, concurrency - jobs.size);
       if (stopping || free <= 0) return;
       const ids = await hub.webhooks.dueIds(graceSeconds, free);
@@ -138,18 +147,16 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     if (reactivated) log.info('paused_subscriptions_reactivated', { count: reactivated });
   };
   /** Asks the providers about what is still open on their side (src/reconciliation). */
-  const reconcile = async () => {
-    const summary = await hub.reconciliation.pass();
+  const reconcile = async (progress?: () => void) => {
+    const summary = await hub.reconciliation.pass(progress);
     if (summary.checked || summary.closed || summary.expired) log.info('reconcile_pass', { ...summary });
   };
-  const loop = (name: string, work: () => Promise<void>, intervalMs: number) => {
-    let busy = false;
-    return setInterval(() => {
-      if (busy || stopping) return;
-      busy = true;
-      track(work()).catch((error) => log.error(`${name}_failed`, { error })).finally(() => { busy = false; });
-    }, intervalMs);
-  };
+  const loops = new WorkerLoops();
+  const loop = (name: string, work: (progress: () => void) => Promise<void>, intervalMs: number) => setInterval(() => {
+    if (stopping) return;
+    const pass = loops.run(name, work);
+    if (pass) track(pass).catch((error) => log.error(`${name}_failed`, { error }));
+  }, intervalMs);
   /**
    * Changes still waiting a while after they were stored (a hand-over cut short by a restart, made by the
    * CLI or the API while WordPress was away) are asked for again; the hand-over itself keeps its backoff.
@@ -183,9 +190,12 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const held = jobs.ids();
     await within(workers.report(report(), held.length ? hub.webhooks.renewClaimsStatement(held) : undefined), STOP_STEP_MS)
       .catch((error: unknown) => log.warn('worker_report_failed', { error }));
-    if (stalled || !jobs.stalled(config.workerStallSeconds * 1000)) return;
+    if (stalled) return;
+    const stuckLoops = loops.stalled(LOOP_STALL_FACTOR * config.workerStallSeconds * 1000);
+    if (!stuckLoops.length && !jobs.stalled(config.workerStallSeconds * 1000)) return;
     stalled = true;
     const waitingFor: StallReport = {
+      loops: stuckLoops,
       jobsInFlight: jobs.size,
       oldestJobSeconds: Math.round(jobs.oldestMs() / 1000),
       secondsSinceProgress: Math.round(jobs.sinceProgressMs() / 1000),

@@ -4,6 +4,7 @@ import { parseCardGatewayEvent } from '../providers/events';
 import type { CardGatewayEventHandler, Finish } from './card-gateway-event-handler';
 import { skipped } from '../processing-outcome';
 import { DeadlinePassedError, within } from '../../shared/within';
+import { databaseUnreachable } from '../../data-access/connection-pool';
 
 /** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
 export const MAX_AUTOMATIC_ATTEMPTS = 5;
@@ -15,6 +16,12 @@ export const retryDelaySeconds = (attempts: number) => 30 * 2 ** (attempts - 1);
  * anyway, as FAILED with its retry planned, instead of holding the webhook and a worker's place.
  */
 export const ATTEMPT_DEADLINE_MS = 60_000;
+/**
+ * An attempt the database failed (it could not be reached, or stopped answering) says nothing of the event:
+ * it is tried again this soon and is not one of the automatic attempts, so an outage of any length leaves
+ * nothing for the operator, and nothing waits long once the database is back.
+ */
+export const DATABASE_RETRY_SECONDS = 5;
 
 export type ProcessOutcome =
   | { kind: 'done'; status: 'PROCESSED' | 'SKIPPED'; note: string }
@@ -49,8 +56,9 @@ export class ProcessCardGatewayWebhook {
       return { kind: 'done', ...outcome };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const willRetry = !options.operatorRetry && webhook.attempts < MAX_AUTOMATIC_ATTEMPTS;
-      await this.webhooks.fail(webhook.id, message, willRetry ? retryDelaySeconds(webhook.attempts) : null);
+      const unreachable = databaseUnreachable(error);
+      const willRetry = unreachable || (!options.operatorRetry && webhook.attempts < MAX_AUTOMATIC_ATTEMPTS);
+      await this.webhooks.fail(webhook.id, message, willRetry ? (unreachable ? DATABASE_RETRY_SECONDS : retryDelaySeconds(webhook.attempts)) : null, !unreachable);
       this.log.warn('webhook_failed', { id: webhook.id, eventType: webhook.eventType, attempts: webhook.attempts, willRetry, error: message });
       return { kind: 'failed', error: message, willRetry };
     }

@@ -2,7 +2,8 @@ import type { Request, Response } from 'restify';
 import type { LookupOrderStatus } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { errorBody, parseJsonObject, queryNames, readBody, sendAttemptRefusal, sendError, sendJson, sendText } from '../http-io';
+import { answerInTime, errorBody, parseJsonObject, queryNames, readBody, sendAttemptRefusal, sendError, sendJson, sendText } from '../http-io';
+import { databaseUnreachable } from '../../../data-access/connection-pool';
 import type { Transport } from '../transport';
 
 export interface OrderStatusRouteDeps {
@@ -84,6 +85,7 @@ function attemptSubjects(credentials: StaticBasicCredentials, authorized: boolea
 type Prepared =
   | { kind: 'refused'; send: (res: Response) => void }
   | { kind: 'gone' }
+  | { kind: 'unavailable' }
   | { kind: 'looked_up'; outcome: Awaited<ReturnType<LookupOrderStatus['execute']>> };
 
 /**
@@ -103,7 +105,18 @@ async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepare
   if (!json.ok) return refused(400, 'invalid_params', json.message, json.params);
   const parsed = parseOrderStatusRequest(json.value);
   if (!parsed.ok) return refused(parsed.status, parsed.code, parsed.message, parsed.params);
-  return { kind: 'looked_up', outcome: await lookup.execute(parsed) };
+  try {
+    return { kind: 'looked_up', outcome: await lookup.execute(parsed) };
+  } catch (error) {
+    if (databaseUnreachable(error)) return UNAVAILABLE;
+    throw error;
+  }
+}
+
+const UNAVAILABLE = { kind: 'unavailable' as const };
+
+function sendUnavailable(res: Response): void {
+  sendError(res, 503, 'service_unavailable', 'Order status cannot be looked up right now; try again shortly.', {}, { 'Retry-After': '5' });
 }
 
 /**
@@ -125,7 +138,12 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     const preparing = authorized ? prepare(req, lookup) : null;
     // A lookup whose attempt is refused is never answered; its failure (a database error) must not go unhandled either.
     preparing?.catch(() => undefined);
-    const verdict = await reserving;
+    // Redis that stopped answering holds no request past the answer deadline; a place granted after it goes back.
+    const verdict = await answerInTime(reserving, arrived, UNAVAILABLE);
+    if (verdict === UNAVAILABLE) {
+      void reserving.then((late) => late.kind === 'allowed' && late.reservation.released(), () => undefined);
+      return sendAttemptRefusal(res, verdict);
+    }
     // The client left while waiting for a place: there is nobody to answer.
     if (verdict.kind === 'abandoned') return;
     if (verdict.kind !== 'allowed') return sendAttemptRefusal(res, verdict);
@@ -135,7 +153,8 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
         await reservation.failed();
         return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, { 'WWW-Authenticate': 'Basic realm="helpdesk"' });
       }
-      const prepared = await preparing;
+      const prepared = await answerInTime(preparing, arrived, UNAVAILABLE);
+      if (prepared.kind === 'unavailable') return sendUnavailable(res);
       if (prepared.kind === 'gone') return;
       if (prepared.kind === 'refused') return prepared.send(res);
       const { outcome } = prepared;

@@ -1,12 +1,13 @@
 import type { Request, Response } from 'restify';
 import type { PaymentHub } from '../../composition/payment-hub';
-import { readBody, sendError, sendJson } from '../http-io';
+import { answerInTime, readBody, sendError, sendJson } from '../http-io';
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** POST /payment-hub/v1/webhook/{provider}: the signature first, then store (card gateway) or act (mobile wallet). */
 export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' | 'receiveMobileWalletWebhook'>) {
   return async (req: Request, res: Response): Promise<void> => {
+    const arrived = performance.now();
     const provider = req.params.provider;
     if (provider !== 'card_gateway' && provider !== 'mobile_wallet') {
       return sendError(res, 404, 'unknown_provider', `Unknown payment provider "${String(provider).slice(0, 40)}".`);
@@ -15,7 +16,8 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
     if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
 
     if (provider === 'card_gateway') {
-      const outcome = await hub.receiveCardGatewayWebhook.execute(body.bytes);
+      // A store that has not answered in time may still land: the provider sends the event again, and the repeat is a duplicate.
+      const outcome = await answerInTime(hub.receiveCardGatewayWebhook.execute(body.bytes), arrived, { kind: 'database_unavailable' as const });
       switch (outcome.kind) {
         case 'stored': return sendJson(res, 200, { status: 'accepted', id: outcome.id });
         case 'duplicate': return sendJson(res, 200, { status: 'duplicate' });
@@ -25,7 +27,7 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
       }
     }
 
-    const outcome = await hub.receiveMobileWalletWebhook.execute({ method: req.method ?? 'POST', headers: req.headers, body: body.bytes });
+    const outcome = await answerInTime(hub.receiveMobileWalletWebhook.execute({ method: req.method ?? 'POST', headers: req.headers, body: body.bytes }), arrived, { kind: 'unavailable' as const });
     switch (outcome.kind) {
       case 'handled': return sendJson(res, 200, { status: outcome.outcome.status, note: outcome.outcome.note });
       case 'invalid_signature': return sendError(res, 401, 'invalid_signature', 'The webhook signature does not verify.');
