@@ -1,8 +1,26 @@
 import type { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import BeeQueue from 'bee-queue';
 import type { Logger } from '../logger';
-import { within } from '../shared/within';
+import { DeadlinePassedError, within } from '../shared/within';
+import { REDIS_ANSWER_BOUND_MS, REDIS_CHECK_EVERY_MS, REDIS_KEEPALIVE_MS } from './redis';
+
+/**
+ * node_redis 3, as bee-queue loads it. The queue's clients are made here rather than by bee-queue, so that
+ * each is known from its first moment: bee-queue shows a client only once it is ready, and one whose new
+ * connection never answers (Redis vanished behind a firewall) would otherwise never be.
+ */
+const legacyRedis = createRequire(require.resolve('bee-queue'))('redis') as { createClient(options: object): QueueClient };
+
+/** What the queue uses of a node_redis 3 client. */
+interface QueueClient extends EventEmitter {
+  ready: boolean;
+  stream: Writable | undefined;
+  ping(callback: (error: Error | null) => void): void;
+  duplicate(): QueueClient;
+  end(flush: boolean): void;
+}
 
 /** The background job of SPEC 6.3: one stored card-gateway webhook to process. */
 export const WEBHOOK_JOB = 'paymenthub/webhook/process';
@@ -56,14 +74,27 @@ export class WebhookQueue {
   }
 
   private open(): BeeQueue<WebhookJob> {
-    const queue = new BeeQueue<WebhookJob>(WEBHOOK_JOB, {
-      prefix: `bq:${this.namespace}`,
-      redis: {
+    const clients: QueueClient[] = [];
+    const makeClient = (): QueueClient => {
+      const client = legacyRedis.createClient({
         url: this.redisUrl,
         enable_offline_queue: false,
+        socket_keepalive: true,
+        socket_initial_delay: REDIS_KEEPALIVE_MS,
         // Reconnect for as long as the queue is open; once closing, give up so no timer outlives it.
         retry_strategy: (options: { attempt: number }) => (this.closing || queue !== this.queue ? new Error('queue closed') : Math.min(options.attempt * 200, 2000)),
-      },
+      });
+      // Its failures before bee-queue listens (while connecting) are the outage, said once by the queue.
+      client.on('error', () => undefined);
+      // bee-queue makes its blocking client as a duplicate of the first.
+      client.duplicate = makeClient;
+      clients.push(client);
+      return client;
+    };
+    const queue: BeeQueue<WebhookJob> = new BeeQueue<WebhookJob>(WEBHOOK_JOB, {
+      prefix: `bq:${this.namespace}`,
+      redis: makeClient() as unknown as BeeQueue.QueueSettings['redis'],
+      quitCommandClient: true,
       isWorker: this.role === 'worker',
       getEvents: false,
       sendEvents: false,
@@ -89,7 +120,43 @@ export class WebhookQueue {
       if (!this.connected.has(queue) && queue === this.queue && !this.closing) this.unavailable();
     }, FIRST_CONNECTION_WAIT_MS).unref();
     if (this.handler) queue.process(this.handler.concurrency, this.handler.handle);
+    clientsOf.set(queue, clients);
+    this.checkConnections(queue, clients);
     return queue;
+  }
+
+  /**
+   * The queue's connections that stop answering without closing are dropped (see redis.ts): its command
+   * client is asked PING every REDIS_CHECK_EVERY_MS once the instance is ready, and a PING unanswered within
+   * REDIS_ANSWER_BOUND_MS drops every connection of the instance, which is then replaced (watch); clients not
+   * ready that long after their connection was opened have it dropped, so they connect again.
+   */
+  private checkConnections(queue: BeeQueue<WebhookJob>, clients: QueueClient[]): void {
+    let checking = false;
+    let notReadySince = Date.now();
+    const drop = () => {
+      for (const client of clients) client.stream?.destroy();
+    };
+    const timer = setInterval(() => {
+      if (this.closing || queue !== this.queue) return clearInterval(timer);
+      if (!this.connected.has(queue) || clients.some((client) => !client.ready)) {
+        if (Date.now() - notReadySince < FIRST_CONNECTION_WAIT_MS + REDIS_ANSWER_BOUND_MS) return;
+        notReadySince = Date.now();
+        for (const client of clients) if (!client.ready) client.stream?.destroy();
+        return;
+      }
+      notReadySince = Date.now();
+      if (checking) return;
+      checking = true;
+      const [client] = clients;
+      within(new Promise<void>((resolve, reject) => client!.ping((error) => (error ? reject(error) : resolve()))), REDIS_ANSWER_BOUND_MS)
+        .catch((error: unknown) => {
+          if (!(error instanceof DeadlinePassedError) || queue !== this.queue) return;
+          this.log.warn('queue_connection_dead', { boundMs: REDIS_ANSWER_BOUND_MS });
+          drop();
+        })
+        .finally(() => { checking = false; });
+    }, REDIS_CHECK_EVERY_MS).unref();
   }
 
   /**
@@ -239,6 +306,8 @@ function writeOncePerTurn(client: LegacyRedisClient): void {
 
 /** Ends an instance's Redis connections at once, whatever state they are in. */
 function endClients(queue: BeeQueue<WebhookJob>): void {
-  const clients = queue as unknown as Record<'client' | 'bclient' | 'eclient', { end?(flush: boolean): void } | undefined>;
-  for (const client of [clients.client, clients.bclient, clients.eclient]) client?.end?.(true);
+  for (const client of clientsOf.get(queue) ?? []) client.end(true);
 }
+
+/** Every client made for an instance, ready or not. */
+const clientsOf = new WeakMap<BeeQueue<WebhookJob>, QueueClient[]>();
