@@ -7,6 +7,7 @@ import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
 import { within } from '../shared/within';
+import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -104,6 +105,22 @@ export async function redisCheck(config: Config): Promise<CheckResult> {
 }
 
 /**
+ * The workers as they reported themselves: one that stalled in the last day (its jobs, or one of its loops,
+ * stopped moving; it then exited to be replaced) or none alive is a warning, with why.
+ */
+export function workersCheck(workers: WorkerRecord[]): CheckResult {
+  const alive = workers.filter((worker) => !worker.stalledAt && worker.seenSecondsAgo < WORKER_GONE_AFTER_SECONDS);
+  const stalled = workers.filter((worker) => worker.stalledAt);
+  const fix = 'payment-hub workers list --json shows what a stalled worker waited for; see "When something goes wrong" in the README';
+  if (stalled.length) {
+    const last = stalled[stalled.length - 1]!;
+    return warn('workers', `${alive.length} alive; ${stalled.length} stalled in the last day, the last at ${last.stalledAt}: ${String(last.stallReason).slice(0, 300)}`, fix);
+  }
+  if (!alive.length) return warn('workers', `no worker has reported in the last ${WORKER_GONE_AFTER_SECONDS} s`, 'npm start (PM2 runs the worker), or pm2 logs shop-sidecar-worker');
+  return ok('workers', `${alive.length} alive`);
+}
+
+/**
  * `payment-hub doctor`: checks the whole installation, each check on its own (one that cannot run says why
  * and the others go on), with a fix for each problem.
  */
@@ -145,6 +162,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
   await step('migrations', async () => (await dataSource.showMigrations()
     ? fail('migrations', 'the service\'s tables are not current', 'npm run migrate')
     : ok('migrations', 'current')));
+
+  await step('workers', async () => workersCheck(await hub.workers.recent()));
 
   await step('redis', () => redisCheck(config));
 
