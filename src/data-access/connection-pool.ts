@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import mysql from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
+import { AbandonedSessions } from './abandoned-sessions';
 
 /** The longest anything waits for a pooled connection while every one is in use. */
 export const CONNECTION_WAIT_MS = 5000;
@@ -62,13 +63,24 @@ const UNREACHABLE_CODES = new Set(['ER_STATEMENT_TIMEOUT', 'ECONNREFUSED', 'ECON
  */
 export function databaseUnreachable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
-  const { code, fatal } = error as { code?: unknown; fatal?: unknown };
+  const { code, fatal, driverError } = error as { code?: unknown; fatal?: unknown; driverError?: unknown };
+  // TypeORM wraps the driver's error.
+  if (driverError) return databaseUnreachable(driverError);
   return fatal === true || (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('PROTOCOL_')));
+}
+
+/**
+ * Whether a request that met `error` should be told to come back shortly (503): the database unreachable,
+ * or every connection taken for longer than a request may wait.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  return databaseUnreachable(error) || error instanceof ConnectionWaitTimeoutError;
 }
 
 /** What the bounds use of mysql2's callback connection: its command queue and its way of failing every waiting command at once. */
 interface CoreConnection {
   addCommand(command: CoreCommand): unknown;
+  threadId: number | null;
   stream: { destroy(): void };
   lastActiveTime?: number;
   _fatalError?: unknown;
@@ -96,8 +108,10 @@ export function boundedMysql(bounds: DatabaseBounds): typeof mysql {
   const driver: typeof mysql = Object.create(mysql);
   driver.createPool = ((options: mysql.PoolOptions) => {
     const pool = mysql.createPool({ ...options, connectTimeout: bounds.connectMs, enableKeepAlive: true, keepAliveInitialDelay: DATABASE_KEEPALIVE_MS });
+    const { host, port, socketPath, user, password, database, ssl, charset } = options;
+    const abandoned = new AbandonedSessions({ host, port, socketPath, user, password, database, ssl, charset }, bounds.connectMs);
     const core = pool as unknown as CorePoolOfConnections;
-    core.on('connection', (connection) => boundCommands(connection, bounds.statementMs));
+    core.on('connection', (connection) => boundCommands(connection, bounds.statementMs, abandoned));
     const getConnection = core.getConnection.bind(core);
     core.getConnection = (callback) => handOutLive(getConnection, callback, 0);
     return pool;
@@ -113,7 +127,7 @@ export function statementBoundOf(connection: object): number | undefined {
   return statementBounds.get(connection);
 }
 
-function boundCommands(connection: CoreConnection, statementMs: number): void {
+function boundCommands(connection: CoreConnection, statementMs: number, abandoned: AbandonedSessions): void {
   statementBounds.set(connection, statementMs);
   const add = connection.addCommand;
   connection.addCommand = function addBounded(this: CoreConnection, command: CoreCommand) {
@@ -124,6 +138,8 @@ function boundCommands(connection: CoreConnection, statementMs: number): void {
       if (connection._fatalError || connection._closing) return;
       connection.stream.destroy();
       connection._handleNetworkError(new StatementTimeoutError(boundMs));
+      // Its session may still hold locks on the server, which has not heard of the drop.
+      abandoned.add(connection.threadId);
     }, boundMs).unref();
     command.once('end', () => clearTimeout(timer));
     return added;

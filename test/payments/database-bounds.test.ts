@@ -75,3 +75,35 @@ test.serial('When a pooled connection died while it was idle, Then it is pinged 
   t.true(outcome.ms < 2000 + 1000, `the ping's bound and a new connection (${outcome.ms} ms)`);
   t.true(proxy.counts.cutOff >= openBefore, 'the old connections were cut off');
 });
+
+test.serial('When a connection vanishes inside a transaction that holds a row lock, Then once the server can be reached its session is ended, so the lock goes and the same row can be written again', async (t) => {
+  const table = `${shop.prefix}sidecar_bounds_probe`;
+  await shop.db.query(`CREATE TABLE IF NOT EXISTS ${table} (id int PRIMARY KEY, n int NOT NULL) ENGINE=InnoDB`);
+  await shop.db.query(`REPLACE INTO ${table} VALUES (1, 0)`);
+  const connection = await rawPool(dataSource).getConnection();
+  const threadId = connection.threadId;
+  await connection.query('START TRANSACTION');
+  await connection.query(`UPDATE ${table} SET n = n + 1 WHERE id = 1`);
+  proxy.vanish();
+  t.teardown(() => proxy.restore());
+  const stuck = await timed(connection.query('SELECT 1'));
+  connection.release();
+  t.true('error' in stuck, 'the statement on the vanished connection fails');
+  const session = async () => ((await shop.db.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?', [threadId])) as any)[0][0].n;
+  t.is(Number(await session()), 1, 'the server still has the session (nothing told it)');
+
+  proxy.restore();
+  const started = Date.now();
+  while (Number(await session()) && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.is(Number(await session()), 0, 'the session was ended');
+  t.log(`session ended ${Date.now() - started} ms after the network came back`);
+  const admin = await shop.db.getConnection();
+  try {
+    await admin.query('SET SESSION innodb_lock_wait_timeout = 2');
+    await admin.query(`UPDATE ${table} SET n = n + 10 WHERE id = 1`);
+    const [[row]] = await admin.query(`SELECT n FROM ${table} WHERE id = 1`) as any;
+    t.is(Number(row.n), 10, 'the dropped transaction was rolled back, and the row is free');
+  } finally {
+    admin.release();
+  }
+});

@@ -1,6 +1,6 @@
 import test from 'ava';
 import sinon from 'sinon';
-import { databaseUnreachable, lockWaitSeconds, LOCK_WAIT_SECONDS, StatementTimeoutError, ConnectionWaitTimeoutError } from '../../src/data-access/connection-pool';
+import { databaseUnavailable, databaseUnreachable, lockWaitSeconds, LOCK_WAIT_SECONDS, StatementTimeoutError, ConnectionWaitTimeoutError } from '../../src/data-access/connection-pool';
 import { WorkerLoops } from '../../src/entry-points/worker/worker-loops';
 
 test('A statement\'s bound, a lost, refused or timed-out connection count as the database unreachable; a refused statement or a busy pool do not', (t) => {
@@ -14,6 +14,9 @@ test('A statement\'s bound, a lost, refused or timed-out connection count as the
   t.false(databaseUnreachable(new Error('Pool is closed.')));
   t.false(databaseUnreachable('text'));
   t.false(databaseUnreachable(null));
+  t.true(databaseUnreachable(Object.assign(new Error('Query failed'), { driverError: new StatementTimeoutError(4000) })), 'TypeORM\'s wrapping counts as the error it wraps');
+  t.true(databaseUnavailable(new ConnectionWaitTimeoutError(5000, 10)), 'a request is told to come back when no connection became free');
+  t.false(databaseUnavailable(Object.assign(new Error('Duplicate entry'), { code: 'ER_DUP_ENTRY' })));
 });
 
 test('A session waits for locks two seconds less than its statements may take, at most LOCK_WAIT_SECONDS and at least one', (t) => {

@@ -3,7 +3,7 @@ import type { LookupOrderStatus } from '../../../order-status/lookup-order-statu
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { answerInTime, errorBody, parseJsonObject, queryNames, readBody, sendAttemptRefusal, sendError, sendJson, sendText } from '../http-io';
-import { databaseUnreachable } from '../../../data-access/connection-pool';
+import { databaseUnavailable } from '../../../data-access/connection-pool';
 import type { Transport } from '../transport';
 
 export interface OrderStatusRouteDeps {
@@ -108,7 +108,7 @@ async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepare
   try {
     return { kind: 'looked_up', outcome: await lookup.execute(parsed) };
   } catch (error) {
-    if (databaseUnreachable(error)) return UNAVAILABLE;
+    if (databaseUnavailable(error)) return UNAVAILABLE;
     throw error;
   }
 }
