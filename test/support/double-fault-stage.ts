@@ -38,8 +38,10 @@ export interface Stage {
   mariadb: PrivateMariaDb;
   shop: TestShop;
   fake: FakeCardGateway;
-  api: RunningApi;
-  apiLog: ReturnType<typeof capturingLogger>;
+  /** The API in this process, or the real `npm run api` as a child process. */
+  api: Pick<RunningApi, 'url' | 'stop'>;
+  /** What the API logged so far, in order: an in-process API's captured lines, or a child process's parsed ones. */
+  apiLog: { entries: { event?: unknown }[] };
   workerEnv: Record<string, string>;
   worker: ServiceProcess;
   /** Workers killed by the test (their logs are kept for the diagnosis). */
@@ -64,18 +66,7 @@ export async function setUp(t: ExecutionContext, name: string, options: StageOpt
   const redis = await PrivateRedis.start();
   const mariadb = await PrivateMariaDb.start();
   const shop = await createTestShop(name, { host: mariadb.host, port: mariadb.port });
-  const unpaidOrders: number[] = [];
-  if (options.orders) {
-    await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen: Math.floor(Date.now() / 1000) }), 'no');
-    let left = options.orders;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (left > 0) {
-        left -= 1;
-        unpaidOrders.push(await shop.seeder.createOrder({ status: 'pending', total: '10.00' }));
-      }
-    }));
-    unpaidOrders.sort((a, b) => a - b);
-  }
+  const unpaidOrders = options.orders ? await seedUnpaidOrders(shop, options.orders) : [];
   const fake = new FakeCardGateway();
   await fake.start();
   const env = { REDIS_URL: redis.url, CARD_GATEWAY_API_URL: fake.url, CARD_GATEWAY_API_KEY: fake.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: fake.webhookSecret, ...RAISED_LIMITS_ENV };
@@ -102,6 +93,23 @@ export async function setUp(t: ExecutionContext, name: string, options: StageOpt
   });
   await worker.logged('worker_started');
   return stage;
+}
+
+/**
+ * `count` pending orders of 10.00, their ids in ascending order, in a shop whose companion plugin is present (so
+ * an order's payment is handed to WooCommerce).
+ */
+export async function seedUnpaidOrders(shop: TestShop, count: number): Promise<number[]> {
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen: Math.floor(Date.now() / 1000) }), 'no');
+  const unpaidOrders: number[] = [];
+  let left = count;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (left > 0) {
+      left -= 1;
+      unpaidOrders.push(await shop.seeder.createOrder({ status: 'pending', total: '10.00' }));
+    }
+  }));
+  return unpaidOrders.sort((a, b) => a - b);
 }
 
 /** A new settled invoice at the fake gateway and its signed `invoice_settled` delivery (kept, to send again). */
@@ -207,7 +215,7 @@ export async function diagnosis(stage: Stage): Promise<void> {
     t.log('its last log lines:', worker.logs.slice(-12).map((line) => JSON.stringify(line)).join('\n'));
   }
   const apiEvents: Record<string, number> = {};
-  for (const entry of stage.apiLog.entries) apiEvents[entry.event] = (apiEvents[entry.event] ?? 0) + 1;
+  for (const entry of stage.apiLog.entries) apiEvents[String(entry.event)] = (apiEvents[String(entry.event)] ?? 0) + 1;
   t.log('API log events:', JSON.stringify(apiEvents));
   const processes = await stage.mariadb.processList().catch((error: Error) => [{ error: error.message }]);
   t.log('MariaDB processlist:', JSON.stringify(processes.map((row: any) => ({ id: row.Id, db: row.db, command: row.Command, time: row.Time, state: row.State, info: row.Info && String(row.Info).slice(0, 120) }))));

@@ -12,6 +12,8 @@ export interface TestRequest {
   headers?: Record<string, string>;
   /** An object is sent as JSON; a string or Buffer as is. */
   body?: unknown;
+  /** The whole exchange must end within this, else the request is given up and fails: a hang shows as a failure, not a stuck test. */
+  timeoutMs?: number;
 }
 
 /** A plain HTTP(S) client for tests: any status is an answer, and self-signed certificates are accepted. */
@@ -33,8 +35,14 @@ export function request(baseUrl: string, method: string, path: string, options: 
         try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
       });
+      // Given up halfway through the answer's body.
+      if (options.timeoutMs !== undefined) res.on('error', reject);
     });
     req.on('error', reject);
+    if (options.timeoutMs !== undefined) {
+      const timer = setTimeout(() => req.destroy(new Error(`no whole answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+      req.on('close', () => clearTimeout(timer));
+    }
     if (body !== undefined) req.write(body);
     req.end();
   });
