@@ -44,6 +44,8 @@ test('Given 10 starts a second per account, When two processes ask for 30 at onc
   t.teardown(() => Promise.all([first.close(), second.close()]));
   const credential = account();
   const limits = { concurrent: 1000, perSecond: 10 };
+  // Both connected first: a connection opened between the two asks would let a sixth token accrue meanwhile.
+  await Promise.all([first, second].map((process) => process.places('card_gateway', 'http://gateway.invalid', account(), 'writes').take(limits, 1, 10_000)));
   const fromA = await first.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
   const fromB = await second.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
   t.is(fromA!.leases.length + fromB!.leases.length, 5);
