@@ -79,7 +79,7 @@ export function databaseUnavailable(error: unknown): boolean {
 
 /** What the bounds use of mysql2's callback connection: its command queue and its way of failing every waiting command at once. */
 interface CoreConnection {
-  addCommand(command: CoreCommand): unknown;
+  _command: CoreCommand | null;
   threadId: number | null;
   stream: { destroy(): void };
   lastActiveTime?: number;
@@ -91,9 +91,10 @@ interface CoreConnection {
 }
 interface CoreCommand {
   constructor: { name: string };
-  once(event: 'end', listener: () => void): void;
 }
 interface CorePoolOfConnections {
+  _closed: boolean;
+  _allConnections: { length: number; get(index: number): CoreConnection };
   on(event: 'connection', listener: (connection: CoreConnection) => void): void;
   getConnection(callback: (error: Error | null, connection?: CoreConnection) => void): void;
 }
@@ -111,7 +112,8 @@ export function boundedMysql(bounds: DatabaseBounds): typeof mysql {
     const { host, port, socketPath, user, password, database, ssl, charset } = options;
     const abandoned = new AbandonedSessions({ host, port, socketPath, user, password, database, ssl, charset }, bounds.connectMs);
     const core = pool as unknown as CorePoolOfConnections;
-    core.on('connection', (connection) => boundCommands(connection, bounds.statementMs, abandoned));
+    core.on('connection', (connection) => statementBounds.set(connection, bounds.statementMs));
+    boundCommands(core, bounds.statementMs, abandoned);
     const getConnection = core.getConnection.bind(core);
     core.getConnection = (callback) => handOutLive(getConnection, callback, 0);
     return pool;
@@ -127,23 +129,39 @@ export function statementBoundOf(connection: object): number | undefined {
   return statementBounds.get(connection);
 }
 
-function boundCommands(connection: CoreConnection, statementMs: number, abandoned: AbandonedSessions): void {
-  statementBounds.set(connection, statementMs);
-  const add = connection.addCommand;
-  connection.addCommand = function addBounded(this: CoreConnection, command: CoreCommand) {
-    const added = add.call(this, command);
-    const boundMs = command.constructor.name === 'Ping' ? Math.min(PING_BOUND_MS, statementMs) : statementMs;
-    const timer = setTimeout(() => {
-      // Ended already (failed with the connection, or closed on purpose): nothing waits on it.
-      if (connection._fatalError || connection._closing) return;
+/** How often a pool's connections are looked at for a command past its bound (a bound is kept to within this). */
+const COMMAND_CHECK_EVERY_MS = 250;
+
+/**
+ * Every connection of `pool` is looked at every COMMAND_CHECK_EVERY_MS: a command in progress since longer
+ * than its bound (a ping PING_BOUND_MS, any other `statementMs`) ends with StatementTimeoutError, for it and
+ * every command queued behind it, and its connection is destroyed. Looking from outside costs a statement
+ * nothing (no timer of its own); the first look at a command starts its clock.
+ */
+function boundCommands(pool: CorePoolOfConnections, statementMs: number, abandoned: AbandonedSessions): void {
+  const seen = new WeakMap<object, number>();
+  const timer = setInterval(() => {
+    if (pool._closed) return clearInterval(timer);
+    const now = Date.now();
+    const connections = pool._allConnections;
+    for (let i = 0; i < connections.length; i += 1) {
+      const connection = connections.get(i);
+      const command = connection._command;
+      // Ended already (failed with the connection, or closed on purpose), or nothing waits on it.
+      if (!command || connection._fatalError || connection._closing) continue;
+      const since = seen.get(command);
+      if (since === undefined) {
+        seen.set(command, now);
+        continue;
+      }
+      const boundMs = command.constructor.name === 'Ping' ? Math.min(PING_BOUND_MS, statementMs) : statementMs;
+      if (now - since < boundMs) continue;
       connection.stream.destroy();
       connection._handleNetworkError(new StatementTimeoutError(boundMs));
       // Its session may still hold locks on the server, which has not heard of the drop.
       abandoned.add(connection.threadId);
-    }, boundMs).unref();
-    command.once('end', () => clearTimeout(timer));
-    return added;
-  };
+    }
+  }, COMMAND_CHECK_EVERY_MS).unref();
 }
 
 /** A pooled connection, pinged first when it has been idle; one that does not answer is dropped and another taken. */
