@@ -28,11 +28,6 @@ export class AbandonedSessions {
     this.soon(0);
   }
 
-  /** Sessions still to be ended. */
-  get size(): number {
-    return this.waiting.size;
-  }
-
   private soon(ms: number): void {
     if (this.timer || this.running) return;
     this.timer = setTimeout(() => {

@@ -77,7 +77,7 @@ export function databaseUnavailable(error: unknown): boolean {
   return databaseUnreachable(error) || error instanceof ConnectionWaitTimeoutError;
 }
 
-/** What the bounds use of mysql2's callback connection: its command queue and its way of failing every waiting command at once. */
+/** What the bounds use of mysql2's callback connection: its command in progress and its way of failing every waiting command at once. */
 interface CoreConnection {
   _command: CoreCommand | null;
   threadId: number | null;
@@ -87,7 +87,6 @@ interface CoreConnection {
   _closing?: boolean;
   _handleNetworkError(error: Error): void;
   ping(callback: (error: Error | null) => void): void;
-  release(): void;
 }
 interface CoreCommand {
   constructor: { name: string };

@@ -62,7 +62,9 @@ export type RedisClient = ReturnType<typeof openRedis>['client'];
  * A duplicate of a client is a client of its own and is watched on its own. The check ends with the client.
  */
 export function watchRedisConnection(client: RedisClient, log: Logger): void {
-  let checking = false;
+  const check = pingWithin(() => client.ping(), () => {
+    if (client.isReady) reopen('PING was not answered');
+  });
   let notReadySince: number | null = null;
   let said = false;
   const reopen = (why: string) => {
@@ -86,13 +88,25 @@ export function watchRedisConnection(client: RedisClient, log: Logger): void {
     }
     notReadySince = null;
     said = false;
-    if (checking) return;
-    checking = true;
-    within(client.ping(), REDIS_ANSWER_BOUND_MS).catch((error: unknown) => {
-      if (error instanceof DeadlinePassedError && client.isReady) reopen('PING was not answered');
-    }).finally(() => { checking = false; });
+    check();
   }, REDIS_CHECK_EVERY_MS).unref();
   watched.set(client, timer);
+}
+
+/**
+ * A check of a connection by `ping`, one at a time (a call while one is in flight does nothing): an answer
+ * not come within REDIS_ANSWER_BOUND_MS calls `unanswered`. A PING that fails outright is the client's own
+ * outage, which it handles itself.
+ */
+export function pingWithin(ping: () => Promise<unknown>, unanswered: () => void): () => void {
+  let checking = false;
+  return () => {
+    if (checking) return;
+    checking = true;
+    within(ping(), REDIS_ANSWER_BOUND_MS).catch((error: unknown) => {
+      if (error instanceof DeadlinePassedError) unanswered();
+    }).finally(() => { checking = false; });
+  };
 }
 
 const watched = new WeakMap<object, NodeJS.Timeout>();

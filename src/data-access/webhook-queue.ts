@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import BeeQueue from 'bee-queue';
 import type { Logger } from '../logger';
-import { DeadlinePassedError, within } from '../shared/within';
-import { REDIS_ANSWER_BOUND_MS, REDIS_CHECK_EVERY_MS, REDIS_KEEPALIVE_MS } from './redis';
+import { within } from '../shared/within';
+import { pingWithin, REDIS_ANSWER_BOUND_MS, REDIS_CHECK_EVERY_MS, REDIS_KEEPALIVE_MS } from './redis';
 
 /**
  * node_redis 3, as bee-queue loads it. The queue's clients are made here rather than by bee-queue, so that
@@ -132,11 +132,13 @@ export class WebhookQueue {
    * ready that long after their connection was opened have it dropped, so they connect again.
    */
   private checkConnections(queue: BeeQueue<WebhookJob>, clients: QueueClient[]): void {
-    let checking = false;
-    let notReadySince = Date.now();
-    const drop = () => {
+    const [commands] = clients;
+    const check = pingWithin(() => new Promise<void>((resolve, reject) => commands!.ping((error) => (error ? reject(error) : resolve()))), () => {
+      if (queue !== this.queue) return;
+      this.log.warn('queue_connection_dead', { boundMs: REDIS_ANSWER_BOUND_MS });
       for (const client of clients) client.stream?.destroy();
-    };
+    });
+    let notReadySince = Date.now();
     const timer = setInterval(() => {
       if (this.closing || queue !== this.queue) return clearInterval(timer);
       if (!this.connected.has(queue) || clients.some((client) => !client.ready)) {
@@ -146,16 +148,7 @@ export class WebhookQueue {
         return;
       }
       notReadySince = Date.now();
-      if (checking) return;
-      checking = true;
-      const [client] = clients;
-      within(new Promise<void>((resolve, reject) => client!.ping((error) => (error ? reject(error) : resolve()))), REDIS_ANSWER_BOUND_MS)
-        .catch((error: unknown) => {
-          if (!(error instanceof DeadlinePassedError) || queue !== this.queue) return;
-          this.log.warn('queue_connection_dead', { boundMs: REDIS_ANSWER_BOUND_MS });
-          drop();
-        })
-        .finally(() => { checking = false; });
+      check();
     }, REDIS_CHECK_EVERY_MS).unref();
   }
 

@@ -210,7 +210,6 @@ export class WebhookRepository {
     await this.pool.query(sql, values);
   }
 
-  /** FAILED; `retryInSeconds` null leaves it for the operator. */
   /** FAILED, to be tried again in `retryInSeconds` (null: left for the operator); an attempt not `counted` is not one of its automatic attempts. */
   async fail(id: number, error: string, retryInSeconds: number | null, counted = true): Promise<void> {
     const { sql, values } = this.failing.with({ id, error: error.slice(0, 10_000), retryInSeconds, uncounted: counted ? 0 : 1 });

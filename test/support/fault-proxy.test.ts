@@ -27,6 +27,14 @@ async function echoServer(t: ExecutionContext) {
 }
 
 /** A client connection through the proxy, keeping what comes back and when, and whether the proxy closed it. */
+/** An echo server and a proxy in front of it, both gone when the test ends. */
+async function proxiedEcho(t: ExecutionContext) {
+  const echo = await echoServer(t);
+  const proxy = await FaultProxy.start({ port: echo.port });
+  t.teardown(() => proxy.close());
+  return { echo, proxy };
+}
+
 async function connect(t: ExecutionContext, proxy: FaultProxy) {
   const socket = net.connect({ host: proxy.host, port: proxy.port, allowHalfOpen: true });
   const client = { socket, received: '', arrivals: [] as { text: string; at: number }[], ended: false, closed: false };
@@ -65,9 +73,7 @@ async function silent(client: Client, text: string): Promise<boolean> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('Bytes pass both ways, and a half-close passes as a half-close', async (t) => {
-  const echo = await echoServer(t);
-  const proxy = await FaultProxy.start({ port: echo.port });
-  t.teardown(() => proxy.close());
+  const { echo, proxy } = await proxiedEcho(t);
   const client = await connect(t, proxy);
   t.true(await echoes(client, 'hello'));
   client.socket.end();
@@ -77,9 +83,7 @@ test('Bytes pass both ways, and a half-close passes as a half-close', async (t) 
 });
 
 test('When the target vanishes, Then nothing passes on old or new connections and nothing is closed; once restored, new connections work and the old ones stay dead', async (t) => {
-  const echo = await echoServer(t);
-  const proxy = await FaultProxy.start({ port: echo.port });
-  t.teardown(() => proxy.close());
+  const { echo, proxy } = await proxiedEcho(t);
   const before = await connect(t, proxy);
   t.true(await echoes(before, 'alive'));
 
@@ -111,9 +115,7 @@ test('When the target vanishes, Then nothing passes on old or new connections an
 });
 
 test('When bytes to the target are delayed, Then each chunk arrives that much later, in order; after undelay the held chunks still go first', async (t) => {
-  const echo = await echoServer(t);
-  const proxy = await FaultProxy.start({ port: echo.port });
-  t.teardown(() => proxy.close());
+  const { echo, proxy } = await proxiedEcho(t);
   const client = await connect(t, proxy);
   t.true(await echoes(client, 'x'));
 
