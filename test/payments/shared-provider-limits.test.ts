@@ -46,13 +46,21 @@ test('Given 10 starts a second per account, When two processes ask for 30 at onc
   const limits = { concurrent: 1000, perSecond: 10 };
   // Both connected first: a connection opened between the two asks would let a sixth token accrue meanwhile.
   await Promise.all([first, second].map((process) => process.places('card_gateway', 'http://gateway.invalid', account(), 'writes').take(limits, 1, 10_000)));
+  // A token accrues every 100 ms, so what a busy machine spends between the asks is allowed for, measured.
+  const asked = performance.now();
   const fromA = await first.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
   const fromB = await second.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
-  t.is(fromA!.leases.length + fromB!.leases.length, 5);
+  const accrued = Math.floor((performance.now() - asked) / 100);
+  const started = fromA!.leases.length + fromB!.leases.length;
+  t.true(started >= 5 && started <= 5 + accrued, `${started} started, with ${accrued} tokens accrued between the asks`);
   t.true(fromB!.retryInMs >= 1 && fromB!.retryInMs <= 100, `retry in ${fromB!.retryInMs} ms`);
+  const rested = performance.now();
   await new Promise((resolve) => setTimeout(resolve, 320));
   const later = await second.places('card_gateway', 'http://gateway.invalid', credential, 'writes').take(limits, 15, 10_000);
-  t.true(later!.leases.length >= 3 && later!.leases.length <= 4, `${later!.leases.length} tokens after 320 ms at 10 a second`);
+  const restedMs = performance.now() - rested;
+  // At 10 a second, refilled from below one token, never beyond the bucket of 5.
+  const most = Math.min(5, Math.ceil(restedMs / 100) + 1);
+  t.true(later!.leases.length >= 3 && later!.leases.length <= most, `${later!.leases.length} tokens after ${Math.round(restedMs)} ms at 10 a second`);
 });
 
 test('When a process dies holding places, Then they are free again once their leases end', async (t) => {
