@@ -173,7 +173,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       // The service works without it, writing the rows itself, but without WooCommerce's e-mails, stock and hooks.
       return [
         warn('companion', 'the companion plugin has not been heard from: the service writes order and subscription changes itself, without WooCommerce\'s e-mails, stock and hooks',
-          'copy src/woocommerce-companion/shop-sidecar-companion.php to wp-content/mu-plugins/ and load any page of the site'),
+          'copy src/woocommerce-companion/shop-sidecar-companion.php and the folder src/woocommerce-companion/shop-sidecar-companion/ to wp-content/mu-plugins/ and load any page of the site'),
         skip('handover', 'no companion to hand changes to'),
       ];
     }

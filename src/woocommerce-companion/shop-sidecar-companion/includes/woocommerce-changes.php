@@ -1,11 +1,6 @@
 <?php
 /**
- * Plugin Name: Shop Sidecar companion
- * Description: Applies the order and subscription changes the shop-sidecar service decides (payments, dunning, pauses) with WooCommerce's and WooCommerce Subscriptions' own calls, so e-mails, stock, Analytics, scheduled actions and every plugin's hooks follow as if WooCommerce had made the change itself.
- * Version: 2.0.0
- * Requires PHP: 7.4
- *
- * Install as a must-use plugin: copy this one file to wp-content/mu-plugins/.
+ * Shop Sidecar companion: the changes the service hands over (loaded by ../../shop-sidecar-companion.php).
  *
  * The service stores each change in the table {prefix}sidecar_woocommerce_changes and, in the same
  * database transaction, schedules an Action Scheduler action `shop_sidecar_apply_change` with the row's
