@@ -47,6 +47,31 @@ fi
 grep -q "wp_version = '6.1." "$older_wp/wp-includes/version.php" ||
   echo "test:woocommerce: warning: $older_wp is not WordPress 6.1 ($(grep -o "wp_version = '[^']*'" "$older_wp/wp-includes/version.php"))" >&2
 
+# A real browser and nginx for the WP admin tests (support/admin-browser.ts drives Debian's chromium with
+# playwright-core; support/admin-origin.ts runs its own nginx processes on free ports, with their own
+# configuration). Installing nginx must not start the package's own service on port 80: while it is installed, a
+# policy-rc.d (unless the machine has one, as Docker images do) tells the maintainer scripts not to start services.
+without_service_starts() {
+  local policy=/usr/sbin/policy-rc.d rc=0
+  if [ -e "$policy" ]; then "$@"; return; fi
+  as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+  "$@" || rc=$?
+  as_root rm -f "$policy"
+  return "$rc"
+}
+browser_packages=()
+[ -x /usr/bin/chromium ] || browser_packages+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || browser_packages+=(nginx)
+command -v openssl >/dev/null 2>&1 || browser_packages+=(openssl)
+if [ ${#browser_packages[@]} -gt 0 ]; then
+  echo "test:woocommerce: installing ${browser_packages[*]} (WP admin browser tests)"
+  without_service_starts apt_install "${browser_packages[@]}"
+  [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing after apt-get install chromium"
+fi
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+[ -x "$nginx_bin" ] || fail "nginx is missing after apt-get install nginx"
+command -v openssl >/dev/null 2>&1 || fail "openssl is missing after apt-get install openssl"
+
 # Each release is unpacked once into the cache, in a folder named by the file's checksum, so a changed file is
 # unpacked again and an unchanged one is reused across runs. A `.complete` marker guards against a half-unpacked
 # folder left by an interrupted run.
@@ -87,6 +112,7 @@ done
 export SIDECAR_WC_CACHE="$cache"
 export SIDECAR_WC_PHP_DIR="$repo/test/woocommerce/php"
 export SIDECAR_WP_CURRENT="$current_wp" SIDECAR_WC_CURRENT="$current_wc" SIDECAR_WCS_CURRENT="$current_wcs"
+export SIDECAR_NGINX="$nginx_bin" SIDECAR_CHROMIUM="${SIDECAR_CHROMIUM:-/usr/bin/chromium}"
 export SIDECAR_WP_OLDER="$older_wp" SIDECAR_WC_OLDER="$older_wc" SIDECAR_WCS_OLDER="$older_wcs"
 
 cd "$repo"

@@ -18,7 +18,10 @@ import path from 'node:path';
 import { phpCacheArgs, phpDir, type WooCommerceShop } from './woocommerce-shop';
 
 export interface ServedShop {
-  /** The site's address while served, e.g. `http://127.0.0.1:41234` (its siteurl and home), no trailing slash. */
+  /**
+   * The server's address, e.g. `http://127.0.0.1:41234`, no trailing slash: the site's siteurl and home too,
+   * unless ServeOptions.publicUrl named another.
+   */
   url: string;
   /** The server's last output (request lines, PHP's log), for a failing test's message. */
   output(): string;
@@ -31,11 +34,16 @@ export interface ServeOptions {
   workers?: number;
   /** How long to wait for the server to accept connections (default 15 s). */
   startTimeoutMs?: number;
+  /**
+   * The site's address (siteurl and home) while served, when a proxy in front of the server is where browsers
+   * reach it (e.g. `https://127.0.0.1:<nginx port>`, support/admin-origin.ts); default the server's own address.
+   */
+  publicUrl?: string;
 }
 
 const OUTPUT_KEPT = 200_000;
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -47,7 +55,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => { socket.destroy(); resolve(true); });
@@ -75,8 +83,17 @@ async function webRoot(shop: WooCommerceShop): Promise<string> {
     else await fs.symlink(from, path.join(web, entry.name));
   }
   await fs.symlink(path.join(shop.siteDir, 'wp-content'), path.join(web, 'wp-content'));
-  await fs.writeFile(path.join(web, 'wp-config.php'),
-    `<?php\n// Test-only: the served test shop (test/woocommerce/support/serve-over-http.ts).\nrequire ${phpString(path.join(phpDir(), 'bootstrap.php'))};\n`);
+  await fs.writeFile(path.join(web, 'wp-config.php'), [
+    '<?php',
+    '// Test-only: the served test shop (test/woocommerce/support/serve-over-http.ts).',
+    // Behind a TLS proxy on this machine (support/admin-origin.ts) the request is HTTPS as the browser made it:
+    // WordPress then makes https URLs and secure cookies, as it does behind a real shop's TLS proxy.
+    "if ( 'https' === ( $_SERVER['HTTP_X_FORWARDED_PROTO'] ?? '' ) && in_array( $_SERVER['REMOTE_ADDR'] ?? '', array( '127.0.0.1', '::1' ), true ) ) {",
+    "\t$_SERVER['HTTPS'] = 'on';",
+    '}',
+    `require ${phpString(path.join(phpDir(), 'bootstrap.php'))};`,
+    '',
+  ].join('\n'));
   return web;
 }
 
@@ -97,14 +114,14 @@ function stopProcessGroup(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Serves `shop` at `http://127.0.0.1:<free port>` until `stop()`. Its siteurl and home point there meanwhile (and
- * Subscriptions keeps taking it for the live site, not a staging copy).
+ * Serves `shop` at `http://127.0.0.1:<free port>` until `stop()`. Its siteurl and home point there (or to
+ * `options.publicUrl`) meanwhile, and Subscriptions keeps taking it for the live site, not a staging copy.
  */
 export async function serveOverHttp(shop: WooCommerceShop, options: ServeOptions = {}): Promise<ServedShop> {
   const web = await webRoot(shop);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const moved = await shop.php<{ previous: string; is_duplicate_site: boolean }>('site_url', { url });
+  const moved = await shop.php<{ previous: string; is_duplicate_site: boolean }>('site_url', { url: options.publicUrl ?? url });
   if (moved.is_duplicate_site) throw new Error('Subscriptions takes the served shop for a staging copy');
 
   let output = '';

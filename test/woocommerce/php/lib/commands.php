@@ -27,6 +27,7 @@ const SIDECAR_COMMANDS = array(
 	'storage'         => 'sidecar_cmd_storage',
 	'site_url'        => 'sidecar_cmd_site_url',
 	'cron_due'        => 'sidecar_cmd_cron_due',
+	'user'            => 'sidecar_cmd_user',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -830,4 +831,36 @@ function sidecar_cmd_sql( array $args ): array {
 		throw new RuntimeException( 'sql: ' . $wpdb->last_error );
 	}
 	return $rows ?: array();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// users
+
+/**
+ * user {login, role, password, email?}: a user who can log in with that password (wp_insert_user, as the users
+ * screen makes one), e.g. a shop_manager or a customer for browser tests. An existing login gets the role and
+ * password again. Returns its ID.
+ */
+function sidecar_cmd_user( array $args ): array {
+	$login    = (string) ( $args['login'] ?? '' );
+	$role     = (string) ( $args['role'] ?? '' );
+	$password = (string) ( $args['password'] ?? '' );
+	if ( '' === $login || '' === $password || null === get_role( $role ) ) {
+		throw new InvalidArgumentException( 'user needs a login, a password and an existing role' );
+	}
+	$existing = get_user_by( 'login', $login );
+	$user     = array(
+		'user_login' => $login,
+		'user_pass'  => $password,
+		'user_email' => (string) ( $args['email'] ?? "$login@shop.example.dk" ),
+		'role'       => $role,
+	);
+	if ( $existing ) {
+		$user['ID'] = $existing->ID;
+	}
+	$id = $existing ? wp_update_user( $user ) : wp_insert_user( $user );
+	if ( is_wp_error( $id ) ) {
+		throw new RuntimeException( 'user: ' . $id->get_error_message() );
+	}
+	return array( 'id' => (int) $id, 'login' => $login, 'role' => $role );
 }
