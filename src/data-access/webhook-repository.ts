@@ -39,6 +39,27 @@ const toWebhook = (row: RowDataPacket): WebhookRecord => ({
   processedAt: row.processedAt,
 });
 
+/** A stored webhook as staff see it next to a payment: what arrived, when, and what became of it. */
+export interface WebhookSummary {
+  id: number;
+  provider: Provider;
+  externalId: string;
+  eventType: string;
+  status: WebhookStatus;
+  createdAt: string;
+}
+
+/** The payment a webhook is about: the card gateway's invoice (or charge) handle, the wallet's charge id. */
+export interface PaymentKey {
+  provider: Provider;
+  externalId: string;
+}
+
+const WEBHOOK_STATUSES: WebhookStatus[] = ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'];
+const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
+/** Stands for "no payment of this provider" in an `IN` list: no stored event names an empty id (they are refused). */
+const NO_ID = '';
+
 export type InsertOutcome = { kind: 'stored'; id: number } | { kind: 'duplicate' };
 
 /**
@@ -83,6 +104,7 @@ export class WebhookRepository {
   private readonly countsByStatus: PreparedStatement<never>;
   private readonly oldestPending: PreparedStatement<never>;
   private readonly failed: PreparedStatement<never>;
+  private readonly aboutPayments: PreparedStatement<'since' | 'cardIds' | 'walletIds'>;
   private readonly claims = new TurnBatch<number, WebhookRecord | null>(CLAIM_BATCH_LIMIT, (ids) => this.claimTogether(ids));
 
   constructor(dataSource: DataSource) {
@@ -135,6 +157,34 @@ export class WebhookRepository {
     this.oldestPending = PreparedStatement.from(query().select('TIMESTAMPDIFF(MICROSECOND, MIN(w.createdAt), NOW(3)) / 1000000', 'age')
       .from(Webhook, 'w').where("w.status = 'PENDING'"));
     this.failed = PreparedStatement.from(query().select('w.id', 'id').from(Webhook, 'w').where("w.status = 'FAILED'").orderBy('w.id'));
+    // Every status and provider named, so the index on (status, provider, arrival) serves the arrival bound; only
+    // the rows since then have their body looked into. The body names the payment as the handlers read it.
+    this.aboutPayments = PreparedStatement.from(query()
+      .select('w.id', 'id').addSelect('w.provider', 'provider').addSelect('w.externalId', 'externalId').addSelect('w.eventType', 'eventType')
+      .addSelect('w.status', 'status').addSelect('w.createdAt', 'createdAt')
+      .from(Webhook, 'w')
+      .where('w.status IN (:statuses) AND w.provider IN (:providers) AND w.createdAt >= :since')
+      .andWhere(`((w.provider = 'card_gateway' AND JSON_VALUE(w.rawBody, '$.invoice') IN (:cardIds))
+        OR (w.provider = 'mobile_wallet' AND JSON_VALUE(w.rawBody, '$.chargeId') IN (:walletIds)))`)
+      .orderBy('w.createdAt', 'DESC').addOrderBy('w.id', 'DESC')
+      .setParameters({ ...slots('since', 'cardIds', 'walletIds'), statuses: WEBHOOK_STATUSES, providers: PROVIDERS }));
+  }
+
+  /**
+   * The webhooks stored about these payments (a card-gateway event's `invoice`, a wallet event's `chargeId`) that
+   * arrived at `since` or later, newest first, at most `limit`.
+   */
+  async aboutPaymentsSince(payments: PaymentKey[], since: string, limit: number): Promise<WebhookSummary[]> {
+    const ids = (provider: Provider) => {
+      const list = payments.filter((payment) => payment.provider === provider).map((payment) => payment.externalId);
+      return list.length ? list : [NO_ID];
+    };
+    if (!payments.length) return [];
+    const { sql, values } = page(this.aboutPayments.with({ since, cardIds: ids('card_gateway'), walletIds: ids('mobile_wallet') }), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map((row) => ({
+      id: Number(row.id), provider: row.provider, externalId: row.externalId, eventType: row.eventType, status: row.status, createdAt: row.createdAt,
+    }));
   }
 
   /**

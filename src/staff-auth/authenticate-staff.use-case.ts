@@ -132,7 +132,10 @@ export class AuthenticateStaff {
     return refuse('bad_application_password');
   }
 
-  /** `wp_validate_auth_cookie($cookie, 'logged_in')` followed by `rest_cookie_check_errors`' nonce check. */
+  /**
+   * `wp_validate_auth_cookie($cookie, 'logged_in')` followed by `rest_cookie_check_errors`' nonce check: the cookie
+   * first (no valid cookie is `unauthenticated`), then the nonce (`invalid_nonce`).
+   */
   async withCookie(request: CookieRequest): Promise<StaffAuthentication> {
     const site = await this.deps.site.current();
     // COOKIEHASH is md5 of the site URL.
@@ -143,8 +146,6 @@ export class AuthenticateStaff {
     if (raw === null) return refuse('no_cookie');
     const parsed = parseLoggedInCookie(raw);
     if (!parsed.ok) return refuse('malformed_cookie');
-    // Without a nonce WordPress treats a cookie request as logged out.
-    if (!request.nonce) return refuse('no_nonce');
     const secrets = resolveWordPressSecrets(this.deps.config.wordpressSecrets, site);
     if (!secrets) {
       this.deps.log.error('wordpress_secrets_unavailable', { hint: 'set WP_LOGGED_IN_KEY/SALT and WP_NONCE_KEY/SALT or check the site options' });
@@ -159,8 +160,11 @@ export class AuthenticateStaff {
       secret: secrets.loggedIn, nowSeconds, method: request.method.toUpperCase(),
     });
     if (!check.ok) return refuse(check.reason);
+    // Only once the cookie itself is verified does the nonce decide: a valid cookie with a missing, stale or foreign
+    // nonce is the browser's ordinary life after a day (or a forged cross-site request), not a guess at a credential.
+    if (!request.nonce) return { kind: 'invalid_nonce', userId: user.id, reason: 'no_nonce' };
     const nonceAge = verifyRestNonce(request.nonce, { uid: user.id, token: parsed.cookie.token, nonceKeySalt: secrets.nonce }, nowSeconds);
-    if (nonceAge === 0) return refuse('bad_nonce');
+    if (nonceAge === 0) return { kind: 'invalid_nonce', userId: user.id, reason: 'bad_nonce' };
     return this.authenticated(user, 'cookie', meta);
   }
 

@@ -24,16 +24,22 @@ export type UnauthenticatedReason =
   | 'bad_application_password'
   | 'no_cookie'
   | 'malformed_cookie'
-  | 'no_nonce'
   | 'secrets_unavailable'
   | 'expired'
   | 'bad_hmac'
-  | 'bad_session'
-  | 'bad_nonce';
+  | 'bad_session';
+
+/** Why a verified logged-in cookie's nonce was refused: none sent, or not one of this user's, session's and action's last two ticks. */
+export type NonceRefusal = 'no_nonce' | 'bad_nonce';
 
 export type StaffAuthentication =
   | { kind: 'authenticated'; identity: StaffIdentity }
-  | { kind: 'unauthenticated'; reason: UnauthenticatedReason };
+  | { kind: 'unauthenticated'; reason: UnauthenticatedReason }
+  /**
+   * The logged-in cookie is valid (user, session and HMAC verified) but the `wp_rest` nonce is missing, stale or
+   * foreign: WordPress answers 403 `rest_cookie_invalid_nonce`, which makes `apiFetch` fetch a fresh one and retry.
+   */
+  | { kind: 'invalid_nonce'; userId: number; reason: NonceRefusal };
 
 /** The capabilities the staff routes check (primitive WooCommerce capabilities). */
 export const MANAGE_WOOCOMMERCE = 'manage_woocommerce';

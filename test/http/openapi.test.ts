@@ -5,7 +5,7 @@ import { openStaffServices } from '../support/staff-api';
 import { basic, request, type TestResponse } from '../support/http-client';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 import {
-  createApiKey, createCancellationReason, createStaffUser, logIn, WP_SECRETS_ENV, type ApiKey, type StaffSession,
+  createApiKey, createCancellationReason, createStaffUser, logIn, restNonce, WP_SECRETS_ENV, type ApiKey, type StaffSession,
 } from '../support/wordpress-fixtures';
 
 const WEBHOOK_SECRET = 'openapi-test-webhook-secret';
@@ -16,6 +16,7 @@ let api: RunningApi;
 let description: ApiDescription;
 let key: ApiKey;
 let session: StaffSession;
+let managerId: number;
 const ids: Record<string, number> = {};
 
 const staffHeaders = () => ({ authorization: basic(key.consumerKey, key.consumerSecret), 'x-forwarded-proto': 'https' });
@@ -42,9 +43,35 @@ test.before(async () => {
   ids.cancelled = await shop.seeder.createSubscription({ status: 'cancelled', billing, total: '199.00', currency: 'DKK' });
   ids.reason = await createCancellationReason(shop, 'Too expensive');
   const manager = await createStaffUser(shop, { login: 'anna', roles: ['shop_manager'] });
+  managerId = manager.id;
+  // A failed card payment on the order, with its failure, a planned retry and a webhook about it; and an order whose
+  // open payment's gateway cannot be reached (CARD_GATEWAY_API_URL is a closed port).
+  const otherBilling = { first_name: 'Ole', last_name: 'Berg', country: 'DK', email: 'ole@example.dk', phone: '20999999' };
+  ids.paidOrder = await shop.seeder.createOrder({ status: 'pending', billing: otherBilling, total: '99.00' });
+  ids.unreachableOrder = await shop.seeder.createOrder({ status: 'pending', billing: otherBilling, total: '99.00' });
+  const payment = async (orderId: number, externalId: string, status: string) => {
+    const [result] = await shop.db.query(
+      `INSERT INTO ${shop.prefix}sidecar_payments (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
+       VALUES ('card_gateway', ?, ?, ?, NULL, 9900, 'DKK', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, [externalId, status, orderId]);
+    return (result as { insertId: number }).insertId;
+  };
+  const failed = await payment(ids.paidOrder, `order-${ids.paidOrder}`, 'FAILED');
+  for (const [name, value] of [['failure_code', 'insufficient_funds'], ['failure_description', 'Insufficient funds'], ['failure_state', 'soft_declined']]) {
+    await shop.db.query(`INSERT INTO ${shop.prefix}sidecar_payment_meta (payment_id, meta_key, meta_value) VALUES (?, ?, ?)`, [failed, name, value]);
+  }
+  await shop.db.query(
+    `INSERT INTO ${shop.prefix}sidecar_payment_retries (order_id, subscription_id, payment_id, attempt, status, scheduled_at, idempotency_key, result, created_at, updated_at)
+     VALUES (?, ?, ?, 1, 'PENDING', UTC_TIMESTAMP(3) + INTERVAL 12 HOUR, ?, NULL, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, [ids.paidOrder, ids.subscription, failed, `retry-${failed}-1`]);
+  const about = cardGatewayDelivery({ event_type: 'invoice_failed', invoice: `order-${ids.paidOrder}` }, WEBHOOK_SECRET);
+  await shop.db.query(
+    `INSERT INTO ${shop.prefix}sidecar_webhooks (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
+     VALUES ('card_gateway', ?, 'invoice_failed', 'PROCESSED', ?, 1, NOW(3), NOW(3))`, [String(about.payload.event_id), about.body]);
+  await payment(ids.unreachableOrder, `order-${ids.unreachableOrder}`, 'AUTHORIZED');
   key = await createApiKey(shop, manager.id, 'read_write');
   session = await logIn(shop, manager);
-  const config = shop.config({ ...WP_SECRETS_ENV, CARD_GATEWAY_WEBHOOK_SECRET: WEBHOOK_SECRET });
+  const config = shop.config({
+    ...WP_SECRETS_ENV, CARD_GATEWAY_WEBHOOK_SECRET: WEBHOOK_SECRET, CARD_GATEWAY_API_URL: 'http://127.0.0.1:9', CARD_GATEWAY_API_KEY: 'priv_openapi_test',
+  });
   const services = await openStaffServices(config);
   await services.refreshCustomerContacts.execute();
   await services.close();
@@ -104,6 +131,48 @@ test('When the renewal discount routes answer 200, 201, 400, 404 and 409, Then e
   t.is((await exchange(t, 'GET', '/renewal-discounts/v1/discounts/{id}', { url: '/renewal-discounts/v1/discounts/999999', headers })).status, 404);
   t.is((await exchange(t, 'GET', '/renewal-discounts/v1/discounts', { url: `/renewal-discounts/v1/discounts?subscription=${ids.subscription}`, headers })).status, 200);
   t.is((await exchange(t, 'GET', '/renewal-discounts/v1/discounts', { url: '/renewal-discounts/v1/discounts?per_page=1000', headers })).status, 400);
+});
+
+test('When the renewal discount routes are called with the logged-in cookie, Then they answer as with a key, and a stale nonce is the documented 403', async (t) => {
+  const headers = session.headers;
+  t.is((await exchange(t, 'GET', '/renewal-discounts/v1/discounts', { headers })).status, 200);
+  const created = await exchange(t, 'POST', '/renewal-discounts/v1/discounts', { headers, body: { subscription: ids.subscription, type: 1, amount: 3 } });
+  t.is(created.status, 201, created.text);
+  const stale = restNonce({ uid: managerId, token: session.token, nowSeconds: Math.floor(Date.now() / 1000), ticksAgo: 2 });
+  const refused = await exchange(t, 'GET', '/renewal-discounts/v1/discounts', { headers: { ...headers, 'x-wp-nonce': stale } });
+  t.is(refused.status, 403);
+  t.is(refused.json.code, 'rest_cookie_invalid_nonce');
+  t.is((await exchange(t, 'GET', '/renewal-discounts/v1/discounts', { headers: { 'x-forwarded-proto': 'https' } })).status, 401);
+  // DELETE as apiFetch sends it: the answer is the DELETE operation's.
+  const cancelled = await request(api.url, 'POST', `/renewal-discounts/v1/discounts/${created.json.id}`, { headers: { ...headers, 'x-http-method-override': 'DELETE' } });
+  description.checkResponse(t, 'DELETE', '/renewal-discounts/v1/discounts/{id}', cancelled);
+  t.is(cancelled.status, 200, cancelled.text);
+  t.deepEqual(description.document.paths['/renewal-discounts/v1/discounts'].get.security.map((scheme: Record<string, unknown>) => Object.keys(scheme).sort().join('+')),
+    ['wooBasic', 'wooConsumerKey+wooConsumerSecret', 'wpLoggedIn+wpNonce', 'wpLoggedIn+wpNonceQuery']);
+});
+
+test('When an order\'s payments and its reconcile answer 200, 401, 403 and 404, Then each answer matches its documented schema', async (t) => {
+  const payments = '/payment-hub/v1/orders/{orderId}/payments';
+  const reconcile = '/payment-hub/v1/orders/{orderId}/reconcile';
+  const at = (path: string, id: number | string) => path.replace('{orderId}', String(id));
+  const shown = await exchange(t, 'GET', payments, { url: at(payments, ids.paidOrder), headers: session.headers });
+  t.is(shown.status, 200, shown.text);
+  t.is(shown.json.payments.length, 1);
+  t.is(shown.json.retries.length, 1);
+  t.is(shown.json.webhooks.length, 1);
+  t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [] });
+  t.is((await exchange(t, 'GET', payments, { url: at(payments, 999999), headers: session.headers })).status, 404);
+  t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { 'x-forwarded-proto': 'https' } })).status, 401);
+  t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { cookie: session.cookie, 'x-forwarded-proto': 'https' } })).status, 403);
+
+  const nothingOpen = await exchange(t, 'POST', reconcile, { url: at(reconcile, ids.order), headers: session.headers });
+  t.is(nothingOpen.status, 200, nothingOpen.text);
+  t.deepEqual(nothingOpen.json.items, []);
+  const unreachable = await exchange(t, 'POST', reconcile, { url: at(reconcile, ids.unreachableOrder), headers: staffHeaders() });
+  t.is(unreachable.status, 200, unreachable.text);
+  t.like(unreachable.json, { dry_run: false, scope: { order_id: ids.unreachableOrder }, summary: { checked: 1, unreachable: 1 } });
+  t.is(unreachable.json.items[0].outcome, 'unreachable');
+  t.is((await exchange(t, 'POST', reconcile, { url: at(reconcile, 'abc'), headers: session.headers })).status, 404);
 });
 
 test('When the subscription support routes answer, Then each answer matches its documented schema', async (t) => {

@@ -249,23 +249,43 @@ test('When the nonce comes as the _wpnonce query parameter instead, Then it is a
   t.is((await get(`${REASONS}?_wpnonce=${session.nonce}`, { cookie: session.cookie, ...HTTPS })).status, 200);
 });
 
-test('When the nonce is missing, wrong, made for another user, action or session, Then it is 401', async (t) => {
+test('When a valid cookie comes with a nonce missing, wrong, made for another user, action or session, Then it is 403 rest_cookie_invalid_nonce', async (t) => {
   const manager = await freshManager();
   const session = await logIn(shop, manager);
   const now = Math.floor(Date.now() / 1000);
-  t.is((await get(REASONS, { cookie: session.cookie, ...HTTPS })).status, 401, 'no nonce: logged out');
-  t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': '0123456789' })).status, 401);
-  t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: customer.id, token: session.token, nowSeconds: now }) })).status, 401);
-  t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: session.token, nowSeconds: now, action: 'log-out' }) })).status, 401);
-  t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: 'another-session-token', nowSeconds: now }) })).status, 401);
+  const refusals = [
+    await get(REASONS, { cookie: session.cookie, ...HTTPS }),
+    await get(REASONS, { ...session.headers, 'x-wp-nonce': '0123456789' }),
+    await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: customer.id, token: session.token, nowSeconds: now }) }),
+    await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: session.token, nowSeconds: now, action: 'log-out' }) }),
+    await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: 'another-session-token', nowSeconds: now }) }),
+  ];
+  for (const [index, res] of refusals.entries()) {
+    t.is(res.status, 403, `refusal ${index}`);
+    // WordPress's own answer, which makes apiFetch fetch a fresh nonce and retry.
+    t.deepEqual(res.json, { code: 'rest_cookie_invalid_nonce', message: 'Cookie check failed', data: { status: 403 } });
+    t.is(res.headers['www-authenticate'], undefined);
+  }
 });
 
-test('When the nonce is from the previous tick (12–24 h old), Then it is accepted; from two ticks ago, Then it is 401', async (t) => {
+test('When the nonce is right but the cookie is not valid, Then it is 401 unauthorized, not the nonce refusal', async (t) => {
+  const manager = await freshManager();
+  const session = await logIn(shop, manager);
+  const forged = cookieHeader(loggedInCookieValue({ login: manager.login, userPass: manager.userPass, expiration: session.expiration, token: 'not-a-session' }));
+  const res = await get(REASONS, { ...session.headers, cookie: forged });
+  t.is(res.status, 401);
+  t.is(res.json.code, 'unauthorized');
+  t.is((await get(REASONS, { 'x-wp-nonce': session.nonce, ...HTTPS })).json.code, 'unauthorized', 'no cookie at all');
+});
+
+test('When the nonce is from the previous tick (12–24 h old), Then it is accepted; from two ticks ago, Then it is 403 rest_cookie_invalid_nonce', async (t) => {
   const manager = await freshManager();
   const session = await logIn(shop, manager);
   const now = Math.floor(Date.now() / 1000);
   t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: session.token, nowSeconds: now, ticksAgo: 1 }) })).status, 200);
-  t.is((await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: session.token, nowSeconds: now, ticksAgo: 2 }) })).status, 401);
+  const stale = await get(REASONS, { ...session.headers, 'x-wp-nonce': restNonce({ uid: manager.id, token: session.token, nowSeconds: now, ticksAgo: 2 }) });
+  t.is(stale.status, 403);
+  t.is(stale.json.code, 'rest_cookie_invalid_nonce');
 });
 
 test('When the cookie\'s HMAC is tampered with, its login swapped, or it is malformed, Then it is 401', async (t) => {
@@ -385,7 +405,7 @@ test('When the cookie and nonce are the published vectors (computed independentl
       const headers = (nonce: string) => ({ cookie, 'x-wp-nonce': nonce, ...HTTPS });
       t.is((await request(pinned.url, 'GET', REASONS, { headers: headers('d8dcdee1c4') })).status, 200, 'nonce of tick 40908 (this tick)');
       t.is((await request(pinned.url, 'GET', REASONS, { headers: headers('c2444e4e88') })).status, 200, 'nonce of tick 40907 (the previous one)');
-      t.is((await request(pinned.url, 'GET', REASONS, { headers: headers('aa6fddd03d') })).status, 401, 'nonce of tick 40909 (not yet)');
+      t.is((await request(pinned.url, 'GET', REASONS, { headers: headers('aa6fddd03d') })).status, 403, 'nonce of tick 40909 (not yet)');
     } finally {
       await pinned.stop();
     }
@@ -398,7 +418,8 @@ test('When the cookie and nonce are the published vectors (computed independentl
       t.is(post.status, 404, 'authenticated within the grace hour; only the subscription is unknown');
       t.is(post.json.code, 'subscription_not_found');
       const stale = await request(later.url, 'POST', '/subscription-support/v1/subscription/999999/force-activate', { headers: headers('c2444e4e88') });
-      t.is(stale.status, 401, 'nonce two ticks old');
+      t.is(stale.status, 403, 'nonce two ticks old');
+      t.is(stale.json.code, 'rest_cookie_invalid_nonce');
     } finally {
       await later.stop();
     }

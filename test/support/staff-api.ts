@@ -8,6 +8,8 @@ import { registerStaffRoutes } from '../../src/entry-points/http/routes/staff-ro
 import { Transport } from '../../src/entry-points/http/transport';
 import { silentLogger, type Logger } from '../../src/logger';
 import { buildStaffServices, type StaffServices } from '../../src/entry-points/composition/staff-services';
+import { buildPaymentHub } from '../../src/entry-points/composition/payment-hub';
+import { buildShopData } from '../../src/entry-points/composition/shop-data';
 
 export interface RunningStaffApi {
   url: string;
@@ -29,7 +31,9 @@ export async function startStaffApi(config: Config, options: { clock?: () => Dat
   const throttle = new FailedAttemptThrottle(redis, `${redisNamespace(config.db.name, config.db.tablePrefix)}:staff-throttle`, limits, log);
   await throttle.start();
   const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false });
-  registerStaffRoutes(server, { config, dataSource, log, transport: new Transport(config.http.trustedProxies), throttle, clock: options.clock });
+  const shop = buildShopData(config, dataSource, log);
+  const hub = buildPaymentHub(config, dataSource, log, 'producer', options.clock, shop);
+  registerStaffRoutes(server, { config, dataSource, log, transport: new Transport(config.http.trustedProxies), throttle, clock: options.clock, shop, hub });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
@@ -37,6 +41,8 @@ export async function startStaffApi(config: Config, options: { clock?: () => Dat
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await throttle.stop();
+      shop.handOver.close();
+      await Promise.allSettled([hub.queue.close(500), hub.providerLimits.close()]);
       await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
     },
   };

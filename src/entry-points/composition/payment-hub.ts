@@ -27,6 +27,8 @@ import { MobileWalletClient } from '../../payments/providers/mobile-wallet/clien
 import { ReconciliationRepository } from '../../data-access/reconciliation-repository';
 import { RedisProviderLimits } from '../../data-access/provider-limit-store';
 import { buildReconciler } from '../../reconciliation/wiring';
+import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
+import { ShowOrderPayments } from '../../payments/order-payments.use-case';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -70,6 +72,10 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
     changes, handOver: shop.handOver, reconciliation,
+    /** The operator's `reconcile` and staff's reconcile of one order. */
+    reconcileNow: new ReconcileNow(reconciliation),
+    /** One order's payments, dunning attempts and webhooks, for staff. */
+    showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks }),
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(

@@ -80,7 +80,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
   // Staff routes' failed authentications, per client address, under the same limits.
   const staffThrottle = new FailedAttemptThrottle(redis, `${namespace}:staff-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await staffThrottle.start();
-  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop });
+  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop, hub });
   server.get('/health', healthRoute(dataSource, redis, shop));
   server.get('/openapi.json', openApiRoute());
   server.get('/metrics', metricsRoute({

@@ -1,7 +1,8 @@
 import type { Argv } from 'yargs';
 import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit } from '../../../config';
-import type { Finding, ReconcileTarget } from '../../../reconciliation';
+import type { Finding } from '../../../reconciliation';
+import { reconcileSummary } from '../../../reconciliation/reconcile-now.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS, type Format } from './output';
 import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, printJson, printText, requireYesOrTerminal, statusLine, withHub } from './runtime';
@@ -45,80 +46,32 @@ export const reconcileHandler = action<ReconcileArgs & { format?: string; json?:
 });
 
 async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: boolean; yes: boolean; format: Format }): Promise<number> {
-  const { reconciliation } = hub;
   const scope = options.orderId === undefined ? 'all' as const : { orderId: options.orderId };
-  const targets = await reconciliation.targets(scope);
-  if (options.orderId !== undefined && !targets.length && !(await reconciliation.orderExists(options.orderId))) {
-    throw new CliError(`order ${options.orderId} does not exist`);
-  }
-  let findings = await checkAll(hub, targets, true);
-  let applied = false;
-  if (!options.dryRun && findings.some((finding) => finding.outcome === 'would_change')) {
-    const changing = targets.filter((_, index) => findings[index].outcome === 'would_change');
-    if (!options.yes) {
+  const outcome = await hub.reconcileNow.execute(scope, {
+    dryRun: options.dryRun,
+    confirm: options.yes ? undefined : async (findings) => {
+      const changing = findings.filter((finding) => finding.outcome === 'would_change').length;
       printText(describe(findings, true));
-      if (!(await confirm(`Make the ${changing.length} change${changing.length === 1 ? '' : 's'} above? ${WARNING.charAt(0).toUpperCase()}${WARNING.slice(1)}.`))) {
-        process.stderr.write('payment-hub: nothing changed\n');
-        return EXIT_FAILED;
-      }
-    }
-    // Asked again and handed to the handlers, which read the provider back themselves before they act.
-    const done = await checkAll(hub, changing, false);
-    findings = findings.map((finding) => (finding.outcome === 'would_change' ? done.shift()! : finding));
-    applied = true;
-    await reconciliation.countFindings(findings);
+      return confirm(`Make the ${changing} change${changing === 1 ? '' : 's'} above? ${WARNING.charAt(0).toUpperCase()}${WARNING.slice(1)}.`);
+    },
+    progress: (done, total) => {
+      if (!statusLine.enabled || total <= 5) return;
+      statusLine.progress(done, total);
+      if (done === total) statusLine.finish();
+    },
+  });
+  if (outcome.kind === 'order_not_found') throw new CliError(`order ${options.orderId} does not exist`);
+  if (outcome.kind === 'declined') {
+    process.stderr.write('payment-hub: nothing changed\n');
+    return EXIT_FAILED;
   }
-  if (options.format === 'json') printJson(document(findings, scope, options.dryRun || !applied));
-  else printText(describe(findings, options.dryRun));
-  return findings.some((finding) => finding.outcome === 'unreachable') ? EXIT_FAILED : EXIT_OK;
-}
-
-async function checkAll(hub: PaymentHub, targets: ReconcileTarget[], dryRun: boolean): Promise<Finding[]> {
-  const findings: Finding[] = [];
-  const progress = statusLine.enabled && targets.length > 5;
-  for (const target of targets) {
-    findings.push(await hub.reconciliation.check(target, { dryRun }));
-    if (progress) statusLine.progress(findings.length, targets.length);
-  }
-  if (progress) statusLine.finish();
-  return findings;
-}
-
-function summary(findings: Finding[]) {
-  const count = (outcome: Finding['outcome']) => findings.filter((finding) => finding.outcome === outcome).length;
-  return {
-    checked: findings.length,
-    found: findings.filter((finding) => finding.events.length > 0).length,
-    changed: count('changed'),
-    would_change: count('would_change'),
-    unreachable: count('unreachable'),
-  };
-}
-
-/** One JSON document, snake_case as the other commands. */
-function document(findings: Finding[], scope: 'all' | { orderId: number }, dryRun: boolean) {
-  return {
-    dry_run: dryRun,
-    scope: scope === 'all' ? 'all' : { order_id: scope.orderId },
-    summary: summary(findings),
-    items: findings.map((finding) => ({
-      kind: finding.kind,
-      provider: finding.provider,
-      id: finding.id,
-      external_id: finding.externalId,
-      order_id: finding.orderId,
-      local_status: finding.localStatus,
-      provider_state: finding.providerState,
-      outcome: finding.outcome,
-      events: finding.events,
-      notes: finding.notes,
-      error: finding.error,
-    })),
-  };
+  if (options.format === 'json') printJson(outcome.document);
+  else printText(describe(outcome.findings, options.dryRun));
+  return outcome.unreachable ? EXIT_FAILED : EXIT_OK;
 }
 
 function describe(findings: Finding[], dryRun: boolean): string {
-  const s = summary(findings);
+  const s = reconcileSummary(findings);
   if (!findings.length) return 'nothing open to ask the providers about';
   const table = renderTable(
     [{ header: 'KIND' }, { header: 'PROVIDER' }, { header: 'ID', align: 'right' }, { header: 'EXTERNAL ID', maxWidth: 40 }, { header: 'ORDER', align: 'right' },

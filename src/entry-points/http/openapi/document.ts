@@ -31,11 +31,23 @@ const invalidBody = (what: string) => error(400, ['invalid_params'], `${what}; \
 
 const staffBasicSecurity = [{ wooBasic: [] }, { wooConsumerKey: [], wooConsumerSecret: [] }];
 const staffCookieSecurity = [{ wpLoggedIn: [], wpNonce: [] }, { wpLoggedIn: [], wpNonceQuery: [] }];
+const staffEitherSecurity = [...staffBasicSecurity, ...staffCookieSecurity];
 const staffRefusals = {
   401: error(401, ['unauthorized'], 'No valid credentials of the route\'s kind, or not HTTPS.'),
   403: error(403, ['forbidden'], 'Authenticated, without the capability the route needs.'),
   500: internalError,
 };
+/** Routes the logged-in cookie opens: WordPress's own refusal of a valid cookie with a bad nonce, too. */
+const cookieRefusals = {
+  ...staffRefusals,
+  401: error(401, ['unauthorized'], 'No valid credentials (no valid logged-in cookie, no valid key or password), or not HTTPS.'),
+  403: error(403, ['forbidden', 'rest_cookie_invalid_nonce'],
+    '`forbidden`: authenticated, without the capability the route needs. `rest_cookie_invalid_nonce` (message `Cookie check failed`): a valid logged-in cookie '
+    + 'whose `wp_rest` nonce is missing, older than two ticks, or another user\'s, session\'s or action\'s; WordPress\'s own answer, on which `apiFetch` fetches a fresh nonce and retries.'),
+};
+
+/** Staff routes reached from WP admin through `apiFetch`, which sends DELETE, PUT and PATCH as POST with this header. */
+const METHOD_OVERRIDE_NOTE = 'From WP admin, `apiFetch` sends it as POST with `X-HTTP-Method-Override: DELETE`, which the service takes as DELETE (as for PUT and PATCH on any staff route).';
 
 const idPath = (name: string, description: string) => ({
   name, in: 'path', required: true, description: `${description} Anything but a positive number is answered as not found.`,
@@ -44,15 +56,26 @@ const idPath = (name: string, description: string) => ({
 const subscriptionIdParam = idPath('subscriptionId', 'The subscription\'s ID.');
 const subscriptionNotFound = error(404, ['subscription_not_found'], 'No subscription with that ID.');
 
-/** A staff operation: its tag, security and the refusals every staff route shares. */
-function staff(kind: 'basic' | 'cookie', operation: Operation & { responses: Record<string, unknown> }): Operation {
+type StaffKind = 'basic' | 'cookie' | 'discounts' | 'order_payments';
+const STAFF_TAGS: Record<StaffKind, string> = {
+  basic: 'Staff (API key)', cookie: 'Subscription support', discounts: 'Renewal discounts', order_payments: 'Order payments',
+};
+
+/**
+ * A staff operation: its tag, security and the refusals every staff route shares. `basic`: API key or application
+ * password; `cookie`: the logged-in cookie and nonce; `discounts` and `order_payments`: either, as the request offers.
+ */
+function staff(kind: StaffKind, operation: Operation & { responses: Record<string, unknown> }): Operation {
   return {
-    tags: [kind === 'basic' ? 'Staff (API key)' : 'Subscription support'],
-    security: kind === 'basic' ? staffBasicSecurity : staffCookieSecurity,
+    tags: [STAFF_TAGS[kind]],
+    security: kind === 'basic' ? staffBasicSecurity : kind === 'cookie' ? staffCookieSecurity : staffEitherSecurity,
     ...operation,
-    responses: { ...operation.responses, ...staffRefusals },
+    responses: { ...operation.responses, ...(kind === 'basic' ? staffRefusals : cookieRefusals) },
   };
 }
+
+const orderIdParam = idPath('orderId', 'The order\'s ID (in whichever storage WooCommerce uses).');
+const orderNotFound = error(404, ['order_not_found'], 'No order with that ID.');
 
 const paths: Record<string, Record<string, Operation>> = {
   '/helpdesk/v1/order-status': {
@@ -193,7 +216,7 @@ const paths: Record<string, Record<string, Operation>> = {
   },
 
   '/renewal-discounts/v1/renewal-discount-types': {
-    get: staff('basic', {
+    get: staff('discounts', {
       operationId: 'listDiscountTypes',
       summary: 'Discount types with their scheme',
       responses: { 200: { description: 'The types.', content: json({ type: 'array', items: ref('DiscountType') }) } },
@@ -201,7 +224,7 @@ const paths: Record<string, Record<string, Operation>> = {
   },
 
   '/renewal-discounts/v1/discounts': {
-    get: staff('basic', {
+    get: staff('discounts', {
       operationId: 'listDiscounts',
       summary: 'Discounts, newest first, a page at a time',
       parameters: [
@@ -222,7 +245,7 @@ const paths: Record<string, Record<string, Operation>> = {
         400: error(400, ['invalid_params'], '`data.params` names each parameter that is not a positive whole number (or `per_page` over the maximum).'),
       },
     }),
-    post: staff('basic', {
+    post: staff('discounts', {
       operationId: 'createDiscount',
       summary: 'A pending discount on a subscription\'s next renewal',
       requestBody: { required: true, content: json(ref('CreateDiscountRequest')) },
@@ -236,7 +259,7 @@ const paths: Record<string, Record<string, Operation>> = {
   },
 
   '/renewal-discounts/v1/discounts/{id}': {
-    get: staff('basic', {
+    get: staff('discounts', {
       operationId: 'getDiscount',
       summary: 'One discount',
       parameters: [idPath('id', 'The discount\'s ID.')],
@@ -245,14 +268,44 @@ const paths: Record<string, Record<string, Operation>> = {
         404: error(404, ['discount_not_found'], 'No discount with that ID.'),
       },
     }),
-    delete: staff('basic', {
+    delete: staff('discounts', {
       operationId: 'cancelDiscount',
       summary: 'Cancels a pending discount, so no renewal carries it',
+      description: METHOD_OVERRIDE_NOTE,
       parameters: [idPath('id', 'The discount\'s ID.')],
       responses: {
         200: { description: 'The discount, now cancelled.', content: json(ref('Discount')) },
         404: error(404, ['discount_not_found'], 'No discount with that ID.'),
         409: error(409, ['invalid_state'], 'The discount is applied or cancelled already.'),
+      },
+    }),
+  },
+
+  '/payment-hub/v1/orders/{orderId}/payments': {
+    get: staff('order_payments', {
+      operationId: 'orderPayments',
+      summary: 'One order\'s payments, dunning attempts and webhooks',
+      description: 'What `payment-hub payments list --order` and `retries list --order` show, with the webhooks stored about the order\'s payments; '
+        + 'each newest first. Capability `edit_shop_orders`.',
+      parameters: [orderIdParam],
+      responses: {
+        200: { description: 'The order\'s payments (empty lists when it has none).', content: json(ref('OrderPayments')) },
+        404: orderNotFound,
+      },
+    }),
+  },
+
+  '/payment-hub/v1/orders/{orderId}/reconcile': {
+    post: staff('order_payments', {
+      operationId: 'reconcileOrder',
+      summary: 'Asks the providers about one order now and makes the shop agree with them',
+      description: 'As `payment-hub reconcile --order=N --yes --json`: everything open about the order (its payments, agreements, an invoice awaiting the gateway) is asked '
+        + 'about, and what the provider says is handed to the same handlers as its webhooks. Only reads from the providers. A provider that cannot be asked '
+        + 'is reported in the answer (`summary.unreachable`, the item\'s `outcome` and `error`), the item left as it was. No body is read. Capability `edit_shop_orders`.',
+      parameters: [orderIdParam],
+      responses: {
+        200: { description: 'What asking came to.', content: json(ref('ReconcileResult')) },
+        404: orderNotFound,
       },
     }),
   },
@@ -315,14 +368,25 @@ export function openApiDocument(version: string): Record<string, unknown> {
       title: 'shop-sidecar',
       version,
       description: 'The REST back end beside a WooCommerce shop\'s database: the helpdesk\'s order status and customer lookup, subscription support, '
-        + 'renewal discounts and the payment providers\' webhooks.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
-        + 'A path the service does not have is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.',
+        + 'renewal discounts, one order\'s payments for staff and the payment providers\' webhooks.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
+        + 'A path the service does not have is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.\n\n'
+        + 'On the staff routes (`/subscription-support/`, `/renewal-discounts/`, `/payment-hub/v1/orders/`) a POST with `X-HTTP-Method-Override: DELETE`, '
+        + '`PUT` or `PATCH` is taken as that method, as WordPress\'s `apiFetch` sends them.',
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     tags: [
       { name: 'Helpdesk', description: 'Basic `HELPDESK_API_KEY:HELPDESK_API_SECRET`, HTTPS only.' },
       { name: 'Staff (API key)', description: 'A WooCommerce REST API key or an application password, HTTPS only; capability `manage_woocommerce`.' },
       { name: 'Subscription support', description: 'The WordPress logged-in cookie and a `wp_rest` nonce; capability `edit_shop_orders`.' },
+      {
+        name: 'Renewal discounts',
+        description: 'A WooCommerce REST API key or an application password (an `Authorization` header, or `consumer_key`/`consumer_secret`), '
+          + 'else the WordPress logged-in cookie and a `wp_rest` nonce; capability `manage_woocommerce`.',
+      },
+      {
+        name: 'Order payments',
+        description: 'As renewal discounts (an API key, an application password, or the logged-in cookie and a nonce); capability `edit_shop_orders`.',
+      },
       { name: 'Payment webhooks', description: 'Signed by the provider.' },
       { name: 'Operations' },
     ],

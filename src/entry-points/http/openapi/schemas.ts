@@ -17,6 +17,7 @@ export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${na
 const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const dateTime: Schema = { type: 'string', format: 'date-time', description: 'ISO 8601 in the shop\'s time zone, with its offset.' };
 const gmtDateTime: Schema = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS` as WordPress stores it.' };
+const utcTime: Schema = { type: 'string', format: 'date-time', description: 'UTC, ISO 8601 with milliseconds and `Z`.' };
 const decimal: Schema = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'A decimal as text, with the shop\'s price decimals.' };
 /** A positive ID: a JSON number, or a digit string as WordPress coerces it. */
 const idInput: Schema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\s*\\d{1,15}\\s*$' }] };
@@ -292,6 +293,108 @@ export const components: Record<string, Schema> = {
         description: 'Mobile wallet: handled in the request.',
       },
     ],
+  },
+
+  OrderPayments: {
+    type: 'object',
+    description: 'What the service knows of one order\'s payments; each list newest first, empty when there is none.',
+    additionalProperties: false,
+    required: ['order_id', 'payments', 'retries', 'webhooks'],
+    properties: {
+      order_id: { type: 'integer', minimum: 1 },
+      payments: { type: 'array', items: ref('OrderPayment') },
+      retries: { type: 'array', items: ref('DunningAttempt'), description: 'The dunning attempts planned or made for the order.' },
+      webhooks: { type: 'array', items: ref('OrderWebhook'), description: 'The webhooks stored about the order\'s payments.' },
+    },
+  },
+
+  OrderPayment: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'provider', 'external_id', 'status', 'amount', 'currency', 'failure_code', 'failure_description', 'failure_state', 'created_at', 'updated_at'],
+    properties: {
+      id: { type: 'integer' },
+      provider: { enum: ['card_gateway', 'mobile_wallet'] },
+      external_id: { type: 'string', description: 'The card gateway\'s invoice or charge handle, the wallet\'s charge ID.' },
+      status: nullable({ enum: ['AUTHORIZED', 'CAPTURED', 'FAILED', 'REFUNDED', 'CANCELED'] }),
+      amount: nullable({ type: 'integer', description: 'In the currency\'s minor units (øre, cents), as the provider gave it and the payments table holds it.' }),
+      currency: nullable({ type: 'string' }),
+      failure_code: nullable({ type: 'string', description: 'The provider\'s error code of a failed payment.' }),
+      failure_description: nullable({ type: 'string' }),
+      failure_state: nullable({ type: 'string', description: 'The card gateway\'s `error_state` (`soft_declined`, `hard_declined`, `processing_error`).' }),
+      created_at: utcTime,
+      updated_at: utcTime,
+    },
+  },
+
+  DunningAttempt: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['attempt', 'status', 'scheduled_at', 'result'],
+    properties: {
+      attempt: { type: 'integer', minimum: 1 },
+      status: { enum: ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'] },
+      scheduled_at: utcTime,
+      result: nullable({ type: 'string' }),
+    },
+  },
+
+  OrderWebhook: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'provider', 'external_id', 'event_type', 'status', 'created_at'],
+    properties: {
+      id: { type: 'integer', description: 'As `payment-hub webhooks show --id` takes it.' },
+      provider: { enum: ['card_gateway', 'mobile_wallet'] },
+      external_id: { type: 'string', description: 'The provider\'s event ID.' },
+      event_type: { type: 'string' },
+      status: { enum: ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'] },
+      created_at: utcTime,
+    },
+  },
+
+  ReconcileResult: {
+    type: 'object',
+    description: 'What `payment-hub reconcile --order=N --json` prints. An item whose provider could not be asked has `outcome: "unreachable"` and its `error`, and is left as it was.',
+    additionalProperties: false,
+    required: ['dry_run', 'scope', 'summary', 'items'],
+    properties: {
+      dry_run: { type: 'boolean' },
+      scope: { anyOf: [{ const: 'all' }, { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'integer' } } }] },
+      summary: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['checked', 'found', 'changed', 'would_change', 'unreachable'],
+        properties: {
+          checked: { type: 'integer', minimum: 0, description: 'Items asked about.' },
+          found: { type: 'integer', minimum: 0, description: 'Items the provider had news of.' },
+          changed: { type: 'integer', minimum: 0 },
+          would_change: { type: 'integer', minimum: 0 },
+          unreachable: { type: 'integer', minimum: 0, description: 'Items whose provider could not be asked.' },
+        },
+      },
+      items: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['kind', 'provider', 'id', 'external_id', 'order_id', 'local_status', 'provider_state', 'outcome', 'events', 'notes', 'error'],
+          properties: {
+            kind: { enum: ['payment', 'agreement', 'order'] },
+            provider: { enum: ['card_gateway', 'mobile_wallet'] },
+            id: { type: 'integer' },
+            external_id: { type: 'string' },
+            order_id: nullable({ type: 'integer' }),
+            local_status: nullable({ type: 'string' }),
+            provider_state: nullable({ type: 'string' }),
+            outcome: { enum: ['unchanged', 'would_change', 'changed', 'unreachable'] },
+            events: { type: 'array', items: { type: 'string' }, description: 'What the provider said, as its webhooks would have named it.' },
+            notes: { type: 'array', items: { type: 'string' }, description: 'What handling each event did.' },
+            error: nullable({ type: 'string', description: 'Why the provider could not be asked.' }),
+          },
+        },
+      },
+    },
   },
 
   Health: {

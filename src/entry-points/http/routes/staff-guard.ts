@@ -7,10 +7,14 @@ import type { FailedAttemptThrottle } from '../../../security/failed-attempt-thr
 import { PasswordChecksBusyError } from '../../../wordpress/password-check-pool';
 import { userCan } from '../../../wordpress/capabilities';
 import { parseJsonObject, readBody, sendAttemptRefusal, sendError } from '../http-io';
+import { arrivalMethod } from '../method-override';
 import type { Transport } from '../transport';
 
-/** `basic`: WooCommerce API key or application password. `cookie`: the logged-in cookie with a `wp_rest` nonce. */
-export type StaffScheme = 'basic' | 'cookie';
+/**
+ * `basic`: WooCommerce API key or application password. `cookie`: the logged-in cookie with a `wp_rest` nonce.
+ * `basic_or_cookie`: either, decided per request (see `schemeOf`).
+ */
+export type StaffScheme = 'basic' | 'cookie' | 'basic_or_cookie';
 
 export interface StaffGuardDeps {
   authenticate: AuthenticateStaff;
@@ -37,10 +41,21 @@ function header(req: Request, name: string): string | undefined {
 }
 
 /**
+ * The scheme a request to a `basic_or_cookie` route is checked with: Basic when it carries an Authorization
+ * header or WooCommerce's `consumer_key`/`consumer_secret` query pair (as WooCommerce itself looks for them),
+ * the logged-in cookie otherwise.
+ */
+export function schemeOf(req: Request, params: URLSearchParams, scheme: StaffScheme): 'basic' | 'cookie' {
+  if (scheme !== 'basic_or_cookie') return scheme;
+  return req.headers.authorization !== undefined || params.has('consumer_key') || params.has('consumer_secret') ? 'basic' : 'cookie';
+}
+
+/**
  * A staff route: a place under the client address's failed-attempt limit (429 `rate_limited` when it is
  * blocked, 503 when Redis cannot count), 401 `unauthorized` without valid credentials of its scheme (a
- * failed attempt), 403 `forbidden` without the capability, then the handler; anything unexpected becomes
- * a logged, clean JSON 500.
+ * failed attempt), 403 `rest_cookie_invalid_nonce` for a valid logged-in cookie whose nonce is missing, stale
+ * or foreign (WordPress's own answer, not counted), 403 `forbidden` without the capability, then the
+ * handler; anything unexpected becomes a logged, clean JSON 500.
  */
 export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: StaffScheme; capability: string }, handler: StaffHandler) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -52,7 +67,8 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
     try {
       const https = deps.transport.isHttps(req);
       const params = query(req);
-      const authentication = route.scheme === 'basic'
+      const scheme = schemeOf(req, params, route.scheme);
+      const authentication = scheme === 'basic'
         ? await deps.authenticate.withBasicCredentials({
           https, method: req.method ?? 'GET', basic: parseBasicAuthorization(req.headers.authorization),
           queryKey: params.has('consumer_key') || params.has('consumer_secret')
@@ -60,12 +76,19 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
           clientIp: deps.transport.clientIp(req),
         })
         : await deps.authenticate.withCookie({
-          https, method: req.method ?? 'GET', cookieHeader: header(req, 'cookie'), nonce: params.get('_wpnonce') || header(req, 'x-wp-nonce'),
+          // The cookie's grace period is a POST's (wp_validate_auth_cookie reads REQUEST_METHOD, before any override).
+          https, method: arrivalMethod(req), cookieHeader: header(req, 'cookie'), nonce: params.get('_wpnonce') || header(req, 'x-wp-nonce'),
         });
+      if (authentication.kind === 'invalid_nonce') {
+        // The cookie was verified: a stale nonce is a browser left open past a day, not a guess, so it is not counted.
+        deps.log.info('staff_request_invalid_nonce', { route: route.name, reason: authentication.reason, userId: authentication.userId, ip: deps.transport.clientIp(req) });
+        return sendError(res, 403, 'rest_cookie_invalid_nonce', 'Cookie check failed');
+      }
       if (authentication.kind !== 'authenticated') {
         if (!NOT_COUNTED.has(authentication.reason)) await reservation.failed();
         deps.log.info('staff_request_unauthenticated', { route: route.name, reason: authentication.reason, ip: deps.transport.clientIp(req) });
-        const challenge: Record<string, string> = route.scheme === 'basic' ? { 'WWW-Authenticate': 'Basic realm="WooCommerce REST API"' } : {};
+        // A challenge only where Basic was tried: to a browser calling with its cookie it would open a sign-in dialog.
+        const challenge: Record<string, string> = scheme === 'basic' ? { 'WWW-Authenticate': 'Basic realm="WooCommerce REST API"' } : {};
         return sendError(res, 401, 'unauthorized', 'Missing or invalid credentials.', {}, challenge);
       }
       const identity = authentication.identity;

@@ -1,0 +1,95 @@
+import type { OrderRepository } from '../data-access/order-repository';
+import type { PaymentRepository } from '../data-access/payment-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { WebhookRepository } from '../data-access/webhook-repository';
+
+/** How long before an order's first payment a webhook about it may have arrived (a payment is recorded when one is handled, or later by reconciliation). */
+const WEBHOOKS_BEFORE_FIRST_PAYMENT_MS = 30 * 86_400_000;
+/** Webhooks shown at most (newest first); an order has a handful. */
+const WEBHOOK_LIMIT = 200;
+
+/** What the service knows of one order's payments, for staff (CONTRACT: `GET /payment-hub/v1/orders/{id}/payments`). */
+export interface OrderPaymentsView {
+  order_id: number;
+  payments: {
+    id: number;
+    provider: string;
+    external_id: string;
+    status: string | null;
+    /** In the currency's minor units, as the provider gave it and the payments table holds it. */
+    amount: number | null;
+    currency: string | null;
+    failure_code: string | null;
+    failure_description: string | null;
+    failure_state: string | null;
+    created_at: string;
+    updated_at: string;
+  }[];
+  retries: { attempt: number; status: string; scheduled_at: string; result: string | null }[];
+  webhooks: { id: number; provider: string; external_id: string; event_type: string; status: string; created_at: string }[];
+}
+
+export type OrderPaymentsOutcome = { kind: 'found'; view: OrderPaymentsView } | { kind: 'order_not_found' };
+
+/** A stored UTC `Y-m-d H:i:s.mmm` (the service's own datetime(3) columns) as ISO 8601 with `Z`. */
+export function isoFromGmt(text: string): string {
+  const time = new Date(`${text.replace(' ', 'T')}Z`);
+  return Number.isNaN(time.getTime()) ? text : time.toISOString();
+}
+
+const orNull = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
+const newestFirst = <T extends { id: number }>(key: (item: T) => string) => (a: T, b: T) => key(b).localeCompare(key(a)) || b.id - a.id;
+
+/**
+ * One order's payments with their failure, its dunning attempts planned or made, and the webhooks stored about
+ * its payments, each newest first: what `payment-hub payments list --order` and `retries list --order` show,
+ * plus the webhooks. The order must exist in the storage WooCommerce uses.
+ */
+export class ShowOrderPayments {
+  constructor(private readonly deps: {
+    orders: OrderRepository;
+    settings: ShopSettingsRepository;
+    payments: PaymentRepository;
+    retries: RetryRepository;
+    webhooks: WebhookRepository;
+  }) {}
+
+  async execute(orderId: number): Promise<OrderPaymentsOutcome> {
+    const settings = await this.deps.settings.current();
+    if (!(await this.deps.orders.exists(orderId, settings))) return { kind: 'order_not_found' };
+    const [payments, retries] = await Promise.all([this.deps.payments.listByOrder(orderId), this.deps.retries.list({ orderId })]);
+    const firstPayment = payments.reduce<string | null>((first, payment) => (first === null || payment.createdAt < first ? payment.createdAt : first), null);
+    const webhooks = firstPayment === null ? [] : await this.deps.webhooks.aboutPaymentsSince(
+      payments.map((payment) => ({ provider: payment.provider, externalId: payment.externalId })),
+      new Date(Date.parse(isoFromGmt(firstPayment)) - WEBHOOKS_BEFORE_FIRST_PAYMENT_MS).toISOString().slice(0, 23).replace('T', ' '),
+      WEBHOOK_LIMIT,
+    );
+    return {
+      kind: 'found',
+      view: {
+        order_id: orderId,
+        payments: [...payments].sort(newestFirst((payment) => payment.createdAt)).map((payment) => ({
+          id: payment.id,
+          provider: payment.provider,
+          external_id: payment.externalId,
+          status: payment.status,
+          amount: payment.amountMinor,
+          currency: payment.currency,
+          failure_code: orNull(payment.meta.failure_code),
+          failure_description: orNull(payment.meta.failure_description),
+          failure_state: orNull(payment.meta.failure_state),
+          created_at: isoFromGmt(payment.createdAt),
+          updated_at: isoFromGmt(payment.updatedAt),
+        })),
+        retries: [...retries].sort(newestFirst((retry) => retry.scheduledAt)).map((retry) => ({
+          attempt: retry.attempt, status: retry.status, scheduled_at: isoFromGmt(retry.scheduledAt), result: retry.result,
+        })),
+        webhooks: webhooks.map((webhook) => ({
+          id: webhook.id, provider: webhook.provider, external_id: webhook.externalId, event_type: webhook.eventType, status: webhook.status,
+          created_at: isoFromGmt(webhook.createdAt),
+        })),
+      },
+    };
+  }
+}

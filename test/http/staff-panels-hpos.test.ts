@@ -1,0 +1,3 @@
+import { staffPanelScenarios } from './staff-panels-scenarios';
+
+staffPanelScenarios('panels_hpos', { hpos: true });
