@@ -121,6 +121,8 @@ export interface AdminOrigin {
   served: ServedShop;
   /** The nginx configuration in use. */
   config: string;
+  /** The origin's self-signed certificate (PEM): NODE_EXTRA_CA_CERTS for a service process that calls the shop here. */
+  certificate: string;
   /** nginx's error and access logs and PHP's output, for a failing test's message. */
   output(): Promise<string>;
   /** Stops nginx and PHP and gives the site its earlier address back. */
@@ -195,7 +197,7 @@ export async function startAdminOrigin(options: AdminOriginOptions): Promise<Adm
     }
 
     let stopped: Promise<void> | null = null;
-    return { url, served, config, output, stop: () => (stopped ??= stop()) };
+    return { url, served, config, certificate, output, stop: () => (stopped ??= stop()) };
   } catch (error) {
     await stop();
     throw error;

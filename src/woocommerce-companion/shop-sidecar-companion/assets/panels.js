@@ -104,6 +104,19 @@
 		return match ? match[ 1 ] + ' ' + match[ 2 ] : value;
 	}
 
+	/** An amount in minor units (as the providers and the service count money) in the currency's own format. */
+	function money( minor, currency ) {
+		if ( minor === null || minor === undefined ) {
+			return '—';
+		}
+		try {
+			const format = new Intl.NumberFormat( document.documentElement.lang || undefined, { style: 'currency', currency } );
+			return format.format( minor / Math.pow( 10, format.resolvedOptions().maximumFractionDigits ) );
+		} catch ( error ) {
+			return minor + ' ' + ( currency || '' );
+		}
+	}
+
 	function Table( { caption, columns, rows, empty } ) {
 		if ( ! rows.length ) {
 			return el( 'p', { className: 'shop-sidecar-empty' }, empty );
@@ -422,7 +435,7 @@
 						columns: [
 							{ title: __( 'Provider', 'shop-sidecar-companion' ), cell: ( payment ) => payment.provider },
 							{ title: __( 'Reference', 'shop-sidecar-companion' ), cell: ( payment ) => payment.external_id },
-							{ title: __( 'Amount', 'shop-sidecar-companion' ), cell: ( payment ) => ( payment.amount === null || payment.amount === undefined ? '—' : payment.amount + ' ' + ( payment.currency || '' ) ) },
+							{ title: __( 'Amount', 'shop-sidecar-companion' ), cell: ( payment ) => money( payment.amount, payment.currency ) },
 							{ title: __( 'Status', 'shop-sidecar-companion' ), cell: ( payment ) => el( 'span', { 'data-payment-status': payment.status }, payment.status || '—' ) },
 							{ title: __( 'Failure reason', 'shop-sidecar-companion' ), cell: ( payment ) => el( 'span', { className: 'shop-sidecar-failure' }, failure( payment ) ) },
 							{ title: __( 'Updated', 'shop-sidecar-companion' ), cell: ( payment ) => shown( payment.updated_at ) },

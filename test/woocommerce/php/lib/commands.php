@@ -28,6 +28,8 @@ const SIDECAR_COMMANDS = array(
 	'site_url'        => 'sidecar_cmd_site_url',
 	'cron_due'        => 'sidecar_cmd_cron_due',
 	'user'            => 'sidecar_cmd_user',
+	'post'            => 'sidecar_cmd_post',
+	'state'           => 'sidecar_cmd_state',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -863,4 +865,48 @@ function sidecar_cmd_user( array $args ): array {
 		throw new RuntimeException( 'user: ' . $id->get_error_message() );
 	}
 	return array( 'id' => (int) $id, 'login' => $login, 'role' => $role );
+}
+
+/**
+ * post {type, title, status?}: a post as the editor makes one (wp_insert_post), e.g. a published
+ * cancellation_reason. Returns its ID.
+ */
+function sidecar_cmd_post( array $args ): array {
+	$id = wp_insert_post(
+		array(
+			'post_type'   => (string) ( $args['type'] ?? 'post' ),
+			'post_title'  => (string) ( $args['title'] ?? '' ),
+			'post_status' => (string) ( $args['status'] ?? 'publish' ),
+		),
+		true
+	);
+	if ( is_wp_error( $id ) ) {
+		throw new RuntimeException( 'post: ' . $id->get_error_message() );
+	}
+	return array( 'id' => (int) $id );
+}
+
+/**
+ * state {id}: an order or subscription as WooCommerce reads it now (its data store, whichever storage is
+ * authoritative): status, paid date, the subscription's next payment and pause end (GMT), and the number of
+ * notes on it.
+ */
+function sidecar_cmd_state( array $args ): array {
+	$id     = (int) ( $args['id'] ?? 0 );
+	$object = wc_get_order( $id );
+	if ( ! $object ) {
+		throw new InvalidArgumentException( "state: no order or subscription $id" );
+	}
+	$state = array(
+		'id'        => $id,
+		'type'      => $object->get_type(),
+		'status'    => $object->get_status(),
+		'date_paid' => $object->get_date_paid() ? $object->get_date_paid()->date( 'Y-m-d H:i:s' ) : null,
+		'notes'     => count( wc_get_order_notes( array( 'order_id' => $id ) ) ),
+	);
+	if ( $object instanceof WC_Subscription ) {
+		$state['next_payment']      = $object->get_date( 'next_payment' ) ?: null;
+		$state['auto_reactivation'] = (string) $object->get_meta( '_schedule_auto_reactivation' ) ?: null;
+	}
+	return $state;
 }
