@@ -5,7 +5,9 @@
  * Every call goes to the service through apiFetch with the logged-in cookie and the page's wp_rest nonce; a
  * stale nonce is answered 403 rest_cookie_invalid_nonce, and apiFetch fetches a fresh one and tries again. A
  * panel shows what the service answered, never a guess: after each action it draws the answer, and when the
- * service refuses or cannot be reached it says so and changes nothing on the screen.
+ * service refuses or cannot be reached it says so and changes nothing on the screen. Every result and error is a
+ * wp.components Notice, which announces itself to screen readers (wp.a11y.speak: polite for results, assertive for
+ * errors).
  */
 ( function ( wp ) {
 	'use strict';
@@ -14,7 +16,6 @@
 	const { Button, Notice, CheckboxControl, SelectControl, TextControl, Spinner } = wp.components;
 	const { __, sprintf } = wp.i18n;
 	const apiFetch = wp.apiFetch;
-	const speak = ( message, politeness ) => wp.a11y && wp.a11y.speak( message, politeness );
 
 	/** An answer or refusal of the service, as a sentence a shop manager understands. */
 	function explain( error ) {
@@ -65,13 +66,10 @@
 				const message = done( answer );
 				if ( message ) {
 					setNotice( { status: 'success', message } );
-					speak( message, 'polite' );
 				}
 				return true;
 			} catch ( error ) {
-				const message = explain( error );
-				setNotice( { status: 'error', message } );
-				speak( message, 'assertive' );
+				setNotice( { status: 'error', message: explain( error ) } );
 				return false;
 			} finally {
 				inFlight.current = false;
@@ -95,10 +93,16 @@
 		}
 	};
 
-	/** A date-time as the service wrote it (ISO 8601 in the shop's zone), shown as `YYYY-MM-DD HH:MM`. */
+	/**
+	 * A moment the service wrote (ISO 8601, with its offset) in the shop's time zone, as WP admin shows
+	 * dates: `YYYY-MM-DD HH:MM`.
+	 */
 	function shown( value ) {
 		if ( ! value ) {
 			return '—';
+		}
+		if ( wp.date && wp.date.dateI18n ) {
+			return wp.date.dateI18n( 'Y-m-d H:i', value );
 		}
 		const match = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})/.exec( value );
 		return match ? match[ 1 ] + ' ' + match[ 2 ] : value;
@@ -166,9 +170,7 @@
 					setDiscountType( String( types[ 0 ].id ) );
 				}
 			} catch ( error ) {
-				const message = explain( error );
-				setLoadError( message );
-				speak( message, 'assertive' );
+				setLoadError( explain( error ) );
 			}
 		}
 		useEffect( () => {
@@ -388,9 +390,7 @@
 			try {
 				setKnown( await service( root, 'payment-hub/v1/orders/' + id + '/payments' ) );
 			} catch ( error ) {
-				const message = explain( error );
-				setLoadError( message );
-				speak( message, 'assertive' );
+				setLoadError( explain( error ) );
 			}
 		}
 		useEffect( () => {

@@ -91,7 +91,7 @@ function shop_sidecar_enqueue_panels() {
 	wp_enqueue_script(
 		SHOP_SIDECAR_PANELS_HANDLE,
 		plugins_url( 'panels.js', $script ),
-		array( 'wp-element', 'wp-components', 'wp-api-fetch', 'wp-i18n', 'wp-a11y', 'wp-dom-ready' ),
+		array( 'wp-element', 'wp-components', 'wp-api-fetch', 'wp-i18n', 'wp-a11y', 'wp-date', 'wp-dom-ready' ),
 		$version,
 		true
 	);

@@ -839,7 +839,7 @@ function sidecar_cmd_sql( array $args ): array {
 // users
 
 /**
- * user {login, role, password, email?}: a user who can log in with that password (wp_insert_user, as the users
+ * user {login, role, password, email?, locale?}: a user who can log in with that password (wp_insert_user, as the users
  * screen makes one), e.g. a shop_manager or a customer for browser tests. An existing login gets the role and
  * password again. Returns its ID.
  */
@@ -859,10 +859,18 @@ function sidecar_cmd_user( array $args ): array {
 	);
 	if ( $existing ) {
 		$user['ID'] = $existing->ID;
+		if ( wp_check_password( $password, $existing->user_pass, $existing->ID ) ) {
+			// Hashed again, the password would end the user's logged-in sessions (their cookies carry part of the hash).
+			unset( $user['user_pass'] );
+		}
 	}
 	$id = $existing ? wp_update_user( $user ) : wp_insert_user( $user );
 	if ( is_wp_error( $id ) ) {
 		throw new RuntimeException( 'user: ' . $id->get_error_message() );
+	}
+	if ( isset( $args['locale'] ) ) {
+		// The language of the user's profile (Users → Profile → Language); '' is the site's language.
+		update_user_meta( (int) $id, 'locale', (string) $args['locale'] );
 	}
 	return array( 'id' => (int) $id, 'login' => $login, 'role' => $role );
 }

@@ -1,0 +1,270 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { loadConfig } from '../../src/config';
+import { createShopDataSource } from '../../src/data-access/data-source';
+import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
+import { eventually } from '../support/payment-hub-fixture';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { HELPDESK_KEY, HELPDESK_SECRET } from '../support/test-shop';
+import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
+import { apiGetFromPage, logIn, openBrowser, screenshot, SCREENS_DIR, type AdminBrowser, type Page } from './support/admin-browser';
+import { startAdminOrigin, type AdminOrigin } from './support/admin-origin';
+import { freePort } from './support/serve-over-http';
+import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
+
+/**
+ * The staff panels in WP admin, as a shop manager uses them: real WordPress + WooCommerce + Subscriptions with the
+ * companion installed as the README says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
+ * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php. In posts and in HPOS storage:
+ * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation, a
+ * renewal discount created and another cancelled (the second after the page's nonce went stale), a failed renewal's
+ * reason and planned retry and "Ask the provider now" once the fake gateway has settled it; a customer sees no
+ * panel and gets 403; the Danish strings; the API stopped. After each step WooCommerce's own state is read through
+ * PHP. Screenshots: test-artifacts/screens/panels-*.png.
+ */
+
+const COMPANION_LOADER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
+const COMPANION_FOLDER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion');
+const MANAGER = { login: 'panel-manager', password: 'manager-pass-0123456789' };
+const CUSTOMER = { login: 'panel-customer', password: 'customer-pass-0123456789' };
+const WAIT_MS = 60_000;
+
+let browser: AdminBrowser;
+
+test.before(async () => {
+  browser = await openBrowser();
+});
+
+test.after.always(async () => {
+  await browser?.close();
+});
+
+const subscriptionScreen = (mode: StorageMode, id: number) => (mode === 'posts'
+  ? `/wp-admin/post.php?post=${id}&action=edit`
+  : `/wp-admin/admin.php?page=wc-orders--shop_subscription&action=edit&id=${id}`);
+const orderScreen = (mode: StorageMode, id: number) => (mode === 'posts'
+  ? `/wp-admin/post.php?post=${id}&action=edit`
+  : `/wp-admin/admin.php?page=wc-orders&action=edit&id=${id}`);
+
+interface WooState { status: string; date_paid: string | null; next_payment?: string | null; auto_reactivation?: string | null }
+
+/** `YYYY-MM-DD` plus `days`. */
+function addDays(date: string, days: number): string {
+  const at = new Date(`${date}T12:00:00Z`);
+  at.setUTCDate(at.getUTCDate() + days);
+  return at.toISOString().slice(0, 10);
+}
+
+/** The panel's notice once one saying `says` is shown (an earlier action's may still be there until then), with its kind. */
+async function noticeOf(page: Page, panel: string, says: RegExp): Promise<{ kind: string; text: string }> {
+  const notice = page.locator(`${panel} .shop-sidecar-notice`).filter({ hasText: says }).first();
+  await notice.waitFor({ state: 'visible', timeout: WAIT_MS });
+  const className = (await notice.getAttribute('class')) ?? '';
+  // The notice's own words (wp.components puts a heading for screen readers before them).
+  const text = ((await notice.locator('.components-notice__content').first().textContent()) ?? '').trim();
+  return { kind: /is-error/.test(className) ? 'error' : /is-success/.test(className) ? 'success' : className, text };
+}
+
+async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
+  let shop: WooCommerceShop | undefined;
+  let origin: AdminOrigin | undefined;
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess | undefined;
+  const card = new FakeCardGateway();
+  const support = '#shop-sidecar-support';
+  const payments = '#shop-sidecar-payments';
+  try {
+    shop = await createWooCommerceShop(`admin_panels_${mode}`, 'current', mode);
+    // Installed as the README says: the loader and its folder copied into wp-content/mu-plugins/.
+    const muPlugins = path.join(shop.siteDir, 'wp-content', 'mu-plugins');
+    await fs.copyFile(COMPANION_LOADER, path.join(muPlugins, 'shop-sidecar-companion.php'));
+    await fs.cp(COMPANION_FOLDER, path.join(muPlugins, 'shop-sidecar-companion'), { recursive: true });
+    await card.start();
+
+    const port = await freePort();
+    const apiPort = await freePort();
+    const env: Record<string, string> = {
+      DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: String(apiPort), SHOP_URL: `https://127.0.0.1:${port}`, ...WP_SECRETS_ENV,
+      HELPDESK_API_KEY: HELPDESK_KEY, HELPDESK_API_SECRET: HELPDESK_SECRET,
+      CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
+      // Only the panel's button asks the gateway about the failed renewal: the worker does not on its own.
+      RECONCILE_ENABLED: 'false',
+    };
+    const migrations = createShopDataSource(loadConfig(env).db, 1);
+    await migrations.initialize();
+    await migrations.runMigrations();
+    await migrations.destroy();
+    origin = await startAdminOrigin({ shop, apiUrl: `http://127.0.0.1:${apiPort}`, port });
+    // The hand-over goes to the shop's HTTPS address: the services trust the origin's own certificate.
+    const serviceEnv = { ...env, NODE_EXTRA_CA_CERTS: origin.certificate };
+    api = startServiceProcess('api', serviceEnv);
+    worker = startServiceProcess('worker', serviceEnv);
+    await api.logged('api_listening', WAIT_MS);
+    await worker.logged('worker_started', WAIT_MS);
+
+    const reasons = [];
+    for (const title of ['Too expensive', 'Moving abroad', 'Not using it']) reasons.push((await shop.php<{ id: number }>('post', { type: 'cancellation_reason', title })).id);
+    const manager = await shop.php<{ id: number }>('user', { ...MANAGER, role: 'shop_manager' });
+    await shop.php('user', { ...CUSTOMER, role: 'customer' });
+    const active = (await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', status: 'active' })).subscription_id!;
+    const onHold = (await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' })).subscription_id!;
+    const renewing = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
+    const wooState = (id: number) => shop!.php<WooState>('state', { id });
+    t.is((await wooState(active)).status, 'active');
+    t.is((await wooState(onHold)).status, 'on-hold');
+
+    const page = await browser.newPage();
+    const landed = await logIn(page, origin.url, MANAGER.login, MANAGER.password);
+    t.true(new URL(landed).pathname.startsWith('/wp-admin'), `the manager landed on ${landed}`);
+
+    // ---- Cancellation reasons: two recorded, once, however quickly the button is clicked twice.
+    await page.goto(`${origin.url}${subscriptionScreen(mode, active)}`);
+    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
+    t.is((await page.locator(`${support} [data-field="status"]`).textContent())?.trim(), 'Active');
+    await screenshot(page, `panels-${mode}-support`);
+    await page.getByLabel('Too expensive').check();
+    await page.getByLabel('Moving abroad').check();
+    await page.locator(`${support} .shop-sidecar-record`).dblclick();
+    t.like(await noticeOf(page, support, /Recorded|Nothing|cannot|could not/), { kind: 'success', text: 'Recorded 2 cancellation reason(s).' });
+    // Announced to screen readers: WordPress's polite live region says it.
+    await page.locator('#a11y-speak-polite', { hasText: 'Recorded 2 cancellation reason(s).' }).waitFor({ state: 'attached', timeout: WAIT_MS });
+    const recorded = await shop.sql<{ reason_id: number }>(`SELECT reason_id FROM ${shop.prefix}sidecar_subscription_cancellation_reasons WHERE subscription_id = ? ORDER BY reason_id`, [active]);
+    t.deepEqual(recorded.map((row) => Number(row.reason_id)), [reasons[0], reasons[1]], 'two reasons recorded, once each');
+    t.is(await page.locator(`${support} table.shop-sidecar-table`).first().locator('tbody tr').count(), 2);
+
+    // ---- Pause until a date: the service's answer on the page, WooCommerce's own dates through PHP.
+    const earliest = await page.locator(`${support} .shop-sidecar-pause-end input`).getAttribute('min');
+    t.regex(earliest ?? '', /^\d{4}-\d{2}-\d{2}$/, 'the earliest pause end is offered (tomorrow, in the shop\'s time zone)');
+    const pauseEnd = addDays(earliest!, 9);
+    await page.locator(`${support} .shop-sidecar-pause-end input`).fill(pauseEnd);
+    const paused = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith(`/subscription/${active}/pause`) && response.request().method() === 'POST');
+    await page.locator(`${support} .shop-sidecar-pause`).click();
+    const pauseAnswer = await (await paused).json() as { status: string; next_payment_date: string; auto_reactivation_date: string };
+    t.like(await noticeOf(page, support, /Paused until|Nothing|cannot|could not/), { kind: 'success' });
+    t.is(pauseAnswer.status, 'on-hold');
+    t.is(pauseAnswer.auto_reactivation_date.slice(0, 10), pauseEnd);
+    t.is(pauseAnswer.next_payment_date.slice(0, 10), addDays(pauseEnd, 1), 'the next payment moves to the day after the pause');
+    t.is((await page.locator(`${support} [data-field="next-payment"]`).textContent())?.trim().slice(0, 10), addDays(pauseEnd, 1), 'the page shows the new next payment');
+    const gmt = (iso: string) => new Date(iso).toISOString().slice(0, 19).replace('T', ' ');
+    await eventually(async () => {
+      const state = await wooState(active);
+      return state.status === 'on-hold' && state.next_payment === gmt(pauseAnswer.next_payment_date) && state.auto_reactivation === gmt(pauseAnswer.auto_reactivation_date);
+    }, WAIT_MS, 'WooCommerce to show the pause');
+    await screenshot(page, `panels-${mode}-support-paused`);
+
+    // ---- Renewal discounts: one created; after the nonce went stale, a second created without the user noticing; the first cancelled.
+    const discountRow = (status: string) => shop!.sql<{ id: number; status: string }>(`SELECT id, status FROM ${shop!.prefix}sidecar_renewal_discounts WHERE subscription_id = ? AND status = ?`, [active, status]);
+    await page.locator(`${support} .shop-sidecar-discount-amount input`).fill('25');
+    await page.locator(`${support} .shop-sidecar-create-discount`).click();
+    t.like(await noticeOf(page, support, /Discount of 25|Nothing|cannot|could not/), { kind: 'success' });
+    const [first] = await discountRow('pending');
+    t.truthy(first, 'the discount is stored, pending');
+
+    const statuses: number[] = [];
+    const watch = (response: { url(): string; status(): number }) => {
+      // apiFetch adds ?_locale=user to every address.
+      if (new URL(response.url()).pathname.endsWith('/renewal-discounts/v1/discounts')) statuses.push(response.status());
+    };
+    page.on('response', watch);
+    await page.evaluate(() => {
+      (window as unknown as { wp: { apiFetch: { nonceMiddleware: { nonce: string } } } }).wp.apiFetch.nonceMiddleware.nonce = 'a1b2c3d4e5';
+    });
+    await page.locator(`${support} .shop-sidecar-discount-amount input`).fill('10');
+    await page.locator(`${support} .shop-sidecar-create-discount`).click();
+    t.like(await noticeOf(page, support, /Discount of 10|Nothing|cannot|could not|login/), { kind: 'success' });
+    page.off('response', watch);
+    t.deepEqual(statuses, [403, 201], 'the stale nonce was refused, a fresh one fetched and the request sent again');
+    t.is((await discountRow('pending')).length, 2);
+
+    await page.locator(`${support} .shop-sidecar-cancel-discount[data-discount="${first.id}"]`).click();
+    t.like(await noticeOf(page, support, /cancelled\.|Nothing|cannot|could not/), { kind: 'success', text: `Discount ${first.id} cancelled.` });
+    t.deepEqual((await discountRow('cancelled')).map((row) => Number(row.id)), [Number(first.id)]);
+    await screenshot(page, `panels-${mode}-support-discounts`);
+    await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`) });
+
+    // ---- Force-activate an on-hold subscription.
+    await page.goto(`${origin.url}${subscriptionScreen(mode, onHold)}`);
+    await page.locator(`${support} .shop-sidecar-force-activate`).waitFor({ timeout: WAIT_MS });
+    await page.locator(`${support} .shop-sidecar-force-activate`).click();
+    t.like(await noticeOf(page, support, /active again|Nothing|cannot|could not/), { kind: 'success' });
+    t.is((await page.locator(`${support} [data-field="status"]`).textContent())?.trim(), 'Active');
+    await eventually(async () => (await wooState(onHold)).status === 'active', WAIT_MS, 'WooCommerce to show the subscription active');
+    t.is(await page.locator(`${support} .shop-sidecar-force-activate`).count(), 0, 'force-activate is no longer offered');
+
+    // ---- A failed renewal: its reason and planned retry; asked again once the gateway has settled it, it is paid.
+    const renewal = renewing.renewal_order_id!;
+    const handle = `order-${renewal}`;
+    card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-panels', error: 'insufficient_funds', error_state: 'soft_declined' });
+    t.is((await sendCardGatewayEvent(`http://127.0.0.1:${apiPort}`, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
+    await eventually(async () => (await wooState(renewal)).status === 'failed', WAIT_MS, 'WooCommerce to show the renewal failed');
+    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-panels' }); // settled since; no webhook tells
+    await page.goto(`${origin.url}${orderScreen(mode, renewal)}`);
+    await page.locator(`${payments} [data-payment-status]`).first().waitFor({ timeout: WAIT_MS });
+    t.is(await page.locator(`${payments} [data-payment-status]`).first().getAttribute('data-payment-status'), 'FAILED');
+    t.regex((await page.locator(`${payments} .shop-sidecar-failure`).first().textContent()) ?? '', /insufficient/i, 'the failure reason');
+    t.true(await page.locator(`${payments} [data-retry-status]`).count() > 0, 'a planned dunning attempt');
+    t.regex((await page.locator(`${payments} .shop-sidecar-retry-at`).first().textContent()) ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
+    await screenshot(page, `panels-${mode}-payments-failed`);
+    await page.locator(`${payments} .shop-sidecar-reconcile`).click();
+    t.like(await noticeOf(page, payments, /provider|Nothing|cannot|could not/), { kind: 'success' });
+    t.regex((await noticeOf(page, payments, /provider/)).text, /1 payment\(s\) changed/);
+    await page.locator(`${payments} [data-payment-status="CAPTURED"]`).waitFor({ timeout: WAIT_MS });
+    t.is(await page.locator(`${payments} [data-outcome="changed"]`).count(), 1);
+    await eventually(async () => (await wooState(renewal)).status === 'processing', WAIT_MS, 'WooCommerce to show the renewal paid');
+    await screenshot(page, `panels-${mode}-payments-reconciled`);
+    await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`) });
+
+    // ---- A customer: no panel, and the routes refuse their cookie.
+    const customerPage = await browser.newPage();
+    await logIn(customerPage, origin.url, CUSTOMER.login, CUSTOMER.password);
+    await customerPage.goto(`${origin.url}${subscriptionScreen(mode, active)}`);
+    t.is(await customerPage.locator(support).count(), 0, 'a customer sees no panel');
+    for (const route of [`/subscription-support/v1/subscription/${active}/cancellation-reasons`, `/renewal-discounts/v1/discounts?subscription=${active}`, `/payment-hub/v1/orders/${renewal}/payments`]) {
+      const refused = await apiGetFromPage(customerPage, route);
+      t.like(refused, { status: 403 }, `${route} with a customer's cookie: ${JSON.stringify(refused.body).slice(0, 300)}`);
+    }
+    await customerPage.context().close();
+
+    // ---- In Danish, for a manager whose language is Danish.
+    await shop.php('user', { ...MANAGER, role: 'shop_manager', locale: 'da_DK' });
+    await page.goto(`${origin.url}${subscriptionScreen(mode, onHold)}`);
+    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
+    t.is((await page.locator(`${support} .shop-sidecar-record`).textContent())?.trim(), 'Registrér årsager');
+    t.is((await page.locator(`#shop-sidecar-support h2`).first().textContent())?.trim(), 'Support');
+    await screenshot(page, `panels-${mode}-support-da`);
+    await shop.php('user', { ...MANAGER, role: 'shop_manager', locale: '' });
+
+    // ---- The service stopped: the panel says so, and nothing in the shop changes.
+    await page.goto(`${origin.url}${subscriptionScreen(mode, active)}`);
+    await page.locator(`${support} .shop-sidecar-force-activate`).waitFor({ timeout: WAIT_MS });
+    const before = await wooState(active);
+    await api.kill();
+    await page.locator(`${support} .shop-sidecar-force-activate`).click();
+    const refusal = await noticeOf(page, support, /.+/);
+    t.is(refusal.kind, 'error');
+    t.regex(refusal.text, /cannot be reached right now\. Nothing was changed\./);
+    await page.locator('#a11y-speak-assertive', { hasText: 'cannot be reached right now' }).waitFor({ state: 'attached', timeout: WAIT_MS });
+    t.is((await page.locator(`${support} [data-field="status"]`).textContent())?.trim(), 'On hold', 'the page still shows what the service last said');
+    await screenshot(page, `panels-${mode}-support-service-down`);
+    t.deepEqual(await wooState(active), before, 'nothing in the shop changed');
+  } catch (error) {
+    if (origin) t.log((await origin.output()).slice(-6000));
+    if (api) t.log(JSON.stringify(api.logs.slice(-20)).slice(-4000));
+    throw error;
+  } finally {
+    await api?.kill();
+    if (worker) {
+      worker.signal('SIGTERM');
+      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      await worker.kill();
+    }
+    await origin?.stop();
+    await card.stop();
+    if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
+  }
+}
+
+for (const mode of ['posts', 'hpos'] as const) {
+  test.serial(`Staff panels in WP admin (${mode}): reasons, pause, force-activate, discounts, a failed renewal asked about; a customer refused; a stale nonce refreshed; the service stopped`, (t) => scenario(t, mode));
+}
