@@ -17,8 +17,8 @@ export interface DemoSample {
 }
 
 export interface DemoSamples {
-  /** An existing completed order shipped with DAO, with its billing email and phone as stored. */
-  match: DemoSample;
+  /** An existing completed order shipped with DAO, with its billing email and phone as stored, and its ID. */
+  match: DemoSample & { order_id: number };
   /** An order whose billing phone is stored as "20123456"-style; `phone` is the same number written another way. */
   phoneMatch: DemoSample;
   /** An existing order number with an email and a phone that are not the order's. */
@@ -318,7 +318,7 @@ export async function seedDemoShop(db: Db, prefix: string, mode: { hpos: boolean
 
   const national = phoneNational.match(/../g)!;
   return {
-    match: { order_number: numberOf.get(matchId)!, email: matchCustomer.billing.email, phone: matchCustomer.billing.phone },
+    match: { order_number: numberOf.get(matchId)!, email: matchCustomer.billing.email, phone: matchCustomer.billing.phone, order_id: matchId },
     phoneMatch: { order_number: numberOf.get(phoneMatchId)!, email: phoneCustomer.billing.email, phone: `+45 ${national.join(' ')}` },
     mismatch: { order_number: numberOf.get(matchId)!, email: 'someone.else@example.dk', phone: '+45 99 88 77 66' },
     notFound: { order_number: numbering === 'pro' ? 'DK-999999' : '987654', email: matchCustomer.billing.email, phone: matchCustomer.billing.phone },

@@ -110,6 +110,8 @@ function printRequests(base: string, key: string, secret: string, { samples, api
     `curl -sk ${staff} '${base}/shop/v3/helpdesk/v1/list?phone=1&email=a%40b.dk'`,
     '# Renewal discount types (200)',
     `curl -sk ${staff} '${base}/renewal-discounts/v1/renewal-discount-types'`,
+    '# What the service knows of an order\'s payments, as the Payments panel in WP admin shows it (200; this order has none)',
+    `curl -sk ${staff} '${base}/payment-hub/v1/orders/${samples.match.order_id}/payments'`,
     '# Health (200)',
     `curl -sk '${base}/health'`,
     '# A signed card-gateway webhook (200: stored, then SKIPPED by the worker: nothing to do for this event type)',
