@@ -152,6 +152,12 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       return state.status === 'on-hold' && state.next_payment === gmt(pauseAnswer.next_payment_date) && state.auto_reactivation === gmt(pauseAnswer.auto_reactivation_date);
     }, WAIT_MS, 'WooCommerce to show the pause');
     await screenshot(page, `panels-${mode}-support-paused`);
+    // Drawn again from what WooCommerce holds, the page shows the same moments the service answered (one time zone).
+    const shownFacts = async () => page.locator(`${support} .shop-sidecar-facts dd`).allTextContents();
+    const answered = await shownFacts();
+    await page.reload();
+    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
+    t.deepEqual(await shownFacts(), answered, 'status, next payment and pause end as WooCommerce holds them, in the shop\'s time zone');
 
     // ---- Renewal discounts: one created; after the nonce went stale, a second created without the user noticing; the first cancelled.
     const discountRow = (status: string) => shop!.sql<{ id: number; status: string }>(`SELECT id, status FROM ${shop!.prefix}sidecar_renewal_discounts WHERE subscription_id = ? AND status = ?`, [active, status]);

@@ -114,10 +114,17 @@ function shop_sidecar_panel_placeholder( $panel, array $settings ) {
 	echo '<noscript><p>' . esc_html__( 'This panel needs JavaScript.', 'shop-sidecar-companion' ) . '</p></noscript>';
 }
 
-/** A WooCommerce date as the site shows dates (local time), or null. */
-function shop_sidecar_local_date( $subscription, $type ) {
-	$date = $subscription->get_date( $type, 'site' );
-	return $date ? (string) $date : null;
+/**
+ * A moment stored in GMT (`Y-m-d H:i:s`, as WooCommerce keeps dates) in ISO 8601 with its zone, as the service
+ * writes moments: the panel shows both in the shop's time zone. Null for none.
+ */
+function shop_sidecar_iso_moment( $gmt ) {
+	$gmt = (string) $gmt;
+	if ( '' === $gmt || '0' === $gmt || 0 === strpos( $gmt, '0000-00-00' ) ) {
+		return null;
+	}
+	$time = strtotime( $gmt . ' UTC' );
+	return false === $time ? null : gmdate( 'Y-m-d\TH:i:s\Z', $time );
 }
 
 function shop_sidecar_render_support_panel( $object, array $box ) {
@@ -133,8 +140,8 @@ function shop_sidecar_render_support_panel( $object, array $box ) {
 			'subscriptionId'  => $subscription->get_id(),
 			// What WooCommerce holds when the page was drawn; after each action the panel shows the service's answer.
 			'status'          => $subscription->get_status(),
-			'nextPayment'     => shop_sidecar_local_date( $subscription, 'next_payment' ),
-			'pauseEnd'        => '' !== $pause_end && '0' !== $pause_end ? get_date_from_gmt( $pause_end ) : null,
+			'nextPayment'     => shop_sidecar_iso_moment( $subscription->get_date( 'next_payment' ) ),
+			'pauseEnd'        => shop_sidecar_iso_moment( $pause_end ),
 			'statusLabels'    => array_combine( array_map( static fn( $key ) => substr( $key, 3 ), array_keys( $statuses ) ), array_values( $statuses ) ),
 			// Tomorrow in the shop's time zone: a pause ends no earlier.
 			'earliestPauseEnd' => wp_date( 'Y-m-d', time() + DAY_IN_SECONDS ),
