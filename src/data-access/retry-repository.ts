@@ -42,6 +42,7 @@ export class RetryRepository {
   private readonly due: PreparedStatement<'now'>;
   private readonly take: PreparedStatement<'id' | 'now'>;
   private readonly finishing: PreparedStatement<'id' | 'status' | 'result' | 'now'>;
+  private readonly cancellingOfOrder: PreparedStatement<'orderId' | 'result' | 'now'>;
   private readonly postponing: PreparedStatement<'id' | 'until' | 'result' | 'now'>;
   private readonly releasing: PreparedStatement<'before'>;
   private readonly countsOfStatus: PreparedStatement<never>;
@@ -67,6 +68,8 @@ export class RetryRepository {
       .where("id = :id AND status = 'PENDING'").setParameters(s));
     this.finishing = PreparedStatement.from(query().update(PaymentRetry).set({ status: () => ':status', result: () => ':result', updatedAt: () => ':now' })
       .where('id = :id').setParameters(s));
+    this.cancellingOfOrder = PreparedStatement.from(query().update(PaymentRetry).set({ status: 'CANCELED', result: () => ':result', updatedAt: () => ':now' })
+      .where("orderId = :orderId AND status = 'PENDING'").setParameters(s));
     this.postponing = PreparedStatement.from(query().update(PaymentRetry)
       .set({ status: 'PENDING', scheduledAt: () => ':until', result: () => ':result', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
     this.releasing = PreparedStatement.from(query().update(PaymentRetry).set({ status: 'PENDING' })
@@ -119,6 +122,12 @@ export class RetryRepository {
 
   async finish(db: Executor, id: number, status: Exclude<PaymentRetryStatus, 'PENDING' | 'PROCESSING'>, result: string, now: Date): Promise<void> {
     const { sql, values } = this.finishing.with({ id, status, result: result.slice(0, 255), now: gmtDateTime(now) });
+    await write(db, sql, values);
+  }
+
+  /** The order's attempts still waiting are dropped (its payment came in); one being made is left to finish. */
+  async cancelPendingOfOrder(db: Executor, orderId: number, result: string, now: Date): Promise<void> {
+    const { sql, values } = this.cancellingOfOrder.with({ orderId, result: result.slice(0, 255), now: gmtDateTime(now) });
     await write(db, sql, values);
   }
 

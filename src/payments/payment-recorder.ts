@@ -1,6 +1,7 @@
 import type { PaymentStatus } from '../../entities';
 import type { Executor } from '../data-access/transaction';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
@@ -40,6 +41,7 @@ export class PaymentRecorder {
     private readonly failed: FailedPaymentHandling,
     private readonly renewals: RenewalPaymentCompletion,
     private readonly changes: WooCommerceChangeRepository,
+    private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -50,6 +52,10 @@ export class PaymentRecorder {
     const wasPaid = PAID.includes(was);
     await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
+    if (PAID.includes(to) && payment.orderId !== null) {
+      // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
+      await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
+    }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
       const note = paymentNote(payment.externalId, captured, providerTime);

@@ -217,6 +217,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.regex((await noticeOf(page, payments, /provider/)).text, /1 payment\(s\) changed/);
     await page.locator(`${payments} [data-payment-status="CAPTURED"]`).waitFor({ timeout: WAIT_MS });
     t.is(await page.locator(`${payments} [data-outcome="changed"]`).count(), 1);
+    await page.locator(`${payments} [data-retry-status="CANCELED"]`).waitFor({ timeout: WAIT_MS }); // no attempt waits on a paid order
     await eventually(async () => (await wooState(renewal)).status === 'processing', WAIT_MS, 'WooCommerce to show the renewal paid');
     await screenshot(page, `panels-${mode}-payments-reconciled`);
     await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`) });

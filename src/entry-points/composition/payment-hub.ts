@@ -59,7 +59,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events);
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries);
   const links = new OrderLinks(orders, orderWrites, retries);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
