@@ -3,6 +3,7 @@ import type { PaymentRepository } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { WebhookRepository } from '../data-access/webhook-repository';
+import { gmtDateTimeMs, isoFromGmt } from '../shop/shop-time';
 
 /** How long before an order's first payment a webhook about it may have arrived (a payment is recorded when one is handled, or later by reconciliation). */
 const WEBHOOKS_BEFORE_FIRST_PAYMENT_MS = 30 * 86_400_000;
@@ -32,12 +33,6 @@ export interface OrderPaymentsView {
 
 export type OrderPaymentsOutcome = { kind: 'found'; view: OrderPaymentsView } | { kind: 'order_not_found' };
 
-/** A stored UTC `Y-m-d H:i:s.mmm` (the service's own datetime(3) columns) as ISO 8601 with `Z`. */
-export function isoFromGmt(text: string): string {
-  const time = new Date(`${text.replace(' ', 'T')}Z`);
-  return Number.isNaN(time.getTime()) ? text : time.toISOString();
-}
-
 const orNull = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
 const newestFirst = <T extends { id: number }>(key: (item: T) => string) => (a: T, b: T) => key(b).localeCompare(key(a)) || b.id - a.id;
 
@@ -62,7 +57,7 @@ export class ShowOrderPayments {
     const firstPayment = payments.reduce<string | null>((first, payment) => (first === null || payment.createdAt < first ? payment.createdAt : first), null);
     const webhooks = firstPayment === null ? [] : await this.deps.webhooks.aboutPaymentsSince(
       payments.map((payment) => ({ provider: payment.provider, externalId: payment.externalId })),
-      new Date(Date.parse(isoFromGmt(firstPayment)) - WEBHOOKS_BEFORE_FIRST_PAYMENT_MS).toISOString().slice(0, 23).replace('T', ' '),
+      gmtDateTimeMs(new Date(Date.parse(isoFromGmt(firstPayment)) - WEBHOOKS_BEFORE_FIRST_PAYMENT_MS)),
       WEBHOOK_LIMIT,
     );
     return {

@@ -105,6 +105,12 @@ export function gmtDateTimeMs(date: Date): string {
   return date.toISOString().slice(0, 23).replace('T', ' ');
 }
 
+/** A stored UTC `Y-m-d H:i:s.mmm` (the service's own datetime(3) columns) as ISO 8601 with `Z`; text that is no time as it is. */
+export function isoFromGmt(text: string): string {
+  const time = new Date(`${text.replace(' ', 'T')}Z`);
+  return Number.isNaN(time.getTime()) ? text : time.toISOString();
+}
+
 /** A provider's ISO-8601 time (with its offset); null when there is none or it is not a time. */
 export function parseIsoTime(text: unknown): Date | null {
   if (typeof text !== 'string' || text === '') return null;

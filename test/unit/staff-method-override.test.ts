@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Request, Response } from 'restify';
 import { arrivalMethod, staffMethodOverride } from '../../src/entry-points/http/method-override.js';
-import { isoFromGmt } from '../../src/payments/order-payments.use-case.js';
+import { isoFromGmt } from '../../src/shop/shop-time.js';
 
 /** The method a request is routed with after the pre handler, and the one it arrived with. */
 function routed(method: string, url: string, override?: string | string[]): { method: string; arrived: string } {

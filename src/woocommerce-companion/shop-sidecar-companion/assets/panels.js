@@ -98,14 +98,7 @@
 	 * dates: `YYYY-MM-DD HH:MM`.
 	 */
 	function shown( value ) {
-		if ( ! value ) {
-			return '—';
-		}
-		if ( wp.date && wp.date.dateI18n ) {
-			return wp.date.dateI18n( 'Y-m-d H:i', value );
-		}
-		const match = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})/.exec( value );
-		return match ? match[ 1 ] + ' ' + match[ 2 ] : value;
+		return value ? wp.date.dateI18n( 'Y-m-d H:i', value ) : '—';
 	}
 
 	/** An amount in minor units (as the providers and the service count money) in the currency's own format. */
@@ -181,15 +174,11 @@
 		const pausable = [ 'active', 'pending', 'on-hold' ].includes( state.status );
 		const onHold = state.status === 'on-hold';
 
-		const stateAnswer = ( answer ) => {
-			setState( answer );
-			return null;
-		};
 		const pause = () => actions.run(
 			'pause',
 			() => service( root, 'subscription-support/v1/subscription/' + id + '/pause', { method: 'POST', data: { end_date: pauseEnd } } ),
 			( answer ) => {
-				stateAnswer( answer );
+				setState( answer );
 				/* translators: 1: pause end date, 2: next payment date. */
 				return sprintf( __( 'Paused until %1$s. Next payment: %2$s.', 'shop-sidecar-companion' ), shown( answer.auto_reactivation_date ), shown( answer.next_payment_date ) );
 			}
@@ -198,7 +187,7 @@
 			'activate',
 			() => service( root, 'subscription-support/v1/subscription/' + id + '/force-activate', { method: 'POST' } ),
 			( answer ) => {
-				stateAnswer( answer );
+				setState( answer );
 				/* translators: %s: next payment date. */
 				return sprintf( __( 'The subscription is active again. Next payment: %s.', 'shop-sidecar-companion' ), shown( answer.next_payment_date ) );
 			}

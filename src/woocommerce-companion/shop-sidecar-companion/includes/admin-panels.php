@@ -127,13 +127,17 @@ function shop_sidecar_iso_moment( $gmt ) {
 	return false === $time ? null : gmdate( 'Y-m-d\TH:i:s\Z', $time );
 }
 
+/** Statuses as WooCommerce lists them (`wc-on-hold` => `On hold`), keyed as objects report them (`on-hold`). */
+function shop_sidecar_status_labels( array $statuses ) {
+	return array_combine( array_map( static fn( $key ) => substr( $key, 3 ), array_keys( $statuses ) ), array_values( $statuses ) );
+}
+
 function shop_sidecar_render_support_panel( $object, array $box ) {
 	$subscription = wcs_get_subscription( (int) $box['args']['id'] );
 	if ( ! $subscription ) {
 		return;
 	}
 	$pause_end = (string) $subscription->get_meta( '_schedule_auto_reactivation' );
-	$statuses  = wcs_get_subscription_statuses();
 	shop_sidecar_panel_placeholder(
 		'support',
 		array(
@@ -142,7 +146,7 @@ function shop_sidecar_render_support_panel( $object, array $box ) {
 			'status'          => $subscription->get_status(),
 			'nextPayment'     => shop_sidecar_iso_moment( $subscription->get_date( 'next_payment' ) ),
 			'pauseEnd'        => shop_sidecar_iso_moment( $pause_end ),
-			'statusLabels'    => array_combine( array_map( static fn( $key ) => substr( $key, 3 ), array_keys( $statuses ) ), array_values( $statuses ) ),
+			'statusLabels'    => shop_sidecar_status_labels( wcs_get_subscription_statuses() ),
 			// Tomorrow in the shop's time zone: a pause ends no earlier.
 			'earliestPauseEnd' => wp_date( 'Y-m-d', time() + DAY_IN_SECONDS ),
 			'canManageDiscounts' => current_user_can( 'manage_woocommerce' ),
@@ -161,7 +165,7 @@ function shop_sidecar_render_payments_panel( $object, array $box ) {
 		array(
 			'orderId' => $order->get_id(),
 			'status'  => $order->get_status(),
-			'statusLabels' => array_combine( array_map( static fn( $key ) => substr( $key, 3 ), array_keys( wc_get_order_statuses() ) ), array_values( wc_get_order_statuses() ) ),
+			'statusLabels' => shop_sidecar_status_labels( wc_get_order_statuses() ),
 		)
 	);
 }
