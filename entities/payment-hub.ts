@@ -9,6 +9,8 @@ export type AgreementStatus = 'PENDING' | 'ACTIVE' | 'DISABLED';
 export type AgreementDisableReason = 'FAILED' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
 export type PaymentRetryStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
 export type Provider = 'card_gateway' | 'mobile_wallet';
+/** `soft`: DUNNING_PLAN; `processing`: DUNNING_PROCESSING_PLAN; `new_method`: the one charge after the customer saved a new payment method. */
+export type RetryPlan = 'soft' | 'processing' | 'new_method';
 
 /** The longest provider id stored (the card gateway documents handles of up to 255 characters); a longer one is refused, never cut. */
 export const MAX_EXTERNAL_ID_LENGTH = 255;
@@ -95,6 +97,8 @@ export class PaymentRetry {
   @Column({ type: 'varchar', length: 16 }) status!: PaymentRetryStatus;
   @Column({ type: 'datetime', precision: 3, name: 'scheduled_at' }) scheduledAt!: string;
   @Column({ type: 'varchar', length: 64, name: 'idempotency_key' }) idempotencyKey!: string;
+  /** Which plan of the decline policy the attempt belongs to; each plan counts its own attempts. */
+  @Column({ type: 'varchar', length: 16, default: 'soft' }) plan!: RetryPlan;
   @Column({ type: 'varchar', length: 255, nullable: true }) result!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
   @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
@@ -178,4 +182,71 @@ export class ReconcileState {
   @PrimaryColumn({ type: 'varchar', length: 32 }) name!: string;
   @Column({ type: 'varchar', length: 64 }) value!: string;
   @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+export type DunningCaseStatus = 'OPEN' | 'RECOVERED' | 'LOST';
+/** What the decline policy decided on the renewal's latest failure (src/dunning/decline-policy.ts). */
+export type DunningPolicy = 'retry' | 'retry_soon' | 'ask_customer' | 'provider_retrying';
+/** How a failed renewal was paid in the end. */
+export type RecoveryMeans = 'service_retry' | 'new_payment_method' | 'provider_retry' | 'reconciliation';
+
+/**
+ * One failed renewal order, from its first failed payment until it is paid (RECOVERED) or dunning ends
+ * without payment (LOST): what `payment-hub dunning report` and the dunning metrics count.
+ */
+@Entity({ name: 'sidecar_dunning_cases' })
+@Index('order_id', ['orderId'], { unique: true })
+@Index('status_deadline', ['status', 'deadlineAt'])
+@Index('opened_at', ['openedAt'])
+@Index('subscription_status', ['subscriptionId', 'status'])
+export class DunningCase {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'varchar', length: 10 }) currency!: string;
+  /** The renewal order's total when it first failed, in minor units. */
+  @Column({ type: 'bigint', name: 'amount_minor' }) amountMinor!: string;
+  /** The first decline's reason: the card gateway's `error_state` or the wallet's `failureReason`; `unknown` when none was given. */
+  @Column({ type: 'varchar', length: 64, name: 'first_reason' }) firstReason!: string;
+  @Column({ type: 'varchar', length: 16 }) policy!: DunningPolicy;
+  @Column({ type: 'varchar', length: 16 }) status!: DunningCaseStatus;
+  /** Charges made for this renewal, the first included. */
+  @Column({ type: 'int', unsigned: true, default: 1 }) attempts!: number;
+  @Column({ type: 'datetime', precision: 3, name: 'opened_at' }) openedAt!: string;
+  /** When the customer was asked for a new payment method, and reminded. */
+  @Column({ type: 'datetime', precision: 3, name: 'customer_asked_at', nullable: true }) customerAskedAt!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'customer_reminded_at', nullable: true }) customerRemindedAt!: string | null;
+  /** When dunning gives up and the subscription is cancelled, unless paid before. */
+  @Column({ type: 'datetime', precision: 3, name: 'deadline_at', nullable: true }) deadlineAt!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'closed_at', nullable: true }) closedAt!: string | null;
+  @Column({ type: 'varchar', length: 32, name: 'recovered_by', nullable: true }) recoveredBy!: RecoveryMeans | null;
+  @Column({ type: 'bigint', name: 'recovered_amount_minor', nullable: true }) recoveredAmountMinor!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+/**
+ * Every charge tried on a payment method, whoever tried it (the shop's renewal, the service's dunning, a
+ * charge after a new card), so that each method stays within the card schemes' caps per day and per 30 days.
+ */
+@Entity({ name: 'sidecar_charge_attempts' })
+@Index('method_attempted', ['methodKey', 'attemptedAt'])
+@Index('payment_id', ['paymentId'], { unique: true })
+export class ChargeAttempt {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  /** `card_gateway:customer:<handle>` or `mobile_wallet:agreement:<id>`: what the charge was made on. */
+  @Column({ type: 'varchar', length: 300, name: 'method_key', charset: 'utf8mb4', collation: 'utf8mb4_bin' }) methodKey!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id', nullable: true }) orderId!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_id', nullable: true }) paymentId!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'attempted_at' }) attemptedAt!: string;
+}
+
+/** An expiry reminder sent for one stored card of one subscription: never twice for the same card. */
+@Entity({ name: 'sidecar_card_expiry_reminders' })
+export class CardExpiryReminder {
+  @PrimaryColumn({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  @PrimaryColumn({ type: 'varchar', length: 255, name: 'payment_method', charset: 'utf8mb4', collation: 'utf8mb4_bin' }) paymentMethod!: string;
+  /** The card's `exp_date` as the gateway gave it (`MM-YY`). */
+  @Column({ type: 'varchar', length: 8, name: 'exp_date' }) expDate!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'sent_at' }) sentAt!: string;
 }
