@@ -40,7 +40,43 @@ export type ShopChange =
   /** On hold until `auto_reactivation`, next payment moved to `next_payment` (GMT), in the staff member's name. */
   | { op: 'subscription_pause'; objectId: number; payload: { next_payment: string; auto_reactivation: string; note: string; user_id: number } }
   /** `update_status('active', note)`, the pause end cleared; by a staff member (`user_id`) or by the service (0). */
-  | { op: 'subscription_activate'; objectId: number; payload: { note: string; user_id: number } };
+  | { op: 'subscription_activate'; objectId: number; payload: { note: string; user_id: number } }
+  /**
+   * WooCommerce e-mails the subscription's customer (the companion's `shop_sidecar_payment_method_needed` e-mail)
+   * with the link to the subscription's change-payment-method page, and notes it on the subscription:
+   * `failed_renewal` when only the customer can fix a failed renewal, `final_reminder` before the deadline at
+   * which the subscription is cancelled, `card_expiring` when the stored card expires before the next renewal.
+   */
+  | { op: 'customer_payment_method_needed'; objectId: number; payload: PaymentMethodNeeded }
+  /** Dunning ended unpaid: `update_status('cancelled', note)` on a subscription still on hold. */
+  | { op: 'subscription_cancel_after_dunning'; objectId: number; payload: { note: string; order_id: number } };
+
+/** Why the customer is asked for a new payment method, in the words the e-mail picks its text by. */
+export type PaymentMethodNeededReason =
+  /** The card was declined for good (lost, stolen, blocked, refused by the bank, needs authentication). */
+  | 'card_declined'
+  /** The card has expired, or will before the next renewal. */
+  | 'card_expired'
+  /** The wallet needs the customer in the app (funds, blocked card, expired card). */
+  | 'wallet_action_required'
+  /** The renewal is above the wallet agreement's maximum amount. */
+  | 'wallet_amount_too_high'
+  /** The wallet could not charge for a reason only the customer can resolve. */
+  | 'wallet_unavailable'
+  /** The retries ended without the renewal being paid. */
+  | 'retries_exhausted';
+
+export interface PaymentMethodNeeded {
+  kind: 'failed_renewal' | 'final_reminder' | 'card_expiring';
+  /** The unpaid renewal order, null for `card_expiring`. */
+  order_id: number | null;
+  reason: PaymentMethodNeededReason;
+  /** When the subscription is cancelled unless paid (ISO 8601 UTC), null for `card_expiring`. */
+  deadline: string | null;
+  /** The stored card's `exp_date` (`MM-YY`) and masked number, when known. */
+  card_expires: string | null;
+  masked_card: string | null;
+}
 
 /**
  * The queue of changes handed to WooCommerce. A change is stored together with the Action Scheduler
