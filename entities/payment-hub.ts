@@ -199,11 +199,14 @@ export type RecoveryMeans = 'service_retry' | 'new_payment_method' | 'provider_r
 @Index('status_deadline', ['status', 'deadlineAt'])
 @Index('opened_at', ['openedAt'])
 @Index('subscription_status', ['subscriptionId', 'status'])
+@Index('method_status', ['methodKey', 'status'])
 export class DunningCase {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  /** What the renewal was charged on (as ChargeAttempt.methodKey): a new method saved there charges the renewal again. */
+  @Column({ type: 'varchar', length: 300, name: 'method_key', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) methodKey!: string | null;
   @Column({ type: 'varchar', length: 10 }) currency!: string;
   /** The renewal order's total when it first failed, in minor units. */
   @Column({ type: 'bigint', name: 'amount_minor' }) amountMinor!: string;

@@ -19,6 +19,7 @@ export class DunningByReason1796014400000 implements MigrationInterface {
       order_id bigint unsigned NOT NULL,
       subscription_id bigint unsigned NOT NULL,
       provider varchar(32) NOT NULL,
+      method_key varchar(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
       currency varchar(10) NOT NULL,
       amount_minor bigint NOT NULL,
       first_reason varchar(64) NOT NULL,
@@ -37,7 +38,8 @@ export class DunningByReason1796014400000 implements MigrationInterface {
       UNIQUE KEY order_id (order_id),
       KEY status_deadline (status, deadline_at),
       KEY opened_at (opened_at),
-      KEY subscription_status (subscription_id, status)
+      KEY subscription_status (subscription_id, status),
+      KEY method_status (method_key, status)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
     await runner.query(`CREATE TABLE IF NOT EXISTS \`${p}sidecar_charge_attempts\` (
       id bigint unsigned NOT NULL AUTO_INCREMENT,
