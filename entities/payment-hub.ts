@@ -71,6 +71,8 @@ export class PaymentMeta {
 @Index('provider_external_id', ['provider', 'externalId'], { unique: true })
 @Index('subscription_id', ['subscriptionId'])
 @Index('reconcile_updated_at', ['updatedAt'])
+/** The card expiry reminders' pass walks the active card agreements by subscription through it (migration CardExpiryReminderPass). */
+@Index('provider_status_subscription', ['provider', 'status', 'subscriptionId'])
 export class Agreement {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
@@ -252,4 +254,21 @@ export class CardExpiryReminder {
   /** The card's `exp_date` as the gateway gave it (`MM-YY`). */
   @Column({ type: 'varchar', length: 8, name: 'exp_date' }) expDate!: string;
   @Column({ type: 'datetime', precision: 3, name: 'sent_at' }) sentAt!: string;
+}
+
+/**
+ * Where the card expiry reminders' pass stands (one row, id 1): when the latest pass started and finished,
+ * how far the running one has come (by subscription id), and which worker holds it (a lease it renews).
+ */
+@Entity({ name: 'sidecar_card_expiry_reminder_pass' })
+export class CardExpiryReminderPass {
+  @PrimaryColumn({ type: 'tinyint', unsigned: true }) id!: number;
+  @Column({ type: 'datetime', precision: 3, name: 'started_at', nullable: true }) startedAt!: string | null;
+  /** Null while a pass runs. */
+  @Column({ type: 'datetime', precision: 3, name: 'finished_at', nullable: true }) finishedAt!: string | null;
+  /** The last subscription id the running pass has been through. */
+  @Column({ type: 'bigint', unsigned: true, name: 'cursor_id', default: 0 }) cursorId!: string;
+  @Column({ type: 'varchar', length: 64, nullable: true, charset: 'ascii', collation: 'ascii_bin' }) holder!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'held_until', nullable: true }) heldUntil!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
 }
