@@ -1,6 +1,7 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { doctorCommand, runDoctor } from './payment-hub/doctor';
+import { dunningCommands } from './payment-hub/dunning';
 import { mobileWalletCommands } from './payment-hub/mobile-wallet';
 import { paymentCommands, retryCommands } from './payment-hub/payments';
 import { reconcileCommand, reconcileHandler } from './payment-hub/reconcile';
@@ -21,11 +22,12 @@ export function buildCli(argv: string[]): Argv {
     .command('mobile_wallet', 'mobile wallet set-up: webhooks register', mobileWalletCommands)
     .command('payments', "an order's payments: list", paymentCommands)
     .command('retries', 'scheduled dunning attempts: list', retryCommands)
+    .command('dunning', 'what dunning won back: report', dunningCommands)
     .command('workers', 'the worker processes: list', workerCommands)
     .command('woocommerce', 'the hand-over of changes to WooCommerce: status, hand-over', woocommerceCommands)
     .command('reconcile', 'ask the providers about what is still open (--order=N or --all) and make the shop agree with them; --dry-run only looks; asks first unless --yes', reconcileCommand, reconcileHandler)
     .command('doctor', 'check the whole installation (configuration, database, migrations, Redis, the companion and the hand-over, the providers and their webhooks, proxies, clock, Node); exit 1 when a check fails', doctorCommand, runDoctor)
-    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, workers, woocommerce or doctor')
+    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, dunning, workers, woocommerce, reconcile or doctor')
     .strict()
     .recommendCommands()
     .version(false)
