@@ -110,7 +110,14 @@ export function renderMo(catalog: Catalog): Buffer {
 
 /** The strings the companion's PHP and script give to WordPress's translation functions. */
 export function translatableStrings(): string[] {
-  const files = [path.join(COMPANION_DIR, 'assets/panels.js'), path.join(COMPANION_DIR, 'includes/admin-panels.php')];
+  const files = [
+    'assets/panels.js',
+    'includes/admin-panels.php',
+    'includes/emails.php',
+    'includes/class-shop-sidecar-email-payment-method-needed.php',
+    'templates/emails/shop-sidecar-payment-method-needed.php',
+    'templates/emails/plain/shop-sidecar-payment-method-needed.php',
+  ].map((file) => path.join(COMPANION_DIR, file));
   const found = new Set<string>();
   const call = /(?:__|esc_html__|esc_attr__)\(\s*'((?:[^'\\]|\\.)*)'\s*,\s*'shop-sidecar-companion'\s*\)/g;
   for (const file of files) {

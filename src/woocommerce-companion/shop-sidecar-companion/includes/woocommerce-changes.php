@@ -344,6 +344,19 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 					return 'active';
 				}
 			);
+
+		case 'customer_payment_method_needed':
+			// WooCommerce e-mails the customer the change-payment-method link (includes/emails.php).
+			return shop_sidecar_payment_method_needed( $id, $p );
+
+		case 'subscription_cancel_after_dunning':
+			$subscription = shop_sidecar_subscription( $id );
+			if ( ! $subscription->has_status( 'on-hold' ) || ! $subscription->can_be_updated_to( 'cancelled' ) ) {
+				return 'subscription is ' . $subscription->get_status() . '; left as it is';
+			}
+			// Subscriptions' own cancellation: end and cancelled dates now, scheduled actions gone, its hooks and e-mails.
+			$subscription->update_status( 'cancelled', $p['note'] );
+			return 'cancelled';
 	}
 	throw new Exception( "unknown change {$op}" );
 }
