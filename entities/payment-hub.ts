@@ -206,6 +206,8 @@ export class DunningCase {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  /** The renewal's latest failed payment: what a charge after a new payment method stands in for. */
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_id' }) paymentId!: string;
   @Column({ type: 'varchar', length: 32 }) provider!: Provider;
   /** What the renewal was charged on (as ChargeAttempt.methodKey): a new method saved there charges the renewal again. */
   @Column({ type: 'varchar', length: 300, name: 'method_key', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) methodKey!: string | null;

@@ -55,10 +55,14 @@ export interface Config {
     webhookSecret?: string;
   };
   dunningPlanSeconds: number[];
+  /** The decline policy's settings besides DUNNING_PLAN (src/dunning/decline-policy.ts). */
+  dunning: DunningConfig;
   /** The worker's watchdog: jobs in hand and none finished for this long, and the worker is replaced. */
   workerStallSeconds: number;
   /** Asking the providers about what is still open on their side (RECONCILE_*). */
   reconcile: ReconcileConfig;
+  /** E-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
+  cardExpiryReminders: CardExpiryReminderConfig;
   siteExtensions?: string;
 }
 
@@ -73,6 +77,16 @@ export interface ReconcileConfig {
   maxPerSecond: number;
   /** RECONCILE_INTERVAL_SECONDS: how often the worker starts a pass. */
   intervalSeconds: number;
+}
+
+/** CARD_EXPIRY_REMINDER_*: when customers are told their card expires before the next renewal, and the worker's pace. */
+export interface CardExpiryReminderConfig {
+  /** CARD_EXPIRY_REMINDER_DAYS: days before the end of the card's expiry month the e-mail goes; 0 turns reminders off. */
+  days: number;
+  /** CARD_EXPIRY_REMINDER_INTERVAL_SECONDS: a pass over the subscriptions starts at most this often. */
+  intervalSeconds: number;
+  /** CARD_EXPIRY_REMINDER_MAX_PER_SECOND: payment methods read from the card gateway per second at most (each process). */
+  maxPerSecond: number;
 }
 
 export class ConfigError extends Error {}
@@ -148,6 +162,29 @@ function tlsFiles(env: Env): { tlsCertFile?: string; tlsKeyFile?: string } {
   return { tlsCertFile, tlsKeyFile };
 }
 
+export interface DunningConfig {
+  /** Waits before each attempt after a processing error (DUNNING_PROCESSING_PLAN). */
+  processingPlanSeconds: number[];
+  /** Charges one payment method may take in a day and in 30 days, from any source (DUNNING_MAX_CHARGES_PER_DAY, _PER_30_DAYS). */
+  caps: { perDay: number; per30Days: number };
+  /** Days the customer has to give a new payment method before the subscription is cancelled (DUNNING_CUSTOMER_DAYS). */
+  customerDays: number;
+  /** Days before that deadline the customer is reminded (DUNNING_REMINDER_DAYS). */
+  reminderDays: number;
+}
+
+function dunningConfig(env: Env): DunningConfig {
+  const processingPlanSeconds = parseDunningPlan(text(env, 'DUNNING_PROCESSING_PLAN', '1h,3h,6h')!);
+  if (!processingPlanSeconds) throw new ConfigError('DUNNING_PROCESSING_PLAN must be a comma-separated list of waits such as 1h,3h,6h');
+  const perDay = integer(env, 'DUNNING_MAX_CHARGES_PER_DAY', 3, 1, 100);
+  const per30Days = integer(env, 'DUNNING_MAX_CHARGES_PER_30_DAYS', 20, 1, 1000);
+  if (per30Days < perDay) throw new ConfigError('DUNNING_MAX_CHARGES_PER_30_DAYS must be at least DUNNING_MAX_CHARGES_PER_DAY');
+  const customerDays = integer(env, 'DUNNING_CUSTOMER_DAYS', 14, 1, 365);
+  const reminderDays = integer(env, 'DUNNING_REMINDER_DAYS', 3, 0, 365);
+  if (reminderDays >= customerDays) throw new ConfigError('DUNNING_REMINDER_DAYS must be fewer than DUNNING_CUSTOMER_DAYS');
+  return { processingPlanSeconds, caps: { perDay, per30Days }, customerDays, reminderDays };
+}
+
 /** Parses `12h,12h,1d,2d,3d` into seconds. Units: s, m, h, d. */
 export function parseDunningPlan(raw: string): number[] | undefined {
   const unit: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -173,6 +210,14 @@ function reconcileConfig(env: Env): ReconcileConfig {
     batch: integer(env, 'RECONCILE_BATCH', 100, 1, 10_000),
     maxPerSecond: integer(env, 'RECONCILE_MAX_PER_SECOND', 5, 1, 100),
     intervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 30, 1, 86_400),
+  };
+}
+
+function cardExpiryReminderConfig(env: Env): CardExpiryReminderConfig {
+  return {
+    days: integer(env, 'CARD_EXPIRY_REMINDER_DAYS', 30, 0, 365),
+    intervalSeconds: integer(env, 'CARD_EXPIRY_REMINDER_INTERVAL_SECONDS', 86_400, 1, 30 * 86_400),
+    maxPerSecond: integer(env, 'CARD_EXPIRY_REMINDER_MAX_PER_SECOND', 5, 1, 100),
   };
 }
 
@@ -275,8 +320,10 @@ export function loadConfig(environment: Env = process.env): Config {
       webhookSecret: text(env, 'MOBILE_WALLET_WEBHOOK_SECRET'),
     },
     dunningPlanSeconds,
+    dunning: dunningConfig(env),
     workerStallSeconds: integer(env, 'WORKER_STALL_SECONDS', 60, 1, 86_400),
     reconcile,
+    cardExpiryReminders: cardExpiryReminderConfig(env),
     siteExtensions,
     notices,
   };

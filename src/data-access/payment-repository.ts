@@ -76,11 +76,12 @@ export class PaymentRepository {
   private readonly createAgreementSql: string;
   private readonly lockAgreement: PreparedStatement<'provider' | 'externalId'>;
   private readonly activeAgreement: PreparedStatement<'provider' | 'customerHandle'>;
+  private readonly activeAgreementOfSubscriptionStatement: PreparedStatement<'provider' | 'subscriptionId'>;
   private readonly updateAgreementStatement: PreparedStatement<'id' | 'status' | 'disableReason' | 'paymentMethod' | 'now'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod');
+    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod', 'subscriptionId');
     const byKey = (alias: string) => `${alias}.provider = :provider AND ${alias}.externalId = :externalId`;
     const query = () => dataSource.createQueryBuilder();
 
@@ -115,6 +116,9 @@ export class PaymentRepository {
       ON DUPLICATE KEY UPDATE ${a.customerHandle} = COALESCE(${a.customerHandle}, VALUES(${a.customerHandle})),
         ${a.subscriptionId} = COALESCE(${a.subscriptionId}, VALUES(${a.subscriptionId}))`;
     this.lockAgreement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a').where(byKey('a')).setParameters(s).setLock('pessimistic_write'));
+    this.activeAgreementOfSubscriptionStatement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
+      .where("a.subscriptionId = :subscriptionId AND a.provider = :provider AND a.status = 'ACTIVE'")
+      .orderBy('a.updatedAt', 'DESC').addOrderBy('a.id', 'DESC').limit(1).setParameters(s));
     this.activeAgreement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
       .where("a.provider = :provider AND a.customerHandle = :customerHandle AND a.status = 'ACTIVE'")
       .orderBy('a.updatedAt', 'DESC').addOrderBy('a.id', 'DESC').limit(1).setParameters(s));
@@ -197,9 +201,9 @@ export class PaymentRepository {
     }
   }
 
-  async meta(paymentId: number): Promise<Record<string, string>> {
+  async meta(paymentId: number, db: Executor = this.pool): Promise<Record<string, string>> {
     const { sql, values } = this.metaOfPayment.with({ paymentId });
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return Object.fromEntries(rows.map((row) => [row.key, row.value ?? '']));
   }
 
@@ -224,6 +228,13 @@ export class PaymentRepository {
   /** The newest active card-gateway payment method of a customer, to charge a retry on. */
   async activeAgreementOfCustomer(provider: Provider, customerHandle: string): Promise<AgreementRecord | null> {
     const { sql, values } = this.activeAgreement.with({ provider, customerHandle });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.length ? toAgreement(rows[0]) : null;
+  }
+
+  /** The newest active agreement of a subscription (a wallet agreement the customer activated after a failure). */
+  async activeAgreementOfSubscription(provider: Provider, subscriptionId: number): Promise<AgreementRecord | null> {
+    const { sql, values } = this.activeAgreementOfSubscriptionStatement.with({ provider, subscriptionId });
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.length ? toAgreement(rows[0]) : null;
   }

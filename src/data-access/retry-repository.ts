@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { PaymentRetry, type PaymentRetryStatus } from '../../entities';
+import { PaymentRetry, type PaymentRetryStatus, type RetryPlan } from '../../entities';
 import { rawPool } from './data-source';
 import { byFilters, page, PreparedStatement, selectEntity, slots } from './prepared-statement';
 import { write, type Executor } from './transaction';
@@ -12,6 +12,7 @@ export interface RetryRecord {
   subscriptionId: number;
   paymentId: number;
   attempt: number;
+  plan: RetryPlan;
   status: PaymentRetryStatus;
   scheduledAt: string;
   idempotencyKey: string;
@@ -24,20 +25,25 @@ const toRetry = (row: RowDataPacket): RetryRecord => ({
   subscriptionId: Number(row.subscriptionId),
   paymentId: Number(row.paymentId),
   attempt: Number(row.attempt),
+  plan: row.plan ?? 'soft',
   status: row.status,
   scheduledAt: row.scheduledAt,
   idempotencyKey: row.idempotencyKey,
   result: row.result,
 });
 
-export type ScheduleOutcome = { kind: 'scheduled'; retry: RetryRecord } | { kind: 'already_scheduled' } | { kind: 'plan_used_up' };
+export type ScheduleOutcome =
+  /** `planAttempt` counts the attempts of its plan; `plannedFor` is when the plan alone would have put it. */
+  | { kind: 'scheduled'; retry: RetryRecord; planAttempt: number; plannedFor: Date; at: Date }
+  | { kind: 'already_scheduled' }
+  | { kind: 'plan_used_up' };
 
 /** The dunning plan's attempts, one row per attempt per renewal order. */
 export class RetryRepository {
   readonly pool: Pool;
   private readonly attemptsOfOrder: PreparedStatement<'orderId'>;
   /** Skips an attempt already planned (the unique key on order and attempt). */
-  private readonly plan: PreparedStatement<'orderId' | 'subscriptionId' | 'paymentId' | 'attempt' | 'scheduledAt' | 'key' | 'now'>;
+  private readonly plan: PreparedStatement<'orderId' | 'subscriptionId' | 'paymentId' | 'attempt' | 'plan' | 'scheduledAt' | 'key' | 'now'>;
   /** Due attempts, soonest first; the caller adds the limit. */
   private readonly due: PreparedStatement<'now'>;
   private readonly take: PreparedStatement<'id' | 'now'>;
@@ -54,12 +60,12 @@ export class RetryRepository {
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const query = () => dataSource.createQueryBuilder();
-    const s = slots('id', 'orderId', 'subscriptionId', 'paymentId', 'attempt', 'status', 'scheduledAt', 'key', 'result', 'now', 'until', 'before');
+    const s = slots('id', 'orderId', 'subscriptionId', 'paymentId', 'attempt', 'plan', 'status', 'scheduledAt', 'key', 'result', 'now', 'until', 'before');
 
-    this.attemptsOfOrder = PreparedStatement.from(query().select('r.attempt', 'attempt').addSelect('r.status', 'status')
+    this.attemptsOfOrder = PreparedStatement.from(query().select('r.attempt', 'attempt').addSelect('r.status', 'status').addSelect('r.plan', 'plan')
       .from(PaymentRetry, 'r').where('r.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
     this.plan = PreparedStatement.from(query().insert().orIgnore().into(PaymentRetry).values({
-      orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, status: 'PENDING',
+      orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, plan: s.plan, status: 'PENDING',
       scheduledAt: s.scheduledAt, idempotencyKey: s.key, createdAt: s.now, updatedAt: s.now,
     } as object));
     this.due = PreparedStatement.from(selectEntity(dataSource, PaymentRetry, 'r').where("r.status = 'PENDING' AND r.scheduledAt <= :now")
@@ -86,24 +92,29 @@ export class RetryRepository {
   }
 
   /**
-   * Plans the order's next attempt after `planSeconds[n]`, n being the attempts planned so far.
-   * The unique (order, attempt) key keeps two deliveries of one failure from planning two attempts.
+   * Plans the order's next attempt of `plan` after `planSeconds[n]`, n being the attempts of that plan so far,
+   * and no sooner than `notBefore` allows (the card schemes' caps). Attempts are numbered across plans; the
+   * unique (order, attempt) key keeps two deliveries of one failure from planning two attempts.
    */
-  async scheduleNext(db: Executor, input: { orderId: number; subscriptionId: number; paymentId: number; planSeconds: number[]; now: Date }): Promise<ScheduleOutcome> {
+  async scheduleNext(db: Executor, input: {
+    orderId: number; subscriptionId: number; paymentId: number; plan: RetryPlan; planSeconds: number[]; now: Date;
+    notBefore?: (at: Date) => Promise<Date>;
+  }): Promise<ScheduleOutcome> {
     const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
     const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
     if (rows.some((row) => row.status === 'PENDING' || row.status === 'PROCESSING')) return { kind: 'already_scheduled' };
-    const planned = rows.length;
-    if (planned >= input.planSeconds.length) return { kind: 'plan_used_up' };
-    const attempt = planned + 1;
+    const ofPlan = rows.filter((row) => (row.plan ?? 'soft') === input.plan).length;
+    if (ofPlan >= input.planSeconds.length) return { kind: 'plan_used_up' };
+    const attempt = rows.length + 1;
+    const plannedFor = new Date(input.now.getTime() + input.planSeconds[ofPlan] * 1000);
+    const at = input.notBefore ? await input.notBefore(plannedFor) : plannedFor;
     const { sql, values } = this.plan.with({
-      orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: input.paymentId, attempt,
-      scheduledAt: gmtDateTime(new Date(input.now.getTime() + input.planSeconds[planned] * 1000)),
-      key: `retry-${input.orderId}-${attempt}`, now: gmtDateTime(input.now),
+      orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: input.paymentId, attempt, plan: input.plan,
+      scheduledAt: gmtDateTime(at), key: `retry-${input.orderId}-${attempt}`, now: gmtDateTime(input.now),
     });
     const [result] = await db.query<ResultSetHeader>(sql, values);
     if (!result.affectedRows) return { kind: 'already_scheduled' };
-    return { kind: 'scheduled', retry: (await this.find(result.insertId, db))! };
+    return { kind: 'scheduled', retry: (await this.find(result.insertId, db))!, planAttempt: ofPlan + 1, plannedFor, at };
   }
 
   /** Takes the due attempts (PENDING → PROCESSING), each by one worker only. */

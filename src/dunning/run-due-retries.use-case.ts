@@ -11,7 +11,27 @@ import type { PaymentRecorder } from '../payments/payment-recorder';
 import type { CardGatewayClient, ProviderFailure } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
+import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
+import { earliestWithinCaps, type ChargeCaps } from './decline-policy';
+import { chargeMethodKey } from './dunning';
+import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
+
+const DAY_MS = 86_400_000;
+/** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
+const WALLET_STILL_TRYING = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
+
+/**
+ * When the wallet stops retrying a charge itself: it retries daily through `retryDays` days after `due`, and
+ * its outcome is final after 00:00 UTC the next day. A charge without a readable due date is looked at
+ * again in a day.
+ */
+export function walletRetryWindowEnd(charge: Pick<MobileWalletCharge, 'due' | 'retryDays'>, now: Date): Date {
+  const due = charge.due ? Date.parse(`${charge.due.slice(0, 10)}T00:00:00Z`) : NaN;
+  if (Number.isNaN(due)) return new Date(now.getTime() + DAY_MS);
+  const end = new Date(due + ((charge.retryDays ?? 0) + 1) * DAY_MS);
+  return end.getTime() > now.getTime() ? end : new Date(now.getTime() + DAY_MS);
+}
 
 /** Wait before trying an attempt again when the provider could not be reached (same idempotency key). */
 const PROVIDER_DOWN_WAIT_MS = 5 * 60_000;
@@ -57,6 +77,8 @@ export class RunDueRetries {
     mobileWallet: MobileWalletClient;
     log: Logger;
     clock: () => Date;
+    cases: DunningCaseRepository;
+    caps: ChargeCaps;
   }) {}
 
   async execute(limit = 20): Promise<RetryRunSummary> {
@@ -85,13 +107,16 @@ export class RunDueRetries {
     // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile,
     // or its subscription is no longer on hold (cancelled, or reactivated another way).
     if (!original || !order || !['failed', 'pending'].includes(order.status)) {
-      await retries.finish(retries.pool, retry.id, 'CANCELED', order ? `order is ${order.status}` : 'order or payment is gone', now);
+      const why = order ? `order is ${order.status}` : 'order or payment is gone';
+      // Paid some other way (the shop's own gateway plugin): the provider took it. Cancelled or gone: lost.
+      await this.endCase(retry, why, order && ['processing', 'completed', 'on-hold'].includes(order.status) ? 'provider_retry' : 'lost', now);
       return 'canceled';
     }
     const { subscriptionId } = retry;
     const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
     if (subscription?.status !== 'on-hold') {
-      await retries.finish(retries.pool, retry.id, 'CANCELED', subscription ? `subscription is ${subscription.status}` : 'subscription is gone', now);
+      const why = subscription ? `subscription is ${subscription.status}` : 'subscription is gone';
+      await this.endCase(retry, why, subscription?.status === 'active' ? 'provider_retry' : 'lost', now);
       return 'canceled';
     }
 
@@ -113,8 +138,25 @@ export class RunDueRetries {
         return 'canceled' as const;
       });
     }
+    const still = await this.walletStillTrying(order.id, original, now);
+    if (still) {
+      await retries.postpone(retry.id, still.until, still.why, now);
+      log.info('retry_postponed', { retryId: retry.id, reason: still.why });
+      return 'postponed';
+    }
+    const target = await this.chargeTarget(retry, original, originalMeta);
+    const chargeKey = chargeMethodKey(original.provider, target);
+    if (chargeKey) {
+      const allowed = earliestWithinCaps(now, await this.deps.cases.chargesOfMethodSince(this.deps.cases.pool, chargeKey, new Date(now.getTime() - 30 * DAY_MS)), this.deps.caps);
+      if (allowed.getTime() > now.getTime()) {
+        const why = `charge caps: at most ${this.deps.caps.perDay} charges a day and ${this.deps.caps.per30Days} in 30 days on one payment method; next at ${gmtDateTime(allowed)} UTC`;
+        await retries.postpone(retry.id, allowed, why, now);
+        log.info('retry_postponed', { retryId: retry.id, reason: why });
+        return 'postponed';
+      }
+    }
     const amount = toMinorUnits(order.total);
-    const result = await this.charge(retry, original, originalMeta, amount, order, settings);
+    const result = await this.charge(retry, original, target, amount, order, settings);
     if (result.kind === 'unreachable') {
       await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
       log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
@@ -132,15 +174,17 @@ export class RunDueRetries {
       await orderWrites.lockStatus(db, order.id, settings);
       await payments.setMeta(db, payment.id, {
         retry_of: String(original.id), retry_attempt: String(retry.attempt),
-        customer_handle: originalMeta.customer_handle, agreement_id: originalMeta.agreement_id,
+        retry_reason: retry.plan === 'new_method' ? 'new_payment_method' : undefined,
+        customer_handle: target.customer_handle, agreement_id: target.agreement_id,
       });
+      if (chargeKey) await this.deps.cases.recordCharge(db, { methodKey: chargeKey, orderId: order.id, paymentId: payment.id, at });
       if (result.kind === 'declined') {
         await retries.finish(db, retry.id, 'FAILED', `declined: ${result.failure.code ?? ''} ${result.failure.state ?? ''}`.trim(), at);
         const moved = await this.deps.recorder.move(db, payment, 'FAILED', settings, at, { failure: result.failure });
         if (!moved.moved) {
           // The provider's webhook told of this decline first, while this attempt was still planned, so
           // nothing was planned then; the attempt has ended now, so the next one can be.
-          await this.deps.failedPayments.planNextAttempt(db, { orderId: order.id, subscriptionId, paymentId: payment.id, failureState: result.failure.state, settings, now: at });
+          await this.deps.failedPayments.planNextAttempt(db, { payment, failure: result.failure, orderId: order.id, subscriptionId, settings, now: at });
         }
         return 'failed';
       }
@@ -177,10 +221,54 @@ export class RunDueRetries {
     return { kind: 'unpaid' };
   }
 
-  private async charge(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
+  /**
+   * What an attempt charges: the failed payment's customer (the card gateway charges their newest active
+   * card) or wallet agreement; after a new payment method, the subscription's newest active agreement.
+   */
+  private async chargeTarget(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>): Promise<{ customer_handle?: string; agreement_id?: string }> {
+    if (original.provider === 'card_gateway') return { customer_handle: meta.customer_handle || undefined };
+    if (retry.plan === 'new_method') {
+      const agreement = await this.deps.payments.activeAgreementOfSubscription('mobile_wallet', retry.subscriptionId);
+      if (agreement) return { agreement_id: agreement.externalId };
+    }
+    return { agreement_id: meta.agreement_id || undefined };
+  }
+
+  /**
+   * A wallet charge of this order that the wallet is still retrying itself (`DUE` through its `retryDays`):
+   * nothing is charged on top of it; the attempt waits until the wallet's window has ended.
+   */
+  private async walletStillTrying(orderId: number, original: PaymentRecord, now: Date): Promise<{ until: Date; why: string } | null> {
+    if (original.provider !== 'mobile_wallet') return null;
+    for (const payment of await this.deps.payments.listByOrder(orderId)) {
+      if (payment.provider !== 'mobile_wallet' || payment.status !== null || !payment.meta.agreement_id) continue;
+      const read = await this.deps.mobileWallet.getCharge(payment.meta.agreement_id, payment.externalId);
+      if (!read.ok) {
+        if (read.kind === 'not_found') continue;
+        return { until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why: `reading charge ${payment.externalId}: ${read.kind} ${read.message}` };
+      }
+      if (!WALLET_STILL_TRYING.includes(read.value.status)) continue;
+      const until = walletRetryWindowEnd(read.value, now);
+      return { until, why: `charge ${payment.externalId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
+    }
+    return null;
+  }
+
+  /** The attempt is dropped, and so is its renewal's dunning: lost, or paid some way the service did not charge. */
+  private async endCase(retry: RetryRecord, why: string, ending: 'lost' | 'provider_retry', now: Date): Promise<void> {
+    await this.deps.orderWrites.transaction(async (db) => {
+      await this.deps.retries.finish(db, retry.id, 'CANCELED', why, now);
+      const found = await this.deps.cases.lockCaseOfOrder(db, retry.orderId);
+      if (found?.status !== 'OPEN') return;
+      if (ending === 'lost') await this.deps.cases.lose(db, found.id, now);
+      else await this.deps.cases.recover(db, found.id, 'provider_retry', found.amountMinor, now);
+    });
+  }
+
+  private async charge(retry: RetryRecord, original: PaymentRecord, target: { customer_handle?: string; agreement_id?: string }, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
     const number = displayedOrderNumber(order, settings.orderNumbers);
     if (original.provider === 'card_gateway') {
-      const customer = meta.customer_handle || undefined;
+      const customer = target.customer_handle;
       const agreement = customer ? await this.deps.payments.activeAgreementOfCustomer('card_gateway', customer) : null;
       const handle = `order-${number}-retry${retry.attempt}`;
       const result = await this.deps.cardGateway.createCharge({
@@ -197,13 +285,14 @@ export class RunDueRetries {
       return { kind: 'pending', externalId: handle };
     }
 
-    const agreementId = meta.agreement_id;
+    const agreementId = target.agreement_id;
     if (!agreementId) return { kind: 'declined', externalId: retry.idempotencyKey, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
     const due = new Date(this.deps.clock().getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
     // The charge ID is the attempt's key, so a charge this attempt made can always be found again.
     const chargeId = retry.idempotencyKey;
     const result = await this.deps.mobileWallet.createCharge(agreementId, {
-      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, type: 'RECURRING', orderId: chargeId,
+      // The wallet's own retries off: the decline policy plans every attempt on this charge's behalf.
+      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, processingMode: 'SINGLE_ATTEMPT', type: 'RECURRING', orderId: chargeId,
     }, retry.idempotencyKey);
     if (result.ok) return { kind: 'pending', externalId: result.value.chargeId };
     if (result.kind === 'http' && result.status === 409) {

@@ -4,9 +4,10 @@ import type { ShopSettings } from '../data-access/shop-settings-repository';
 import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
-import type { PaymentRecord } from '../data-access/payment-repository';
+import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import { chargeMethodKey, newMethodKey } from '../dunning/dunning';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
-import { SCHEDULE_RETRY, type PaymentEvents, type ScheduleRetryEvent } from './payment-events';
+import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
 
 export interface PaymentFailure {
   code: string | null;
@@ -41,6 +42,7 @@ export class FailedPaymentHandling {
     private readonly orders: OrderWriteRepository,
     private readonly changes: WooCommerceChangeRepository,
     private readonly events: PaymentEvents,
+    private readonly payments: Pick<PaymentRepository, 'meta'>,
   ) {}
 
   async apply(db: Executor, payment: PaymentRecord, failure: PaymentFailure, settings: ShopSettings, now: Date): Promise<string> {
@@ -73,13 +75,22 @@ export class FailedPaymentHandling {
       }
     }
     if (subscriptionStatus !== 'on-hold') return `renewal order failed; no retry, the subscription is ${subscriptionStatus ?? 'gone'}`;
-    await this.planNextAttempt(db, { orderId: payment.orderId, subscriptionId, paymentId: payment.id, failureState: failure.state, settings, now });
+    await this.planNextAttempt(db, { payment, failure, orderId: payment.orderId, subscriptionId, settings, now });
     return 'renewal order failed';
   }
 
-  /** Fires the schedule-retry event, which plans the next attempt of the dunning plan. */
-  async planNextAttempt(db: Executor, event: ScheduleRetryEvent): Promise<void> {
-    await this.events.emit(SCHEDULE_RETRY, event, db);
+  /** Fires the schedule-retry event: dunning decides by the decline's reason what comes next. */
+  async planNextAttempt(db: Executor, input: { payment: PaymentRecord; failure: PaymentFailure; orderId: number; subscriptionId: number; settings: ShopSettings; now: Date }): Promise<void> {
+    const { payment, failure } = input;
+    const meta = await this.payments.meta(payment.id, db);
+    await this.events.emit(SCHEDULE_RETRY, {
+      orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: payment.id, provider: payment.provider,
+      failure: { code: failure.code, state: failure.state },
+      // A payment the provider told no amount of (rare) still opens its case; the report then counts it at 0.
+      amountMinor: payment.amountMinor ?? 0, currency: payment.currency ?? '',
+      chargeKey: chargeMethodKey(payment.provider, meta), newMethodKey: newMethodKey(payment.provider, meta, input.subscriptionId),
+      settings: input.settings, now: input.now,
+    }, db);
   }
 
   /** The subscription's status after the failure, or null when it is gone. */

@@ -1,3 +1,4 @@
+import type { Provider } from '../../entities';
 import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 
@@ -8,8 +9,15 @@ export interface ScheduleRetryEvent {
   orderId: number;
   subscriptionId: number;
   paymentId: number;
-  /** The provider's failure state, e.g. `soft_declined` or `hard_declined`. */
-  failureState: string | null;
+  provider: Provider;
+  /** The provider's decline: its code (`error`, `failureReason`, 147) and state (`error_state`). */
+  failure: { code: string | null; state: string | null };
+  /** The renewal's amount, as the payment holds it. */
+  amountMinor: number;
+  currency: string;
+  /** What the payment was charged on (the caps' key), and where a new payment method would be saved; null when unknown. */
+  chargeKey: string | null;
+  newMethodKey: string | null;
   /** The shop's settings the failure was handled under, so listeners write to the same stores. */
   settings: ShopSettings;
   now: Date;

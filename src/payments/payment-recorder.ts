@@ -6,6 +6,7 @@ import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import type { RenewalPaymentCompletion } from './payment-completion';
+import type { Dunning } from '../dunning/dunning';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 
@@ -17,6 +18,8 @@ export interface MoveDetails {
   failure?: PaymentFailure;
   /** When the provider reserved or took the money, as it says; the order's date_paid and its note carry it. */
   providerTime?: Date | null;
+  /** Reconciliation found the change by asking the provider (no webhook told of it). */
+  via?: 'reconciliation';
 }
 
 /** The order note of money reserved or taken, with the provider's time when it gave one. */
@@ -42,6 +45,7 @@ export class PaymentRecorder {
     private readonly renewals: RenewalPaymentCompletion,
     private readonly changes: WooCommerceChangeRepository,
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
+    private readonly dunning: Pick<Dunning, 'onPaid'>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -55,6 +59,7 @@ export class PaymentRecorder {
     if (PAID.includes(to) && payment.orderId !== null) {
       // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
       await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
+      await this.dunning.onPaid(db, payment, () => this.payments.meta(payment.id, db), details.via, now);
     }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';

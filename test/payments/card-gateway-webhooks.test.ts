@@ -159,7 +159,7 @@ test('When a renewal invoice fails with a soft decline, Then the order and subsc
   t.is(suspensions.meta_value, '1');
   const notes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? AND comment_type = 'order_note' ORDER BY comment_ID`, [orderId])).map((r) => r.comment_content);
   t.true(notes.includes('Order status changed from Pending payment to Failed.'), notes.join(' | '));
-  t.true(notes.some((n) => /Payment retry 1 of 5 scheduled/.test(n)), notes.join(' | '));
+  t.true(notes.some((n) => /Retry 1 of 5 \(DUNNING_PLAN\) scheduled/.test(n)), notes.join(' | '));
   const subscriptionNotes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [subscriptionId])).map((r) => r.comment_content);
   t.deepEqual(subscriptionNotes, ['Payment failed.', 'Status changed from Active to On hold.']);
   const retries = await q(`SELECT * FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [orderId]);

@@ -51,7 +51,8 @@ async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 
   });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
-  card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-dun', error: 'insufficient_funds', error_state: errorState });
+  // A customer of its own: the charge caps count each customer's charges, and these tests are not about them.
+  card.setCharge(handle, { state: 'failed', amount: 14900, customer: `cust-dun-${orderId}`, error: 'insufficient_funds', error_state: errorState });
   await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle });
   return { orderId, subscriptionId, handle };
 }
@@ -71,7 +72,8 @@ async function failedWalletRenewal(hub: PaymentHub, tag: string) {
   const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: failedCharge } });
   wallet.setAgreement(agreementId);
-  wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'non_technical_error' });
+  // No failureReason: a decline the customer need not act on, so the dunning plan retries it.
+  wallet.setCharge(agreementId, failedCharge, { status: 'FAILED' });
   await hub.registrations.add({ registrationId: `reg-${tag}`, url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: 'wallet-secret' });
   const outcome = await deliverWalletEvent(hub, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge });
   if (outcome.kind !== 'handled' || outcome.outcome.status !== 'PROCESSED') throw new Error(`not processed: ${JSON.stringify(outcome)}`);
@@ -105,7 +107,7 @@ test.serial('When a renewal keeps failing, Then attempts follow the plan, each w
     card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
     t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
     const charges = card.requestsTo('POST', '/v1/charge');
-    t.like(charges.at(-1)!.json, { handle: `order-${orderId}-retry1`, key: `retry-${orderId}-1`, amount: 14900, currency: 'DKK', customer_handle: 'cust-dun', settle: true });
+    t.like(charges.at(-1)!.json, { handle: `order-${orderId}-retry1`, key: `retry-${orderId}-1`, amount: 14900, currency: 'DKK', customer_handle: `cust-dun-${orderId}`, settle: true });
     let retries = await retriesOf(orderId);
     t.like(retries[0], { attempt: 1, status: 'FAILED' });
     t.like(retries[1], { attempt: 2, status: 'PENDING', scheduled_at: '2026-11-24 08:00:00.000' }, 'the second wait of the plan is 12h');
@@ -183,7 +185,7 @@ test.serial('When the plan is used up, Then no further attempt is planned', asyn
     const retries = await retriesOf(orderId);
     t.deepEqual(retries.map((r) => r.status), ['FAILED', 'FAILED']);
     const notes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).map((r) => r.comment_content);
-    t.true(notes.some((n) => /all 2 retries/.test(n)), notes.join(' | '));
+    t.true(notes.some((n) => /All 2 retries of DUNNING_PLAN were used/.test(n)), notes.join(' | '));
   } finally {
     await hub.close();
   }

@@ -110,14 +110,14 @@ test('When a renewal charge fails, Then the payment, order and subscription fail
   const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: 'agr-4' } });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: 'chr-4' } });
   fake.setAgreement('agr-4');
-  fake.setCharge('agr-4', 'chr-4', { status: 'FAILED', failureReason: 'non_technical_error', failureDescription: 'Payment was declined' });
+  fake.setCharge('agr-4', 'chr-4', { status: 'FAILED', failureReason: 'technical_error', failureDescription: 'Payment was declined' });
   const res = await deliver({ eventType: 'recurring.charge-failed.v1', agreementId: 'agr-4', chargeId: 'chr-4' });
   t.is(res.status, 200, res.text);
   t.is(res.json.status, 'PROCESSED');
   const p = await payment('chr-4');
   t.is(p.status, 'FAILED');
   const meta = Object.fromEntries((await q(`SELECT meta_key, meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ?`, [p.id])).map((r) => [r.meta_key, r.meta_value]));
-  t.like(meta, { failure_code: 'non_technical_error', failure_description: 'Payment was declined', failure_state: 'soft_declined', agreement_id: 'agr-4' });
+  t.like(meta, { failure_code: 'technical_error', failure_description: 'Payment was declined', failure_state: 'processing_error', agreement_id: 'agr-4' });
   t.is((await q(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [orderId]))[0].post_status, 'wc-failed');
   t.is((await q(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [subscriptionId]))[0].post_status, 'wc-on-hold');
   // Repeated delivery: still one retry.

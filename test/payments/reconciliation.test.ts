@@ -250,7 +250,7 @@ test.serial('A wallet charge reserved (webhook) and then captured with no webhoo
 /** A wallet renewal whose charge failed (webhook), then the service's own dunning attempt made a new charge. */
 async function walletDunningCharge(tag: string) {
   const { agreementId, chargeId, orderId, subscriptionId } = await walletOrder(tag);
-  wallet.setCharge(agreementId, chargeId, { status: 'FAILED', failureReason: 'non_technical_error' });
+  wallet.setCharge(agreementId, chargeId, { status: 'FAILED', failureReason: 'technical_error' });
   if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId })) !== 'PROCESSED') throw new Error('failure not processed');
   await q(`UPDATE ${shop.prefix}sidecar_payment_retries SET scheduled_at = ? WHERE order_id = ?`, [now.toISOString().slice(0, 19).replace('T', ' '), orderId]);
   const summary = await hub.runDueRetries.execute();

@@ -219,12 +219,17 @@ export class FakeMobileWallet extends FakeProviderServer {
     if (!Number.isSafeInteger(input.amount) || typeof input.description !== 'string' || typeof input.transactionType !== 'string') {
       return problem(400, 'validation-error', 'Bad Request', 'amount, description and transactionType are required', pathname);
     }
+    // The wallet's documented rule: a single attempt has no retry days of the wallet's own.
+    if (input.processingMode === 'SINGLE_ATTEMPT' && (input.retryDays ?? 0) !== 0) {
+      return problem(400, 'validation-error', 'Bad Request', 'processingMode SINGLE_ATTEMPT requires retryDays 0', pathname);
+    }
     const chargeId = typeof input.orderId === 'string' ? input.orderId : `chr-${++this.chargeCounter}${crypto.randomBytes(3).toString('hex')}`;
     this.setCharge(agreementId, chargeId, {
       amount: input.amount,
       description: input.description,
       due: input.due,
       retryDays: input.retryDays ?? 0,
+      processingMode: input.processingMode ?? 'MULTIPLE_ATTEMPTS',
       type: input.type ?? 'RECURRING',
       transactionType: input.transactionType,
       externalId: input.externalId ?? null,

@@ -18,6 +18,7 @@ export class DunningByReason1796014400000 implements MigrationInterface {
       id bigint unsigned NOT NULL AUTO_INCREMENT,
       order_id bigint unsigned NOT NULL,
       subscription_id bigint unsigned NOT NULL,
+      payment_id bigint unsigned NOT NULL,
       provider varchar(32) NOT NULL,
       method_key varchar(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
       currency varchar(10) NOT NULL,

@@ -10,7 +10,9 @@ import { WebhookQueue } from '../../data-access/webhook-queue';
 import { WebhookRepository } from '../../data-access/webhook-repository';
 import { WorkerRepository } from '../../data-access/worker-repository';
 import { RunDueRetries } from '../../dunning/run-due-retries.use-case';
-import { scheduleRetryListener } from '../../dunning/schedule-retry';
+import { Dunning } from '../../dunning/dunning';
+import { DunningDeadlines } from '../../dunning/dunning-deadlines.use-case';
+import { DunningCaseRepository } from '../../data-access/dunning-case-repository';
 import { CardGatewayEventHandler } from '../../payments/card-gateway/card-gateway-event-handler';
 import { ProcessCardGatewayWebhook } from '../../payments/card-gateway/process-webhook.use-case';
 import { ReceiveCardGatewayWebhook } from '../../payments/card-gateway/receive-webhook.use-case';
@@ -29,6 +31,8 @@ import { RedisProviderLimits } from '../../data-access/provider-limit-store';
 import { buildReconciler } from '../../reconciliation/wiring';
 import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
 import { ShowOrderPayments } from '../../payments/order-payments.use-case';
+import { CardExpiryReminderRepository } from '../../data-access/card-expiry-reminder-repository';
+import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -56,17 +60,19 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   });
 
   const events = new PaymentEvents();
-  events.on(SCHEDULE_RETRY, scheduleRetryListener({ retries, orders: orderWrites, planSeconds: config.dunningPlanSeconds, log }));
+  const dunningCases = new DunningCaseRepository(dataSource);
+  const dunning = new Dunning({ cases: dunningCases, retries, orders: orderWrites, changes, planSeconds: config.dunningPlanSeconds, config: config.dunning, log });
+  events.on(SCHEDULE_RETRY, (event, db) => dunning.onFailedRenewal(event, db));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
-  const failedPayments = new FailedPaymentHandling(orderWrites, changes, events);
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries);
+  const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning);
   const links = new OrderLinks(orders, orderWrites, retries);
-  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, clock);
+  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, dunning, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
   const reconciliation = buildReconciler({
     config, cardGateway, mobileWallet, repository: new ReconciliationRepository(dataSource), orders, settings, log, clock,
-    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, clock),
-    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, clock),
+    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, dunning, clock, 'reconciliation'),
+    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, dunning, clock, 'reconciliation'),
   });
 
   return {
@@ -76,12 +82,22 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     reconcileNow: new ReconcileNow(reconciliation),
     /** One order's payments, dunning attempts and webhooks, for staff. */
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks }),
+    /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
+    cardExpiryReminders: new CardExpiryReminders({
+      reminders: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings, cardGateway,
+      cardGatewayConfigured: Boolean(config.cardGateway.apiKey), config: config.cardExpiryReminders, log, clock,
+    }),
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
-      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, clock), log),
-    runDueRetries: new RunDueRetries({ retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock }),
+      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, dunning, clock), log),
+    runDueRetries: new RunDueRetries({
+      retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
+      cases: dunningCases, caps: config.dunning.caps,
+    }),
+    dunningCases, dunning,
+    dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock }),
   };
 }
 

@@ -54,6 +54,8 @@ export interface WorkerOptions {
   pauseEndsIntervalMs?: number;
   changesPruneIntervalMs?: number;
   handOverIntervalMs?: number;
+  /** How often the card expiry reminders' loop looks whether a pass is due or under way (a pass itself starts at most once per CARD_EXPIRY_REMINDER_INTERVAL_SECONDS). */
+  cardExpiryRemindersIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** Called once when the watchdog finds the worker stuck, after it logged why and let go of its claims (main exits). */
   onStall?: (report: StallReport) => void;
@@ -93,7 +95,8 @@ export interface RunningWorker {
  * The background worker: processes queued card-gateway webhooks; sweeps the webhook table for rows
  * whose job never reached Redis or failed for a while (processing them itself while Redis is away);
  * runs the dunning attempts that are due; keeps the customer lookup index current; reactivates
- * paused subscriptions whose pause has ended; and deletes the changes WooCommerce applied long ago.
+ * paused subscriptions whose pause has ended; has customers e-mailed before their stored cards expire;
+ * and deletes the changes WooCommerce applied long ago.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
@@ -134,9 +137,12 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       if (ids.length < free) return;
     }
   };
-  const dunning = async () => {
+  const dunning = async (progress: () => void = () => undefined) => {
     const summary = await hub.runDueRetries.execute();
     if (summary.attempted) log.info('dunning_attempts', { ...summary });
+    progress();
+    const deadlines = await hub.dunningDeadlines.execute();
+    if (deadlines.reminded || deadlines.lost) log.info('dunning_deadlines', { ...deadlines });
   };
   const customerIndex = async () => {
     const changed = await staff.refreshCustomerContacts.execute();
@@ -150,6 +156,14 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const reconcile = async (progress?: () => void) => {
     const summary = await hub.reconciliation.pass(progress);
     if (summary.checked || summary.closed || summary.expired) log.info('reconcile_pass', { ...summary });
+  };
+  /**
+   * E-mails before subscriptions' cards expire (src/dunning/card-expiry-reminders.use-case.ts): a pass over the
+   * subscriptions at most once per CARD_EXPIRY_REMINDER_INTERVAL_SECONDS, paced, told to the watchdog batch by
+   * batch, and left where it stands when the worker stops (the next run goes on from there).
+   */
+  const cardExpiryReminders = async (progress: () => void) => {
+    await hub.cardExpiryReminders.execute({ progress, stopRequested: () => stopping });
   };
   const loops = new WorkerLoops();
   const loop = (name: string, work: (progress: () => void) => Promise<void>, intervalMs: number) => setInterval(() => {
@@ -216,6 +230,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     loop('woocommerce_handover', handOverWaiting, options.handOverIntervalMs ?? 5000),
     loop('woocommerce_changes_prune', changesPrune, options.changesPruneIntervalMs ?? 3_600_000),
     loop('reconcile', reconcile, config.reconcile.intervalSeconds * 1000),
+    loop('card_expiry_reminders', cardExpiryReminders, options.cardExpiryRemindersIntervalMs ?? Math.min(60, config.cardExpiryReminders.intervalSeconds) * 1000),
     loop('heartbeat', heartbeat, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
   ];
   void heartbeat();

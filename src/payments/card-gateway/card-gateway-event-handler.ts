@@ -6,6 +6,7 @@ import type { ShopSettings, ShopSettingsRepository } from '../../data-access/sho
 import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentRecorder } from '../payment-recorder';
+import { newMethodKey, type Dunning } from '../../dunning/dunning';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
@@ -55,7 +56,10 @@ export class CardGatewayEventHandler {
     private readonly recorder: PaymentRecorder,
     private readonly changes: WooCommerceChangeRepository,
     private readonly settings: ShopSettingsRepository,
+    private readonly dunning: Pick<Dunning, 'onNewPaymentMethod'>,
     private readonly clock: () => Date = () => new Date(),
+    /** Set on reconciliation's handler: what it finds was found by asking the provider. */
+    private readonly via?: 'reconciliation',
   ) {}
 
   async handle(event: CardGatewayEvent, finish?: Finish): Promise<EventOutcome> {
@@ -107,7 +111,7 @@ export class CardGatewayEventHandler {
       const rule = CONFIRMING_STATES[event.eventType];
       if (!rule) return skipped(`no action for ${event.eventType}`);
       if (!rule.states.includes(invoice.state)) return skipped(`invoice ${handle} is ${invoice.state}, which does not confirm ${event.eventType}`);
-      const moved = await this.recorder.move(db, payment, rule.to, settings, now, { providerTime: invoiceTime(invoice, rule.to) ?? parseIsoTime(event.timestamp) });
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now, { providerTime: invoiceTime(invoice, rule.to) ?? parseIsoTime(event.timestamp), via: this.via });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }
@@ -179,6 +183,7 @@ export class CardGatewayEventHandler {
     };
     const rule = wanted[event.eventType];
     if (!rule.states.includes(state)) return skipped(`payment method ${event.paymentMethod} is ${state}, which does not confirm ${event.eventType}`);
+    const settings = await this.settings.current();
     const now = this.clock();
     return unit(async (db) => {
       const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: event.paymentMethod, customerHandle: customer }, gmtDateTimeMs(now));
@@ -188,7 +193,11 @@ export class CardGatewayEventHandler {
         return skipped('agreement was deleted; a deleted payment method is not activated again');
       }
       await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.paymentMethod }, gmtDateTimeMs(now));
-      return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+      if (rule.disable) return processed(`agreement disabled (${rule.disable})`);
+      // A new card where failed renewals wait for one: each is charged with it at once.
+      const methodKey = newMethodKey('card_gateway', { customer_handle: customer ?? undefined }, 0);
+      const renewals = methodKey ? await this.dunning.onNewPaymentMethod(db, { methodKey, method: event.paymentMethod, settings, now }) : 0;
+      return processed(renewals ? `agreement activated; ${renewals} failed renewal(s) charged again with it` : 'agreement activated');
     });
   }
 }

@@ -4,6 +4,8 @@ import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentFailure } from '../failed-payment-handling';
+import { newMethodKey, type Dunning } from '../../dunning/dunning';
+import { decideOnDecline } from '../../dunning/decline-policy';
 import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
@@ -35,9 +37,9 @@ const AGREEMENT_EVENTS: Record<MobileWalletAgreementEvent['eventType'], { disabl
  */
 export function walletFailureState(reason: string | null | undefined): string | null {
   if (!reason) return null;
-  if (reason === 'user_action_required' || reason === 'charge_amount_too_high') return 'hard_declined';
-  if (reason === 'technical_error') return 'processing_error';
-  return 'soft_declined';
+  // The card gateway's words for what the decline policy decides of the wallet's reason.
+  const { policy } = decideOnDecline('mobile_wallet', { code: reason, state: null });
+  return policy === 'ask_customer' ? 'hard_declined' : policy === 'retry_soon' ? 'processing_error' : 'soft_declined';
 }
 
 /** When the wallet reserved or captured the charge, from the charge's history (the last successful such step). */
@@ -59,7 +61,10 @@ export class MobileWalletEventHandler {
     private readonly links: OrderLinks,
     private readonly recorder: PaymentRecorder,
     private readonly settings: ShopSettingsRepository,
+    private readonly dunning: Pick<Dunning, 'onNewPaymentMethod'>,
     private readonly clock: () => Date = () => new Date(),
+    /** Set on reconciliation's handler: what it finds was found by asking the provider. */
+    private readonly via?: 'reconciliation',
   ) {}
 
   async handle(event: MobileWalletEvent): Promise<EventOutcome> {
@@ -82,7 +87,11 @@ export class MobileWalletEventHandler {
       const status = rule.disable ? 'DISABLED' : 'ACTIVE';
       if (agreement.status === status) return skipped(`agreement already ${status}`);
       await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.agreementId }, gmtDateTimeMs(now));
-      return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+      const ofSubscription = subscriptionId ?? agreement.subscriptionId;
+      if (rule.disable || ofSubscription === null) return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+      // A new agreement for a subscription whose renewal failed: the renewal is charged on it at once.
+      const renewals = await this.dunning.onNewPaymentMethod(db, { methodKey: newMethodKey('mobile_wallet', {}, ofSubscription)!, method: event.agreementId, settings, now });
+      return processed(renewals ? `agreement activated; ${renewals} failed renewal(s) charged again with it` : 'agreement activated');
     });
   }
 
@@ -112,7 +121,7 @@ export class MobileWalletEventHandler {
       const reason = charge.failureReason ?? event.failureReason ?? null;
       const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(reason) };
       const moved = await this.recorder.move(db, payment, rule.to, settings, now,
-        rule.to === 'FAILED' ? { failure } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred) });
+        rule.to === 'FAILED' ? { failure, via: this.via } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred), via: this.via });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }

@@ -1,0 +1,188 @@
+import type { DataSource } from 'typeorm';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { ChargeAttempt, DunningCase, type DunningCaseStatus, type DunningPolicy, type Provider, type RecoveryMeans } from '../../entities';
+import { rawPool } from './data-source';
+import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
+import { write, type Executor } from './transaction';
+import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
+
+export interface DunningCaseRecord {
+  id: number;
+  orderId: number;
+  subscriptionId: number;
+  paymentId: number;
+  provider: Provider;
+  methodKey: string | null;
+  currency: string;
+  amountMinor: number;
+  firstReason: string;
+  policy: DunningPolicy;
+  status: DunningCaseStatus;
+  attempts: number;
+  openedAt: string;
+  customerAskedAt: string | null;
+  customerRemindedAt: string | null;
+  deadlineAt: string | null;
+}
+
+const toCase = (row: RowDataPacket): DunningCaseRecord => ({
+  id: Number(row.id),
+  orderId: Number(row.orderId),
+  subscriptionId: Number(row.subscriptionId),
+  paymentId: Number(row.paymentId),
+  provider: row.provider,
+  methodKey: row.methodKey ?? null,
+  currency: row.currency,
+  amountMinor: Number(row.amountMinor),
+  firstReason: row.firstReason,
+  policy: row.policy,
+  status: row.status,
+  attempts: Number(row.attempts),
+  openedAt: row.openedAt,
+  customerAskedAt: row.customerAskedAt ?? null,
+  customerRemindedAt: row.customerRemindedAt ?? null,
+  deadlineAt: row.deadlineAt ?? null,
+});
+
+export interface OpenCase {
+  orderId: number;
+  subscriptionId: number;
+  paymentId: number;
+  provider: Provider;
+  methodKey: string | null;
+  currency: string;
+  amountMinor: number;
+  reason: string;
+  policy: DunningPolicy;
+  now: Date;
+}
+
+/**
+ * Failed renewals from their first decline to their end, and the charges made on each payment method
+ * (for the card schemes' caps). Every write runs in the transaction of the payment change it follows from.
+ */
+export class DunningCaseRepository {
+  readonly pool: Pool;
+  /** Opens the order's case, or leaves the one it has (the unique order key). */
+  private readonly openSql: string;
+  private readonly lockOfOrder: PreparedStatement<'orderId'>;
+  private readonly updating: PreparedStatement<'id' | 'policy' | 'attempts' | 'paymentId' | 'now'>;
+  private readonly asking: PreparedStatement<'id' | 'deadline' | 'now'>;
+  private readonly reminding: PreparedStatement<'id' | 'now'>;
+  private readonly recovering: PreparedStatement<'id' | 'means' | 'amount' | 'now'>;
+  private readonly losing: PreparedStatement<'id' | 'now'>;
+  private readonly openOfMethodStatement: PreparedStatement<'methodKey'>;
+  private readonly openOfSubscriptionStatement: PreparedStatement<'subscriptionId'>;
+  /** Open cases whose deadline is at or before `until`, soonest first (the status and deadline index). */
+  private readonly deadlineBy: PreparedStatement<'until'>;
+  private readonly recordAttemptSql: string;
+  private readonly chargesSince: PreparedStatement<'methodKey' | 'since'>;
+
+  constructor(dataSource: DataSource) {
+    this.pool = rawPool(dataSource);
+    const query = () => dataSource.createQueryBuilder();
+    const s = slots('id', 'paymentId', 'orderId', 'subscriptionId', 'policy', 'attempts', 'now', 'deadline', 'means', 'amount', 'methodKey', 'until', 'since');
+
+    const cases = sqlNames(dataSource, DunningCase);
+    const c = cases.column;
+    this.openSql = `INSERT IGNORE INTO ${cases.table} (${c.orderId}, ${c.subscriptionId}, ${c.paymentId}, ${c.provider}, ${c.methodKey}, ${c.currency}, ${c.amountMinor},
+      ${c.firstReason}, ${c.policy}, ${c.status}, ${c.attempts}, ${c.openedAt}, ${c.updatedAt}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', 1, ?, ?)`;
+    this.lockOfOrder = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where('c.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
+    this.updating = PreparedStatement.from(query().update(DunningCase)
+      .set({ policy: () => ':policy', attempts: () => `GREATEST(${c.attempts}, :attempts)`, paymentId: () => ':paymentId', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
+    this.asking = PreparedStatement.from(query().update(DunningCase)
+      .set({ customerAskedAt: () => ':now', deadlineAt: () => ':deadline', policy: 'ask_customer', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
+    this.reminding = PreparedStatement.from(query().update(DunningCase).set({ customerRemindedAt: () => ':now', updatedAt: () => ':now' })
+      .where("id = :id AND status = 'OPEN'").setParameters(s));
+    this.recovering = PreparedStatement.from(query().update(DunningCase).set({
+      status: 'RECOVERED', recoveredBy: () => ':means', recoveredAmountMinor: () => ':amount', closedAt: () => ':now', updatedAt: () => ':now',
+    } as object).where("id = :id AND status = 'OPEN'").setParameters(s));
+    this.losing = PreparedStatement.from(query().update(DunningCase).set({ status: 'LOST', closedAt: () => ':now', updatedAt: () => ':now' } as object)
+      .where("id = :id AND status = 'OPEN'").setParameters(s));
+    this.openOfMethodStatement = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
+      .where("c.methodKey = :methodKey AND c.status = 'OPEN'").orderBy('c.id').setParameters(s));
+    this.openOfSubscriptionStatement = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
+      .where("c.subscriptionId = :subscriptionId AND c.status = 'OPEN'").orderBy('c.id').setParameters(s));
+    this.deadlineBy = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
+      .where("c.status = 'OPEN' AND c.deadlineAt <= :until").orderBy('c.deadlineAt').setParameters(s));
+
+    const attempts = sqlNames(dataSource, ChargeAttempt);
+    const a = attempts.column;
+    this.recordAttemptSql = `INSERT IGNORE INTO ${attempts.table} (${a.methodKey}, ${a.orderId}, ${a.paymentId}, ${a.attemptedAt}) VALUES (?, ?, ?, ?)`;
+    this.chargesSince = PreparedStatement.from(query().select('a.attemptedAt', 'attemptedAt').from(ChargeAttempt, 'a')
+      .where('a.methodKey = :methodKey AND a.attemptedAt > :since').setParameters(s));
+  }
+
+  /** The order's case, locked, opened first when it has none (a case already ended stays ended). */
+  async open(db: Executor, input: OpenCase): Promise<{ case: DunningCaseRecord; opened: boolean }> {
+    const now = gmtDateTimeMs(input.now);
+    const [result] = await db.query(this.openSql, [input.orderId, input.subscriptionId, input.paymentId, input.provider, input.methodKey, input.currency, input.amountMinor,
+      input.reason.slice(0, 64), input.policy, now, now]) as unknown as [{ affectedRows: number }];
+    const found = await this.lockCaseOfOrder(db, input.orderId);
+    return { case: found!, opened: result.affectedRows > 0 };
+  }
+
+  async lockCaseOfOrder(db: Executor, orderId: number): Promise<DunningCaseRecord | null> {
+    const { sql, values } = this.lockOfOrder.with({ orderId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.length ? toCase(rows[0]) : null;
+  }
+
+  /** The latest decision on the case, its charges so far and its latest failed payment. */
+  async update(db: Executor, id: number, fields: { policy: DunningPolicy; attempts: number; paymentId: number }, now: Date): Promise<void> {
+    const { sql, values } = this.updating.with({ ...fields, id, now: gmtDateTimeMs(now) });
+    await write(db, sql, values);
+  }
+
+  async markAsked(db: Executor, id: number, deadline: Date, now: Date): Promise<void> {
+    const { sql, values } = this.asking.with({ id, deadline: gmtDateTimeMs(deadline), now: gmtDateTimeMs(now) });
+    await write(db, sql, values);
+  }
+
+  async markReminded(db: Executor, id: number, now: Date): Promise<void> {
+    const { sql, values } = this.reminding.with({ id, now: gmtDateTimeMs(now) });
+    await write(db, sql, values);
+  }
+
+  async recover(db: Executor, id: number, means: RecoveryMeans, amountMinor: number | null, now: Date): Promise<void> {
+    const { sql, values } = this.recovering.with({ id, means, amount: amountMinor, now: gmtDateTimeMs(now) });
+    await write(db, sql, values);
+  }
+
+  async lose(db: Executor, id: number, now: Date): Promise<void> {
+    const { sql, values } = this.losing.with({ id, now: gmtDateTimeMs(now) });
+    await write(db, sql, values);
+  }
+
+  /** Open cases charged on `methodKey` (a customer's cards, a subscription's wallet), oldest first. */
+  async openOfMethod(db: Executor, methodKey: string): Promise<DunningCaseRecord[]> {
+    const { sql, values } = this.openOfMethodStatement.with({ methodKey });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.map(toCase);
+  }
+
+  async openOfSubscription(db: Executor, subscriptionId: number): Promise<DunningCaseRecord[]> {
+    const { sql, values } = this.openOfSubscriptionStatement.with({ subscriptionId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.map(toCase);
+  }
+
+  /** Open cases whose deadline is at or before `until`. */
+  async deadlineWithin(until: Date, limit: number): Promise<DunningCaseRecord[]> {
+    const { sql, values } = page(this.deadlineBy.with({ until: gmtDateTimeMs(until) }), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map(toCase);
+  }
+
+  /** A charge made on `methodKey`; a payment is counted once, however often it is seen. */
+  async recordCharge(db: Executor, charge: { methodKey: string; orderId: number | null; paymentId: number | null; at: Date }): Promise<void> {
+    await write(db, this.recordAttemptSql, [charge.methodKey, charge.orderId, charge.paymentId, gmtDateTimeMs(charge.at)]);
+  }
+
+  /** When the charges on `methodKey` in the last 30 days were made: what the caps count. */
+  async chargesOfMethodSince(db: Executor, methodKey: string, since: Date): Promise<Date[]> {
+    const { sql, values } = this.chargesSince.with({ methodKey, since: gmtDateTimeMs(since) });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.map((row) => parseGmtDateTime(row.attemptedAt)).filter((at): at is Date => at !== null);
+  }
+}

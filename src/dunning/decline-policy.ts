@@ -1,0 +1,138 @@
+import type { DunningPolicy, Provider, RetryPlan } from '../../entities';
+import type { PaymentMethodNeededReason } from '../data-access/woocommerce-change-repository';
+
+/** A failed payment as the provider described it (the card gateway's `error` and `error_state`, the wallet's `failureReason`). */
+export interface Decline {
+  code: string | null;
+  state: string | null;
+}
+
+/** What dunning does after a decline: retry on a plan, or stop charging this payment method and ask the customer. */
+export interface DeclineDecision {
+  policy: Exclude<DunningPolicy, 'provider_retrying'>;
+  /** The plan the next attempt belongs to; null when the payment method is not charged again. */
+  plan: Exclude<RetryPlan, 'new_method'> | null;
+  /** The decline's reason as the dunning report groups it: the card gateway's error_state or the wallet's failureReason. */
+  reason: string;
+  /** Why the customer is asked, when they are. */
+  customerReason: PaymentMethodNeededReason | null;
+  /** The order note's words: which reason led to which decision. */
+  words: string;
+}
+
+/**
+ * Card gateway `error` codes by the `error_state` they belong to, for a decline that names only its code.
+ * Those of the billwerk SDK whose state is not documented (fraud_block, emv_token_*) count as hard: the
+ * token or card is gone or blocked, so only the customer can give another.
+ */
+const CARD_CODES: Record<string, 'soft_declined' | 'hard_declined' | 'processing_error'> = {
+  insufficient_funds: 'soft_declined',
+  settle_blocked: 'soft_declined',
+  credit_card_expired: 'hard_declined',
+  declined_by_acquirer: 'hard_declined',
+  credit_card_lost_or_stolen: 'hard_declined',
+  credit_card_suspected_fraud: 'hard_declined',
+  authorization_expired: 'hard_declined',
+  authorization_amount_exceeded: 'hard_declined',
+  authorization_voided: 'hard_declined',
+  sca_required: 'hard_declined',
+  risk_filter_block: 'hard_declined',
+  fraud_block: 'hard_declined',
+  emv_token_deleted: 'hard_declined',
+  emv_token_suspended: 'hard_declined',
+  acquirer_communication_error: 'processing_error',
+  acquirer_error: 'processing_error',
+  acquirer_integration_error: 'processing_error',
+  acquirer_authentication_error: 'processing_error',
+  acquirer_configuration_error: 'processing_error',
+  acquirer_rejected_error: 'processing_error',
+};
+
+/** The card gateway's answer to a charge on a payment method in state failed (HTTP 400). */
+export const FAILED_PAYMENT_METHOD_CODE = '147';
+
+const retry = (reason: string, words: string): DeclineDecision => ({ policy: 'retry', plan: 'soft', reason, customerReason: null, words });
+const retrySoon = (reason: string, words: string): DeclineDecision => ({ policy: 'retry_soon', plan: 'processing', reason, customerReason: null, words });
+const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason, words: string): DeclineDecision => (
+  { policy: 'ask_customer', plan: null, reason, customerReason, words });
+
+/**
+ * The decline policy, the one place that says which failures are retried and on which plan:
+ * - `soft_declined` (e.g. insufficient funds): the dunning plan (DUNNING_PLAN);
+ * - `processing_error` (the chain between gateway and bank failed, not the card) and the wallet's
+ *   `technical_error`: the short processing plan (DUNNING_PROCESSING_PLAN);
+ * - `hard_declined` whatever its `error`, error 147 (the method is in failed state), and the wallet's
+ *   `user_action_required`, `charge_amount_too_high` and `non_technical_error`: never again on that
+ *   payment method; the customer is asked for a new one.
+ * A decline that says nothing the policy knows goes on the dunning plan: the plan and the schemes' caps
+ * bound what it costs.
+ */
+export function decideOnDecline(provider: Provider, decline: Decline): DeclineDecision {
+  const code = decline.code?.trim() || null;
+  if (provider === 'mobile_wallet') {
+    switch (code) {
+      case 'user_action_required':
+        return askCustomer(code, 'wallet_action_required', 'the wallet needs the customer in the app (funds, a blocked or expired card)');
+      case 'charge_amount_too_high':
+        return askCustomer(code, 'wallet_amount_too_high', "the renewal is above the agreement's maximum amount, which only the customer can raise");
+      case 'non_technical_error':
+        return askCustomer(code, 'wallet_unavailable', 'the wallet refused for a reason only the customer can resolve');
+      case 'no_agreement':
+        return askCustomer(code, 'wallet_unavailable', 'the payment has no wallet agreement that can be charged');
+      case 'technical_error':
+        return retrySoon(code, 'a technical fault at the wallet, which it had already retried; tried again soon');
+      default:
+        return retry(code ?? 'unknown', code ? `the wallet declined (${code}); it may pass later` : 'the wallet declined without a reason; it may pass later');
+    }
+  }
+  if (code === FAILED_PAYMENT_METHOD_CODE) {
+    return askCustomer(decline.state === 'hard_declined' ? 'hard_declined' : 'payment_method_failed', 'card_declined',
+      'the card gateway refused the stored payment method (error 147: it is in failed state)');
+  }
+  const state = decline.state && ['soft_declined', 'hard_declined', 'processing_error'].includes(decline.state)
+    ? decline.state : (code && CARD_CODES[code]) ?? null;
+  const reason = decline.state?.trim() || state || 'unknown';
+  const named = code ? ` (${code})` : '';
+  switch (state) {
+    case 'hard_declined':
+      return askCustomer(reason, code === 'credit_card_expired' ? 'card_expired' : 'card_declined',
+        `a hard decline${named}: another charge on this card cannot succeed`);
+    case 'processing_error':
+      return retrySoon(reason, `a processing error${named} between the gateway and the bank, not the card; tried again soon`);
+    case 'soft_declined':
+      return retry(reason, `a soft decline${named}, which may pass later`);
+    default:
+      return retry(reason, `a decline${named} the policy does not know; it may pass later`);
+  }
+}
+
+/** How many charges one payment method may take: the card schemes' caps (Visa: 20 in 30 days; the gateway: 3 a day). */
+export interface ChargeCaps {
+  perDay: number;
+  per30Days: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The earliest moment at or after `at` at which one more charge on a payment method stays within `caps`,
+ * given the moments of the charges already made on it (from any source). A window's count includes
+ * charges later than its start, so a charge leaves the day's count exactly 24 h after it was made.
+ */
+export function earliestWithinCaps(at: Date, charges: readonly Date[], caps: ChargeCaps): Date {
+  const times = charges.map((charge) => charge.getTime()).sort((a, b) => a - b);
+  let t = at.getTime();
+  for (;;) {
+    const later = [tooMany(t, times, DAY_MS, caps.perDay), tooMany(t, times, 30 * DAY_MS, caps.per30Days)].filter((x): x is number => x !== null);
+    if (!later.length) return new Date(t);
+    t = Math.max(...later);
+  }
+}
+
+/** When `times` hold `cap` or more charges in the window of `windowMs` ending at `t`: the moment enough of them have left it. */
+function tooMany(t: number, times: number[], windowMs: number, cap: number): number | null {
+  const inWindow = times.filter((time) => time > t - windowMs && time <= t);
+  if (inWindow.length < Math.max(1, cap)) return null;
+  // The oldest charges leave the window first; one place is free once (count - cap + 1) of them have.
+  return inWindow[inWindow.length - Math.max(1, cap)]! + windowMs;
+}

@@ -1,0 +1,90 @@
+import type { DunningConfig } from '../config';
+import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/dunning-case-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import type { Logger } from '../logger';
+import { parseGmtDateTime } from '../shop/shop-time';
+
+const DAY_MS = 86_400_000;
+/** Cases handled per pass: the pass runs every few seconds, so a backlog drains quickly without one long transaction. */
+const BATCH = 50;
+
+export interface DeadlineSummary {
+  reminded: number;
+  lost: number;
+}
+
+/**
+ * The end of dunning for renewals only the customer can fix: a reminder `DUNNING_REMINDER_DAYS` before the
+ * deadline (once), and at the deadline the subscription cancelled through WooCommerce and the case LOST.
+ * Each case is decided in its own transaction, under its row lock, so a payment arriving at the same moment
+ * either recovers the case first or finds it lost.
+ */
+export class DunningDeadlines {
+  constructor(private readonly deps: {
+    cases: DunningCaseRepository;
+    retries: RetryRepository;
+    orders: OrderWriteRepository;
+    changes: WooCommerceChangeRepository;
+    settings: ShopSettingsRepository;
+    config: DunningConfig;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  async execute(): Promise<DeadlineSummary> {
+    const summary: DeadlineSummary = { reminded: 0, lost: 0 };
+    const now = this.deps.clock();
+    const reminderMs = this.deps.config.reminderDays * DAY_MS;
+    for (const due of await this.deps.cases.deadlineWithin(new Date(now.getTime() + reminderMs), BATCH)) {
+      const deadline = parseGmtDateTime(due.deadlineAt);
+      if (!deadline) continue;
+      if (deadline.getTime() <= now.getTime()) {
+        if (await this.end(due, now)) summary.lost += 1;
+      } else if (!due.customerRemindedAt && reminderMs > 0) {
+        if (await this.remind(due, deadline, now)) summary.reminded += 1;
+      }
+    }
+    return summary;
+  }
+
+  private async remind(due: DunningCaseRecord, deadline: Date, now: Date): Promise<boolean> {
+    const settings = await this.deps.settings.current();
+    return this.deps.orders.transaction(async (db) => {
+      const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
+      if (found?.status !== 'OPEN' || found.customerRemindedAt) return false;
+      await this.deps.cases.markReminded(db, found.id, now);
+      if (!settings.companion) return false;
+      await this.deps.changes.enqueue(db, {
+        op: 'customer_payment_method_needed', objectId: found.subscriptionId,
+        payload: { kind: 'final_reminder', order_id: found.orderId, reason: 'retries_exhausted', deadline: deadline.toISOString(), card_expires: null, masked_card: null },
+      }, settings, now);
+      await this.deps.orders.addNote(db, found.orderId,
+        `The customer is reminded by e-mail to add a new payment method before ${found.deadlineAt!.slice(0, 19)} UTC, when the subscription is cancelled unless the renewal is paid.`,
+        settings, now);
+      return true;
+    });
+  }
+
+  private async end(due: DunningCaseRecord, now: Date): Promise<boolean> {
+    const settings = await this.deps.settings.current();
+    const ended = await this.deps.orders.transaction(async (db) => {
+      const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
+      if (found?.status !== 'OPEN') return false;
+      await this.deps.cases.lose(db, found.id, now);
+      await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
+      const note = `Dunning ended unpaid: no new payment method by ${found.deadlineAt!.slice(0, 19)} UTC for renewal order #${found.orderId}.`;
+      if (settings.companion) {
+        await this.deps.changes.enqueue(db, { op: 'subscription_cancel_after_dunning', objectId: found.subscriptionId, payload: { note, order_id: found.orderId } }, settings, now);
+        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is cancelled.`, settings, now);
+      } else {
+        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is left as it is: cancelling it through WooCommerce takes the shop-sidecar companion plugin.`, settings, now);
+      }
+      return true;
+    });
+    if (ended) this.deps.log.info('dunning_lost', { orderId: due.orderId, subscriptionId: due.subscriptionId });
+    return ended;
+  }
+}

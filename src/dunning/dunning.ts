@@ -1,0 +1,167 @@
+import type { Provider, RecoveryMeans, RetryPlan } from '../../entities';
+import type { DunningConfig } from '../config';
+import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/dunning-case-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { PaymentRecord } from '../data-access/payment-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { Executor } from '../data-access/transaction';
+import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import type { Logger } from '../logger';
+import type { ScheduleRetryEvent } from '../payments/payment-events';
+import { gmtDateTime } from '../shop/shop-time';
+import { decideOnDecline, earliestWithinCaps, type DeclineDecision } from './decline-policy';
+
+const DAY_MS = 86_400_000;
+
+/** What a charge was made on, for the card schemes' caps: a customer's cards at the gateway, or one wallet agreement. */
+export function chargeMethodKey(provider: Provider, meta: { customer_handle?: string; agreement_id?: string }): string | null {
+  if (provider === 'card_gateway') return meta.customer_handle ? `card_gateway:customer:${meta.customer_handle}` : null;
+  return meta.agreement_id ? `mobile_wallet:agreement:${meta.agreement_id}` : null;
+}
+
+/**
+ * Where a new payment method for a failed renewal would be saved: the gateway customer's cards, or a new
+ * wallet agreement of the subscription.
+ */
+export function newMethodKey(provider: Provider, meta: { customer_handle?: string }, subscriptionId: number): string | null {
+  if (provider === 'card_gateway') return meta.customer_handle ? `card_gateway:customer:${meta.customer_handle}` : null;
+  return `mobile_wallet:subscription:${subscriptionId}`;
+}
+
+const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
+
+/**
+ * Dunning of failed renewals: each decline decided by the decline policy (retry on a plan within the
+ * card schemes' caps, or ask the customer for a new payment method), the renewal charged again at once
+ * when one is saved, and each failed renewal followed as a case until it is paid or lost. Everything
+ * runs inside the transaction of the payment change it follows from.
+ */
+export class Dunning {
+  constructor(private readonly deps: {
+    cases: DunningCaseRepository;
+    retries: RetryRepository;
+    orders: OrderWriteRepository;
+    changes: WooCommerceChangeRepository;
+    planSeconds: number[];
+    config: DunningConfig;
+    log: Logger;
+  }) {}
+
+  /** A renewal's payment failed while its subscription is on hold (the schedule-retry event). */
+  async onFailedRenewal(event: ScheduleRetryEvent, db: Executor): Promise<void> {
+    const { orderId, settings, now } = event;
+    const decision = decideOnDecline(event.provider, event.failure);
+    const { case: found, opened } = await this.deps.cases.open(db, {
+      orderId, subscriptionId: event.subscriptionId, paymentId: event.paymentId, provider: event.provider, methodKey: event.newMethodKey,
+      currency: event.currency, amountMinor: event.amountMinor, reason: decision.reason, policy: decision.policy, now,
+    });
+    if (event.chargeKey) await this.deps.cases.recordCharge(db, { methodKey: event.chargeKey, orderId, paymentId: event.paymentId, at: now });
+    if (found.status !== 'OPEN') {
+      await this.deps.orders.addNote(db, orderId, `Payment failed: ${decision.words}. No retry: dunning of this renewal has ended (${found.status}).`, settings, now);
+      return;
+    }
+    if (!opened) await this.deps.cases.update(db, found.id, { policy: decision.policy, attempts: found.attempts + 1, paymentId: event.paymentId }, now);
+    this.deps.log.info('dunning_decision', { orderId, provider: event.provider, code: event.failure.code, state: event.failure.state, policy: decision.policy });
+    if (!decision.plan) {
+      await this.askCustomer(db, found, decision.customerReason!, `Payment failed: ${decision.words}. No retry on this payment method`, event);
+      return;
+    }
+    const plan = decision.plan === 'soft' ? this.deps.planSeconds : this.deps.config.processingPlanSeconds;
+    const outcome = await this.deps.retries.scheduleNext(db, {
+      orderId, subscriptionId: event.subscriptionId, paymentId: event.paymentId, plan: decision.plan, planSeconds: plan, now,
+      notBefore: (at) => this.withinCaps(db, event.chargeKey, at, now),
+    });
+    if (outcome.kind === 'scheduled') {
+      const { retry, plannedFor, at } = outcome;
+      const moved = at.getTime() > plannedFor.getTime() ? ` (moved from ${gmtDateTime(plannedFor)} UTC by the charge caps: ${this.capsWords()})` : '';
+      await this.deps.orders.addNote(db, orderId,
+        `Payment failed: ${decision.words}. Retry ${outcome.planAttempt} of ${plan.length} (${PLAN_NAMES[decision.plan]}) scheduled for ${retry.scheduledAt.slice(0, 19)} UTC${moved}.`,
+        settings, now);
+    } else if (outcome.kind === 'plan_used_up') {
+      await this.askCustomer(db, found, 'retries_exhausted', `Payment failed: ${decision.words}. All ${plan.length} retries of ${PLAN_NAMES[decision.plan]} were used`, event);
+    }
+  }
+
+  /**
+   * A payment of `orderId` was reserved or taken: its open case is recovered, by the means the payment says
+   * (a service retry, the charge after a new payment method, reconciliation, or else the provider's own retry).
+   */
+  async onPaid(db: Executor, payment: PaymentRecord, metaOf: () => Promise<Record<string, string>>, via: 'reconciliation' | undefined, now: Date): Promise<void> {
+    if (payment.orderId === null) return;
+    const found = await this.deps.cases.lockCaseOfOrder(db, payment.orderId);
+    if (found?.status !== 'OPEN') return;
+    const meta = await metaOf();
+    const means: RecoveryMeans = via === 'reconciliation' ? 'reconciliation'
+      : meta.retry_reason === 'new_payment_method' ? 'new_payment_method'
+        : meta.retry_of ? 'service_retry' : 'provider_retry';
+    const attempts = meta.retry_of ? found.attempts + 1 : found.attempts;
+    if (attempts !== found.attempts) await this.deps.cases.update(db, found.id, { policy: found.policy, attempts, paymentId: found.paymentId }, now);
+    await this.deps.cases.recover(db, found.id, means, payment.amountMinor ?? found.amountMinor, now);
+    this.deps.log.info('dunning_recovered', { orderId: payment.orderId, means, attempts });
+  }
+
+  /**
+   * A new payment method was saved where a failed renewal waits for one (the card gateway customer's new
+   * card, a new wallet agreement of the subscription): each such renewal is charged again at once, one
+   * attempt within the caps, instead of what was planned.
+   */
+  async onNewPaymentMethod(db: Executor, input: { methodKey: string; method: string; settings: ShopSettings; now: Date }): Promise<number> {
+    const { settings, now } = input;
+    let planned = 0;
+    for (const found of await this.deps.cases.openOfMethod(db, input.methodKey)) {
+      await this.deps.retries.cancelPendingOfOrder(db, found.orderId, `new payment method ${input.method} saved; charged with it instead`, now);
+      const outcome = await this.deps.retries.scheduleNext(db, {
+        orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, plan: 'new_method', planSeconds: [0], now,
+        notBefore: (at) => this.withinCaps(db, input.methodKey.startsWith('card_gateway:') ? input.methodKey : null, at, now),
+      });
+      if (outcome.kind !== 'scheduled') continue;
+      planned += 1;
+      await this.deps.orders.addNote(db, found.orderId,
+        `A new payment method (${input.method}) was saved: the renewal is charged with it at ${outcome.retry.scheduledAt.slice(0, 19)} UTC, once.`, settings, now);
+    }
+    return planned;
+  }
+
+  /** The earliest time at or after `at` within the caps of the method charged; `at` when the method is unknown. */
+  private async withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {
+    if (!chargeKey) return at;
+    const charges = await this.deps.cases.chargesOfMethodSince(db, chargeKey, new Date(now.getTime() - 30 * DAY_MS));
+    return earliestWithinCaps(at, charges, this.deps.config.caps);
+  }
+
+  capsWords(): string {
+    const { perDay, per30Days } = this.deps.config.caps;
+    return `at most ${perDay} charges a day and ${per30Days} in 30 days on one payment method`;
+  }
+
+  /**
+   * Only the customer can fix it: WooCommerce e-mails them the change-payment-method link (once per failed
+   * renewal) and the subscription is cancelled at the deadline unless the renewal is paid before.
+   */
+  private async askCustomer(db: Executor, found: DunningCaseRecord, reason: PaymentMethodNeededReason, lead: string, event: ScheduleRetryEvent): Promise<void> {
+    const { orderId, settings, now } = event;
+    if (found.customerAskedAt) {
+      await this.deps.orders.addNote(db, orderId, `${lead}. The customer was asked for a new payment method on ${found.customerAskedAt.slice(0, 19)} UTC; the deadline stays ${found.deadlineAt?.slice(0, 19) ?? 'unset'} UTC.`, settings, now);
+      await this.deps.cases.update(db, found.id, { policy: 'ask_customer', attempts: found.attempts, paymentId: found.paymentId }, now);
+      return;
+    }
+    const deadline = new Date(now.getTime() + this.deps.config.customerDays * DAY_MS);
+    await this.deps.cases.markAsked(db, found.id, deadline, now);
+    if (!settings.companion) {
+      await this.deps.orders.addNote(db, orderId,
+        `${lead}. The customer could not be e-mailed for a new payment method: that takes the shop-sidecar companion plugin. Dunning ends on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
+        settings, now);
+      return;
+    }
+    await this.deps.changes.enqueue(db, {
+      op: 'customer_payment_method_needed', objectId: found.subscriptionId,
+      payload: { kind: 'failed_renewal', order_id: orderId, reason, deadline: deadline.toISOString(), card_expires: null, masked_card: null },
+    }, settings, now);
+    await this.deps.orders.addNote(db, orderId,
+      `${lead}. The customer is e-mailed a link to add a new payment method; the subscription is cancelled on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
+      settings, now);
+  }
+}
+
+export type { DeclineDecision };
