@@ -1,0 +1,355 @@
+import test from 'ava';
+import sinon from 'sinon';
+import type { DataSource } from 'typeorm';
+import { createShopDataSource } from '../../src/data-access/data-source';
+import { CardExpiryReminderRepository } from '../../src/data-access/card-expiry-reminder-repository';
+import { ShopSettingsRepository } from '../../src/data-access/shop-settings-repository';
+import { setOption } from '../../src/demo/woocommerce-schema';
+import { CardExpiryReminders, cardValidUntil } from '../../src/dunning/card-expiry-reminders.use-case';
+import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
+import type { Logger } from '../../src/logger';
+import { FakeCardGateway } from '../support/fake-card-gateway';
+import { eventually, openHub } from '../support/payment-hub-fixture';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { createTestShop, type TestShop } from '../support/test-shop';
+
+// Reminders before the card fails, through the use case against a real MariaDB and the loopback card gateway,
+// with a fake clock (sinon's, kept off the process's own Date: the database pool and the settings read real
+// time); last, through the real `npm run worker`.
+
+const INTERVAL_SECONDS = 60;
+const HUB_ENV = { CARD_EXPIRY_REMINDER_INTERVAL_SECONDS: String(INTERVAL_SECONDS), CARD_EXPIRY_REMINDER_MAX_PER_SECOND: '100' };
+
+let shop: TestShop;
+let card: FakeCardGateway;
+let hub: PaymentHub & { close(): Promise<void> };
+let dataSource: DataSource;
+// Installed on an object of its own (`global`, which sinon passes to its fake timers but does not declare in its types).
+const fakeTime = sinon.useFakeTimers({ now: new Date('2027-03-10T08:00:00Z'), toFake: ['Date'], global: { Date } } as Parameters<typeof sinon.useFakeTimers>[0]);
+const clock = () => new Date(fakeTime.now);
+const setTime = (iso: string) => fakeTime.setSystemTime(new Date(iso));
+const later = (seconds: number) => fakeTime.tick(seconds * 1000);
+
+const q = async (sql: string, values: unknown[] = [], db = shop.db) => (await db.query(sql, values))[0] as any[];
+const companion = (seen = Math.floor(Date.now() / 1000), db = shop) =>
+  setOption(db.db, db.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen }), 'no');
+
+function configOf(target: TestShop, env: Record<string, string> = {}) {
+  return target.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, ...HUB_ENV, ...env });
+}
+
+let agreementClock = 0;
+/**
+ * An active subscription paid by the card gateway (`reepay_checkout`) with a card agreement for it, and that card at
+ * the gateway; the card is left out of the gateway when `expDate` is null.
+ */
+async function subscriptionWithCard(spec: {
+  nextPayment: string | null; expDate: string | null; pm: string; end?: string; status?: string; state?: string; target?: TestShop; paymentMethod?: string;
+}): Promise<number> {
+  const target = spec.target ?? shop;
+  const subscriptionId = await target.seeder.createSubscription({
+    status: spec.status ?? 'active', total: '149.00', billingPeriod: 'month', paymentMethod: spec.paymentMethod ?? 'reepay_checkout', paymentMethodTitle: 'Card',
+    startGmt: new Date('2026-10-10T08:00:00Z'), nextPaymentGmt: spec.nextPayment ? new Date(spec.nextPayment) : null, endGmt: spec.end ? new Date(spec.end) : null,
+  });
+  await addAgreement(subscriptionId, spec.pm, target);
+  if (spec.expDate !== null) card.setPaymentMethod(spec.pm, { state: spec.state ?? 'active', customer: `cust-${subscriptionId}`, card: { exp_date: spec.expDate, masked_card: '457199XXXXXX1234', card_type: 'visa' } });
+  return subscriptionId;
+}
+
+/** A card agreement of the subscription; each later one is newer. */
+async function addAgreement(subscriptionId: number, pm: string, target = shop): Promise<void> {
+  agreementClock += 1;
+  const at = new Date(Date.UTC(2026, 0, 1) + agreementClock * 1000).toISOString().slice(0, 23).replace('T', ' ');
+  await target.db.query(
+    `INSERT INTO ${target.prefix}sidecar_agreements (provider, external_id, status, customer_handle, payment_method, subscription_id, created_at, updated_at)
+     VALUES ('card_gateway', ?, 'ACTIVE', ?, ?, ?, ?, ?)`, [pm, `cust-${subscriptionId}`, pm, subscriptionId, at, at]);
+}
+
+const changesOf = (subscriptionId: number, target = shop) =>
+  q(`SELECT id, op, payload, status, action_id FROM ${target.prefix}sidecar_woocommerce_changes WHERE object_id = ? ORDER BY id`, [subscriptionId], target.db);
+const remindersOf = (subscriptionId: number, target = shop) =>
+  q(`SELECT payment_method, exp_date, sent_at FROM ${target.prefix}sidecar_card_expiry_reminders WHERE subscription_id = ?`, [subscriptionId], target.db);
+const methodReads = (pm?: string) => card.requestsTo('GET', '/v1/payment_method/').filter((request) => pm === undefined || request.path === `/v1/payment_method/${pm}`);
+const expected = (expires: string) => ({ kind: 'card_expiring', order_id: null, reason: 'card_expired', deadline: null, card_expires: expires, masked_card: '457199XXXXXX1234' });
+
+/** Each test starts from no cards, no reminders, no hand-overs and no pass. */
+async function reset(target = shop): Promise<void> {
+  for (const table of ['sidecar_agreements', 'sidecar_card_expiry_reminders', 'sidecar_card_expiry_reminder_pass', 'sidecar_woocommerce_changes']) {
+    await target.db.query(`DELETE FROM ${target.prefix}${table}`);
+  }
+  card.requests.length = 0;
+}
+
+const pass = () => hub.cardExpiryReminders.execute();
+
+/** The use case with parts of its own: another gateway client, a logger that keeps its lines. */
+function remindersWith(deps: { cardGateway?: PaymentHub['cardGateway']; log?: Logger } = {}) {
+  return new CardExpiryReminders({
+    reminders: new CardExpiryReminderRepository(dataSource), orderWrites: hub.orderWrites, changes: hub.changes,
+    settings: new ShopSettingsRepository(dataSource), cardGateway: deps.cardGateway ?? hub.cardGateway, cardGatewayConfigured: true,
+    config: { days: 30, intervalSeconds: INTERVAL_SECONDS, maxPerSecond: 100 }, log: deps.log ?? { info() {}, warn() {}, error() {} }, clock,
+  });
+}
+
+test.before(async () => {
+  shop = await createTestShop('card_expiry_reminders', { hpos: false });
+  card = new FakeCardGateway();
+  await card.start();
+  await companion();
+  hub = await openHub(configOf(shop), clock);
+  dataSource = createShopDataSource(configOf(shop).db, 2);
+  await dataSource.initialize();
+});
+
+test.after.always(async () => {
+  fakeTime.restore();
+  await hub?.close();
+  await dataSource?.destroy();
+  await card?.stop();
+  await shop?.drop();
+});
+
+test.beforeEach(() => reset());
+
+test('A card is valid through the end of the month its exp_date names; anything but MM-YY is no date', (t) => {
+  t.is(cardValidUntil('12-26')?.toISOString(), '2027-01-01T00:00:00.000Z');
+  t.is(cardValidUntil('04-27')?.toISOString(), '2027-05-01T00:00:00.000Z');
+  for (const malformed of ['13-27', '00-27', '4-27', '04/27', '2027-04', '', null, undefined, 427]) t.is(cardValidUntil(malformed), null, String(malformed));
+});
+
+test.serial('When the card expires before the next renewal and its time has come, Then WooCommerce is handed one e-mail, recorded with it; a second pass sends nothing', async (t) => {
+  setTime('2027-04-02T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_once' });
+
+  t.like(await pass(), { pass: 'finished', subscriptions: 1, asked: 1, sent: 1 });
+  const [change, ...more] = await changesOf(subscriptionId);
+  t.deepEqual(more, []);
+  t.like(change, { op: 'customer_payment_method_needed', status: 'pending' });
+  t.deepEqual(JSON.parse(change.payload), expected('04-27'));
+  const [action] = await q(`SELECT hook, status, args FROM ${shop.prefix}actionscheduler_actions WHERE action_id = ?`, [change.action_id]);
+  t.deepEqual(action, { hook: 'shop_sidecar_apply_change', status: 'pending', args: JSON.stringify([Number(change.id)]) });
+  t.deepEqual(await remindersOf(subscriptionId), [{ payment_method: 'ca_once', exp_date: '04-27', sent_at: '2027-04-02 08:00:00.000' }]);
+
+  t.like(await pass(), { pass: 'not_due', asked: 0 }, 'a pass starts at most once per interval');
+  later(INTERVAL_SECONDS);
+  t.like(await pass(), { pass: 'finished', subscriptions: 1, asked: 0, sent: 0, notSent: { already_sent: 1 } }, 'a card reminded of costs no gateway call');
+  t.is((await changesOf(subscriptionId)).length, 1);
+  t.is(methodReads().length, 1);
+});
+
+test.serial('When the reminder time has not come, Then nothing is sent or recorded; it goes the moment it comes', async (t) => {
+  // 30 days before the end of April 2027 is 2027-04-01 00:00 UTC.
+  setTime('2027-03-31T23:59:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_soon' });
+  t.like(await pass(), { pass: 'finished', asked: 1, sent: 0, notSent: { not_yet: 1 } });
+  t.deepEqual(await changesOf(subscriptionId), []);
+  t.deepEqual(await remindersOf(subscriptionId), []);
+
+  setTime('2027-04-01T00:00:00Z');
+  t.like(await pass(), { pass: 'finished', sent: 1 });
+  t.deepEqual(JSON.parse((await changesOf(subscriptionId))[0].payload), expected('04-27'));
+});
+
+test.serial('When the subscription is cancelled, expired or pending cancellation, Then no reminder and no gateway call', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const ids = [];
+  for (const status of ['cancelled', 'expired', 'pending-cancel', 'on-hold']) {
+    ids.push(await subscriptionWithCard({ status, nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: `ca_${status}` }));
+  }
+  t.like(await pass(), { pass: 'finished', subscriptions: 4, asked: 0, sent: 0, notSent: { not_active: 4 } });
+  for (const id of ids) t.deepEqual(await changesOf(id), []);
+});
+
+test.serial('When the subscription ends before its next payment, Then no reminder; one that renews after the expiry gets it', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const atNextPayment = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', end: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_end_at_next' });
+  const beforeExpiry = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', end: '2027-04-20T08:00:00Z', expDate: '04-27', pm: 'ca_end_before' });
+  const renews = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', end: '2027-08-10T08:00:00Z', expDate: '04-27', pm: 'ca_end_later' });
+  const manual = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_wallet', paymentMethod: 'vipps_mobilepay_recurring' });
+  t.like(await pass(), { pass: 'finished', subscriptions: 4, asked: 1, sent: 1, notSent: { ends_first: 2, not_card_gateway: 1 } });
+  t.deepEqual(await changesOf(atNextPayment), []);
+  t.deepEqual(await changesOf(beforeExpiry), []);
+  t.deepEqual(await changesOf(manual), []);
+  t.is((await changesOf(renews)).length, 1);
+});
+
+test.serial('When the card was replaced (the agreement names another card, a newer agreement, or the card is not active at the gateway), Then no reminder', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  // The agreement now names a new card, which outlives the renewal: the old card is never asked about.
+  const changedMethod = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_old' });
+  card.setPaymentMethod('ca_new', { customer: 'c', card: { exp_date: '12-29', masked_card: '457199XXXXXX9999' } });
+  await shop.db.query(`UPDATE ${shop.prefix}sidecar_agreements SET payment_method = 'ca_new' WHERE subscription_id = ?`, [changedMethod]);
+  // A newer active agreement for the subscription: it is the current card.
+  const newerAgreement = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_older' });
+  card.setPaymentMethod('ca_newer', { customer: 'c', card: { exp_date: '11-29', masked_card: '457199XXXXXX8888' } });
+  await addAgreement(newerAgreement, 'ca_newer');
+  // Replaced at the gateway without the webhook having told the service yet.
+  const inactivated = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_inactivated', state: 'inactivated' });
+  const deleted = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_deleted', state: 'deleted' });
+
+  t.like(await pass(), { pass: 'finished', subscriptions: 4, asked: 4, sent: 0, notSent: { card_outlives_renewal: 2, card_not_active: 2 } });
+  t.deepEqual(methodReads('ca_old'), []);
+  t.deepEqual(methodReads('ca_older'), []);
+  for (const id of [changedMethod, newerAgreement, inactivated, deleted]) {
+    t.deepEqual(await changesOf(id), []);
+    t.deepEqual(await remindersOf(id), []);
+  }
+});
+
+test.serial('When the card is replaced while the gateway is asked, Then the transaction sees it and nothing is sent or recorded', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_race' });
+  // The customer's new card arrives (its webhook handled) between the gateway's answer and the reminder.
+  const racing = {
+    getPaymentMethod: async (id: string) => {
+      const answer = await hub.cardGateway.getPaymentMethod(id);
+      await addAgreement(subscriptionId, 'ca_race_new');
+      return answer;
+    },
+  } as unknown as PaymentHub['cardGateway'];
+  t.like(await remindersWith({ cardGateway: racing }).execute(), { pass: 'finished', asked: 1, sent: 0, notSent: { replaced: 1 } });
+  t.deepEqual(await changesOf(subscriptionId), []);
+  t.deepEqual(await remindersOf(subscriptionId), []);
+});
+
+test.serial('When the card outlives the next renewal, Then no reminder, even past 30 days before its expiry', async (t) => {
+  setTime('2027-06-15T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-06-20T08:00:00Z', expDate: '06-27', pm: 'ca_outlives' });
+  t.like(await pass(), { pass: 'finished', asked: 1, sent: 0, notSent: { card_outlives_renewal: 1 } });
+  t.deepEqual(await changesOf(subscriptionId), []);
+  t.deepEqual(await remindersOf(subscriptionId), []);
+});
+
+test.serial('When the gateway cannot be reached, Then nothing is recorded and the next pass sends the reminder', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_down' });
+  card.failNextReads(500, 1, 0, '/v1/payment_method/');
+  t.like(await pass(), { pass: 'finished', asked: 1, sent: 0, notChecked: { unreachable: 1 } });
+  t.deepEqual(await changesOf(subscriptionId), []);
+  t.deepEqual(await remindersOf(subscriptionId), []);
+  t.like(await pass(), { pass: 'not_due' });
+
+  later(INTERVAL_SECONDS);
+  t.like(await pass(), { pass: 'finished', asked: 1, sent: 1 });
+  t.deepEqual(JSON.parse((await changesOf(subscriptionId))[0].payload), expected('04-27'));
+});
+
+test.serial('When the gateway does not know the card or gives a malformed exp_date, Then nothing is recorded; once it answers properly, the next pass sends', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const unknown = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: null, pm: 'ca_unknown' });
+  const malformed = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '2027-04', pm: 'ca_malformed' });
+  t.like(await pass(), { pass: 'finished', asked: 2, sent: 0, notChecked: { not_found: 1, malformed_expiry: 1 } });
+  for (const id of [unknown, malformed]) {
+    t.deepEqual(await changesOf(id), []);
+    t.deepEqual(await remindersOf(id), []);
+  }
+  card.setPaymentMethod('ca_unknown', { customer: 'c', card: { exp_date: '04-27', masked_card: '457199XXXXXX1234' } });
+  card.setPaymentMethod('ca_malformed', { customer: 'c', card: { exp_date: '04-27', masked_card: '457199XXXXXX1234' } });
+  later(INTERVAL_SECONDS);
+  t.like(await pass(), { pass: 'finished', sent: 2 });
+});
+
+test.serial('When the gateway stays away, Then the pass stops after three unanswered reads and a later run goes on from where it stood', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const ids = [];
+  for (let i = 0; i < 4; i += 1) ids.push(await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: `ca_away_${i}` }));
+  card.failNextReads(503, 3, 0, '/v1/payment_method/');
+  t.like(await pass(), { pass: 'paused', asked: 3, sent: 0, notChecked: { unreachable: 3 } });
+  for (const id of ids) t.deepEqual(await remindersOf(id), []);
+  const [state] = await q(`SELECT started_at, finished_at, holder FROM ${shop.prefix}sidecar_card_expiry_reminder_pass`);
+  t.like(state, { started_at: '2027-04-10 08:00:00.000', finished_at: null, holder: null }, 'the pass is under way and free for the next run');
+
+  t.like(await pass(), { pass: 'finished', asked: 4, sent: 4 }, 'the same pass, resumed');
+  for (const id of ids) t.is((await changesOf(id)).length, 1);
+});
+
+test.serial('When another worker holds the pass, Then this one leaves it alone until its hold runs out', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_held' });
+  await shop.db.query(`INSERT INTO ${shop.prefix}sidecar_card_expiry_reminder_pass (id, started_at, finished_at, cursor_id, holder, held_until, updated_at)
+    VALUES (1, '2027-04-10 07:59:00.000', NULL, 0, 'another-worker', '2027-04-10 08:05:00.000', '2027-04-10 07:59:00.000')`);
+  t.like(await pass(), { pass: 'held_elsewhere', asked: 0 });
+  t.deepEqual(await changesOf(subscriptionId), []);
+  setTime('2027-04-10T08:06:00Z');
+  t.like(await pass(), { pass: 'finished', sent: 1 }, 'a hold that ran out is taken over');
+});
+
+test.serial('When the shop has no companion plugin, Then nothing is sent or recorded and the pass says so once', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_no_companion' });
+  await companion(Math.floor(Date.now() / 1000) - 10 * 86400);
+  try {
+    const lines: { level: string; event: string }[] = [];
+    const keep = (level: string) => (event: string) => { lines.push({ level, event }); };
+    const reminders = remindersWith({ log: { info: keep('info'), warn: keep('warn'), error: keep('error') } });
+    t.like(await reminders.execute(), { pass: 'finished', asked: 0, sent: 0 });
+    t.like(await reminders.execute(), { pass: 'not_due' });
+    t.deepEqual(lines.filter((line) => line.level !== 'info'), [{ level: 'warn', event: 'card_expiry_reminders_need_companion' }]);
+    t.deepEqual(await changesOf(subscriptionId), []);
+    t.deepEqual(await remindersOf(subscriptionId), []);
+    t.deepEqual(methodReads(), []);
+  } finally {
+    await companion();
+  }
+});
+
+test.serial('When CARD_EXPIRY_REMINDER_DAYS is 0, Then there are no reminders', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_off' });
+  const off = await openHub(configOf(shop, { CARD_EXPIRY_REMINDER_DAYS: '0' }), clock);
+  try {
+    t.like(await off.cardExpiryReminders.execute(), { pass: 'off', asked: 0 });
+    t.deepEqual(await changesOf(subscriptionId), []);
+  } finally {
+    await off.close();
+  }
+});
+
+test.serial('When the shop keeps its orders in HPOS, Then the subscription is read from there and the reminder goes', async (t) => {
+  const hposShop = await createTestShop('card_expiry_reminders_hpos', { hpos: true });
+  const hposHub = await openHub(configOf(hposShop), clock);
+  try {
+    await companion(undefined, hposShop);
+    setTime('2027-04-10T08:00:00Z');
+    const active = await subscriptionWithCard({ target: hposShop, nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_hpos' });
+    const cancelled = await subscriptionWithCard({ target: hposShop, status: 'cancelled', nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_hpos_cancelled' });
+    const outlives = await subscriptionWithCard({ target: hposShop, nextPayment: '2027-05-10T08:00:00Z', expDate: '05-27', pm: 'ca_hpos_outlives' });
+    t.like(await hposHub.cardExpiryReminders.execute(), { pass: 'finished', subscriptions: 3, asked: 2, sent: 1, notSent: { not_active: 1, card_outlives_renewal: 1 } });
+    t.deepEqual(JSON.parse((await changesOf(active, hposShop))[0].payload), expected('04-27'));
+    t.deepEqual(await changesOf(cancelled, hposShop), []);
+    t.deepEqual(await changesOf(outlives, hposShop), []);
+    t.deepEqual(await remindersOf(active, hposShop), [{ payment_method: 'ca_hpos', exp_date: '04-27', sent_at: '2027-04-10 08:00:00.000' }]);
+  } finally {
+    await hposHub.close();
+    await hposShop.drop();
+  }
+});
+
+test.serial('The real worker runs the card_expiry_reminders loop: the reminder is handed to WooCommerce once', async (t) => {
+  // Real time here: a card expiring at the end of this month, a renewal in 60 days.
+  const now = new Date();
+  const expDate = `${String(now.getUTCMonth() + 1).padStart(2, '0')}-${String(now.getUTCFullYear() % 100).padStart(2, '0')}`;
+  const subscriptionId = await subscriptionWithCard({ nextPayment: new Date(now.getTime() + 60 * 86_400_000).toISOString(), expDate, pm: 'ca_worker' });
+  let worker: ServiceProcess | undefined;
+  try {
+    worker = startServiceProcess('worker', {
+      DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey,
+      CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret, CARD_EXPIRY_REMINDER_INTERVAL_SECONDS: '1',
+    });
+    const sent = await worker.logged('card_expiry_reminder_sent', 30_000);
+    t.like(sent, { subscriptionId, paymentMethod: 'ca_worker', cardExpires: expDate });
+    const changes = await eventually(async () => {
+      const rows = await changesOf(subscriptionId);
+      return rows.length ? rows : null;
+    }, 10_000, 'the hand-over row') as any[];
+    t.deepEqual(JSON.parse(changes[0].payload), expected(expDate));
+    // Passes go on every second; the card is reminded of once.
+    await eventually(async () => worker!.logs.filter((line) => line.event === 'card_expiry_reminder_pass').length >= 2, 20_000, 'a second pass');
+    t.is((await changesOf(subscriptionId)).length, 1);
+    t.is((await remindersOf(subscriptionId)).length, 1);
+    worker.signal('SIGTERM');
+    t.is(await worker.exited, 0);
+  } finally {
+    await worker?.kill();
+  }
+});
