@@ -3,7 +3,7 @@ import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { DunningCase } from '../../entities';
 import { rawPool } from './data-source';
 import { inOneRoundTrip, PreparedStatement, slots, type Bindable } from './prepared-statement';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 
 /** The period's cases, all of them: counted, recovered, charges of the recovered, lost subscriptions. */
 export interface DunningPeriodTotals {
@@ -32,7 +32,7 @@ export interface DunningPeriodFigures {
   recoveryDurationsMs: number[];
 }
 
-/** Every case there has been, by provider, first reason, status, means and currency: what the dunning counters count. */
+/** Cases by provider, first reason, status, means and currency: what the dunning counters count. */
 export interface DunningCaseCount {
   provider: string;
   reason: string;
@@ -50,6 +50,9 @@ export interface DunningCaseCount {
 /** What a RECOVERED case brought in: the payment's amount, or the renewal's total when none was recorded. */
 const RECOVERED_AMOUNT = 'COALESCE(c.recoveredAmountMinor, c.amountMinor)';
 const IN_PERIOD = 'c.openedAt >= :since AND c.openedAt < :until';
+/** The bounds of DATETIME: an open end of a range of `opened_at`. */
+const EARLIEST = '1000-01-01 00:00:00.000';
+const LATEST = '9999-12-31 23:59:59.999';
 
 /**
  * Reads `sidecar_dunning_cases` for `payment-hub dunning report` and the dunning metrics. The report counts
@@ -59,7 +62,8 @@ const IN_PERIOD = 'c.openedAt >= :since AND c.openedAt < :until';
 export class DunningCaseReportRepository {
   private readonly pool: Pool;
   private readonly period: Bindable<'since' | 'until'>;
-  private readonly everything: PreparedStatement<never>;
+  private readonly counts: PreparedStatement<'from' | 'until'>;
+  private readonly oldestOpen: PreparedStatement<never>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -93,13 +97,15 @@ export class DunningCaseReportRepository {
       PreparedStatement.from<'since' | 'until'>(recoveries),
       PreparedStatement.from<'since' | 'until'>(durations),
     );
-    this.everything = PreparedStatement.from(query()
+    this.counts = PreparedStatement.from(query()
       .select('c.provider', 'provider').addSelect('c.firstReason', 'reason').addSelect('c.status', 'status')
       .addSelect('c.recoveredBy', 'means').addSelect('c.currency', 'currency')
       .addSelect('COUNT(*)', 'n')
       .addSelect('SUM(c.attempts)', 'charges')
       .addSelect(`SUM(CASE WHEN c.status = 'RECOVERED' THEN ${RECOVERED_AMOUNT} ELSE 0 END)`, 'recoveredMinor')
+      .where('c.openedAt >= :from AND c.openedAt < :until').setParameters(slots('from', 'until'))
       .groupBy('c.provider').addGroupBy('c.firstReason').addGroupBy('c.status').addGroupBy('c.recoveredBy').addGroupBy('c.currency'));
+    this.oldestOpen = PreparedStatement.from(query().select('MIN(c.openedAt)', 'openedAt').where("c.status = 'OPEN'"));
   }
 
   /** The figures of the cases opened in [since, until). */
@@ -129,12 +135,12 @@ export class DunningCaseReportRepository {
   }
 
   /**
-   * Every case there has been, grouped by provider, reason, status, means and currency: the dunning counters.
-   * One pass over the table (no index holds all five), so /metrics reads it at most once a minute
-   * (DunningMetricsSource).
+   * The cases opened in [from, until) (each bound open when null), grouped by provider, reason, status, means
+   * and currency: what the dunning counters count (see DunningCounts, which asks for the recent ones only).
    */
-  async allTimeCounts(): Promise<DunningCaseCount[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.everything.sql);
+  async countsOpenedIn(from: Date | null, until: Date | null): Promise<DunningCaseCount[]> {
+    const { sql, values } = this.counts.with({ from: from ? gmtDateTimeMs(from) : EARLIEST, until: until ? gmtDateTimeMs(until) : LATEST });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map((row) => ({
       provider: String(row.provider),
       reason: String(row.reason),
@@ -145,5 +151,11 @@ export class DunningCaseReportRepository {
       charges: Number(row.charges),
       recoveredMinor: Number(row.recoveredMinor),
     }));
+  }
+
+  /** When the oldest case still OPEN was opened (the OPEN ones found through the status_deadline index); null when none is. */
+  async oldestOpenOpenedAt(): Promise<Date | null> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.oldestOpen.sql);
+    return parseGmtDateTime(rows[0]?.openedAt ?? null);
   }
 }

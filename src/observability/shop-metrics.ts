@@ -3,6 +3,8 @@ import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities
 import { within } from '../shared/within';
 import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
 import type { ReconcileMetrics } from '../data-access/reconciliation-repository';
+import type { DunningCaseCount } from '../data-access/dunning-case-report-repository';
+import { addDunningMetrics } from './dunning-metrics';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -14,6 +16,8 @@ export interface ShopMetricSources {
   workers(): Promise<WorkerRecord[]>;
   /** Reconciliation's running totals, open items and the oldest open one's age (src/reconciliation). */
   reconciliation?(): Promise<ReconcileMetrics>;
+  /** Every dunning case counted by provider, reason, status, means and currency (DunningCounts: only the recent ones are read each time). */
+  dunning?(): Promise<DunningCaseCount[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -38,7 +42,10 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation] = await Promise.allSettled([sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired'))]);
+  const [reconciliation, dunning] = await Promise.allSettled([
+    sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
+  ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
   const databaseUp = [webhooks, oldest, retries, backlog, workers].every((result) => result.status === 'fulfilled');
@@ -91,6 +98,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     }
   }
   if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
+  if (dunning.status === 'fulfilled') addDunningMetrics(registers, dunning.value);
   return registry;
 }
 

@@ -9,6 +9,8 @@ import { redisNamespace } from '../../data-access/redis';
 import { poolState } from '../../data-access/data-source';
 import { ApiMetrics } from '../../observability/api-metrics';
 import { apiProcessName, MetricsExchange } from '../../observability/metrics-exchange';
+import { DunningCounts } from '../../observability/dunning-metrics';
+import { DunningCaseReportRepository } from '../../data-access/dunning-case-report-repository';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
@@ -83,6 +85,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
   registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop, hub });
   server.get('/health', healthRoute(dataSource, redis, shop));
   server.get('/openapi.json', openApiRoute());
+  const dunningCounts = new DunningCounts(new DunningCaseReportRepository(dataSource));
   server.get('/metrics', metricsRoute({
     allowed: new AddressList(config.http.metricsAllowed),
     transport,
@@ -94,6 +97,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       changeBacklog: () => shop.changes.backlog(),
       workers: () => hub.workers.recent(),
       reconciliation: () => hub.reconciliation.metrics(),
+      dunning: () => dunningCounts.read(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },
