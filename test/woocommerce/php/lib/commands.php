@@ -30,6 +30,8 @@ const SIDECAR_COMMANDS = array(
 	'user'            => 'sidecar_cmd_user',
 	'post'            => 'sidecar_cmd_post',
 	'state'           => 'sidecar_cmd_state',
+	'run_actions_mail' => 'sidecar_cmd_run_actions_mail',
+	'option'          => 'sidecar_cmd_option',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -792,6 +794,40 @@ function sidecar_cmd_run_actions( array $args ): array {
 	remove_action( 'action_scheduler_failed_execution', $on_fail, 10 );
 	ksort( $ran );
 	return array( 'ran' => array_sum( $ran ), 'hooks' => (object) $ran, 'failures' => $failures, 'rounds' => $round );
+}
+
+/**
+ * run_actions_mail {horizon_seconds?}: run_actions, and each e-mail WordPress would send meanwhile in full (to,
+ * subject, message, headers), read just before the recorder stops it.
+ */
+function sidecar_cmd_run_actions_mail( array $args ): array {
+	$mails   = array();
+	$collect = static function ( $short_circuit, $atts ) use ( &$mails ) {
+		$mails[] = array( 'to' => (array) $atts['to'], 'subject' => (string) $atts['subject'], 'message' => (string) $atts['message'], 'headers' => $atts['headers'] );
+		return $short_circuit;
+	};
+	add_filter( 'pre_wp_mail', $collect, 10, 2 );
+	try {
+		return sidecar_cmd_run_actions( $args ) + array( 'mails' => $mails );
+	} finally {
+		remove_filter( 'pre_wp_mail', $collect, 10 );
+	}
+}
+
+/**
+ * option {name, value?}: sets a WordPress option as its settings screen saves it, through sanitize_option (e.g. WPLANG,
+ * the site's language, taken only when installed; or an e-mail's woocommerce_<id>_settings); value null deletes it.
+ * Returns the value it had and the one it has now.
+ */
+function sidecar_cmd_option( array $args ): array {
+	$name     = (string) ( $args['name'] ?? '' );
+	$previous = get_option( $name, null );
+	if ( array_key_exists( 'value', $args ) && null !== $args['value'] ) {
+		update_option( $name, $args['value'] );
+	} else {
+		delete_option( $name );
+	}
+	return array( 'name' => $name, 'previous' => $previous, 'value' => get_option( $name, null ) );
 }
 
 function sidecar_cmd_log_reset( array $args ): array {
