@@ -174,8 +174,8 @@ export interface DunningConfig {
 }
 
 function dunningConfig(env: Env): DunningConfig {
-  const processingPlanSeconds = parseDunningPlan(text(env, 'DUNNING_PROCESSING_PLAN', '1h,3h,6h')!);
-  if (!processingPlanSeconds) throw new ConfigError('DUNNING_PROCESSING_PLAN must be a comma-separated list of waits such as 1h,3h,6h');
+  const processingPlanSeconds = parseDunningPlan(text(env, 'DUNNING_PROCESSING_PLAN', '1h,6h,1d')!);
+  if (!processingPlanSeconds) throw new ConfigError('DUNNING_PROCESSING_PLAN must be a comma-separated list of waits such as 1h,6h,1d');
   const perDay = integer(env, 'DUNNING_MAX_CHARGES_PER_DAY', 3, 1, 100);
   const per30Days = integer(env, 'DUNNING_MAX_CHARGES_PER_30_DAYS', 20, 1, 1000);
   if (per30Days < perDay) throw new ConfigError('DUNNING_MAX_CHARGES_PER_30_DAYS must be at least DUNNING_MAX_CHARGES_PER_DAY');

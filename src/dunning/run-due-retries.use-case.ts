@@ -116,7 +116,11 @@ export class RunDueRetries {
     const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
     if (subscription?.status !== 'on-hold') {
       const why = subscription ? `subscription is ${subscription.status}` : 'subscription is gone';
-      await this.endCase(retry, why, subscription?.status === 'active' ? 'provider_retry' : 'lost', now);
+      // Ended: the renewal is lost. Active again (staff, or WooCommerce not yet told of the failure): the
+      // attempt is dropped as Subscriptions drops it, and the renewal's case is left to what comes next.
+      const ended = !subscription || ['cancelled', 'expired', 'trash'].includes(subscription.status);
+      if (ended) await this.endCase(retry, why, 'lost', now);
+      else await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
       return 'canceled';
     }
 
