@@ -13,8 +13,13 @@ export const REMINDER_BATCH = 100;
 /** How long a worker holds the pass without renewing its hold (it renews it at least every minute while it works). */
 const HOLD_MS = 10 * 60_000;
 const RENEW_HOLD_AFTER_MS = 60_000;
-/** Gateway reads in a row that could not be answered before the run stops and the pass waits for a later run. */
-const UNREACHABLE_IN_A_ROW = 3;
+/**
+ * Subscriptions in a row that could not be judged for want of the gateway or the database before the run stops
+ * and the pass waits for a later run.
+ */
+const TROUBLE_IN_A_ROW = 3;
+/** The gateway's payment methods that are no card (MobilePay Subscriptions, Vipps MobilePay Recurring, SEPA): no expiry to remind of. */
+const NOT_CARD_PREFIXES = ['ms_', 'vr_', 'sr_'];
 
 export interface CardExpiryReminderSettings {
   /** Days before the end of the card's expiry month the reminder goes; 0: no reminders. */
@@ -28,9 +33,12 @@ export interface CardExpiryReminderSettings {
 /** Why no reminder went for a subscription this pass (no e-mail, no record). */
 export type NotSentReason =
   | 'already_sent' | 'not_active' | 'not_card_gateway' | 'manual_renewal' | 'no_next_payment' | 'ends_first'
-  | 'card_not_active' | 'card_outlives_renewal' | 'not_yet' | 'replaced';
-/** Why a card could not be judged this pass (no e-mail, no record; the next pass asks again). */
-export type NotCheckedReason = 'unreachable' | 'not_found' | 'malformed_expiry';
+  | 'not_a_card' | 'card_not_active' | 'card_outlives_renewal' | 'not_yet' | 'replaced';
+/**
+ * Why a card could not be judged this pass (no e-mail, no record; the next pass asks again): the gateway could
+ * not be asked, did not know the payment method or gave no `MM-YY` expiry, or the database failed on it.
+ */
+export type NotCheckedReason = 'unreachable' | 'not_found' | 'malformed_expiry' | 'error';
 
 export interface ReminderRunSummary {
   /**
@@ -92,10 +100,12 @@ export function reminderBars(facts: SubscriptionFacts, validUntil: Date, days: n
  *
  * The worker runs it as a loop. A pass walks the subscriptions with an active card agreement by id, a batch at a
  * time, through an index; a subscription already reminded of its current card, or whose own facts rule a
- * reminder out (not active, not the card gateway, manual renewal, no next payment, ending first), costs no
- * gateway call; the others cost one read, paced (CARD_EXPIRY_REMINDER_MAX_PER_SECOND) and within the gateway's
- * limits (its client). Where the pass stands is stored, so a pass starts at most once per
- * CARD_EXPIRY_REMINDER_INTERVAL_SECONDS and a restarted worker goes on from where the last stopped.
+ * reminder out (not active, not the card gateway, manual renewal, no next payment, ending first), or whose
+ * payment method is no card, costs no gateway call; the others cost one read, paced
+ * (CARD_EXPIRY_REMINDER_MAX_PER_SECOND) and within the gateway's limits (its client). Where the pass stands is
+ * stored, so a pass starts at most once per CARD_EXPIRY_REMINDER_INTERVAL_SECONDS and a restarted worker goes on
+ * from where the last stopped. A subscription that cannot be judged (the gateway or the database failing on it)
+ * is counted and left for the next pass; three in a row pause the pass until a later run.
  *
  * The reminder is stored with the hand-over row in one transaction, with the subscription's card agreements
  * and the subscription locked and read again: a crash cannot send it twice, the reminders' primary key
@@ -150,7 +160,7 @@ export class CardExpiryReminders {
         await reminders.release(this.holder, now);
         return { ...summary, pass: 'not_due' };
       }
-      await reminders.start(this.holder, now);
+      if (!(await reminders.start(this.holder, now))) return { ...summary, pass: 'held_elsewhere' };
       cursor = 0;
     }
 
@@ -161,7 +171,9 @@ export class CardExpiryReminders {
     };
     const pause = async (why: string) => {
       await reminders.release(this.holder, clock());
-      log.warn('card_expiry_reminder_pass_paused', { ...summary, pass: 'paused', why, cursor });
+      const fields = { ...summary, pass: 'paused', why, cursor };
+      if (why === 'stopping') log.info('card_expiry_reminder_pass_paused', fields);
+      else log.warn('card_expiry_reminder_pass_paused', fields);
       return { ...summary, pass: 'paused' as const };
     };
 
@@ -176,7 +188,7 @@ export class CardExpiryReminders {
       return finish();
     }
 
-    let unreachableInARow = 0;
+    let troubleInARow = 0;
     let heldAt = now.getTime();
     for (;;) {
       if (stopRequested()) return pause('stopping');
@@ -187,7 +199,9 @@ export class CardExpiryReminders {
         if (stopRequested()) return pause('stopping');
         summary.subscriptions += 1;
         const askedBefore = summary.asked;
-        const outcome = await this.consider(card, facts.get(card.subscriptionId), settings, summary);
+        // One subscription's failure is counted and left for the next pass; the others go on.
+        const outcome = await this.consider(card, facts.get(card.subscriptionId), settings, summary)
+          .catch((error: unknown): Outcome => ({ kind: 'not_checked', reason: 'error', detail: error instanceof Error ? error.message : String(error) }));
         if (outcome.kind === 'sent') {
           summary.sent += 1;
         } else if (outcome.kind === 'not_sent') {
@@ -196,12 +210,12 @@ export class CardExpiryReminders {
           summary.notChecked[outcome.reason] = (summary.notChecked[outcome.reason] ?? 0) + 1;
           log.warn('card_expiry_reminder_not_checked', { subscriptionId: card.subscriptionId, paymentMethod: card.paymentMethod, reason: outcome.reason, detail: outcome.detail });
         }
-        if (outcome.kind === 'not_checked' && outcome.reason === 'unreachable') {
-          unreachableInARow += 1;
-          // The gateway is away: the pass waits for a later run rather than asking it about every card.
-          if (unreachableInARow >= UNREACHABLE_IN_A_ROW) return pause('card gateway unreachable');
-        } else if (summary.asked > askedBefore) {
-          unreachableInARow = 0;
+        if (outcome.kind === 'not_checked' && (outcome.reason === 'unreachable' || outcome.reason === 'error')) {
+          troubleInARow += 1;
+          // The gateway or the database is away: the pass waits for a later run rather than trying every card.
+          if (troubleInARow >= TROUBLE_IN_A_ROW) return pause(outcome.reason === 'error' ? 'database errors' : 'card gateway unreachable');
+        } else if (summary.asked > askedBefore || outcome.kind === 'sent') {
+          troubleInARow = 0;
         }
         progress();
         if (clock().getTime() - heldAt >= RENEW_HOLD_AFTER_MS) {
@@ -231,6 +245,7 @@ export class CardExpiryReminders {
     if (!facts) return { kind: 'not_sent', reason: 'not_active' };
     const bar = subscriptionBars(facts);
     if (bar) return { kind: 'not_sent', reason: bar };
+    if (NOT_CARD_PREFIXES.some((prefix) => card.paymentMethod.startsWith(prefix))) return { kind: 'not_sent', reason: 'not_a_card' };
 
     await this.pacer.take();
     summary.asked += 1;
@@ -240,6 +255,7 @@ export class CardExpiryReminders {
       return { kind: 'not_checked', reason: read.kind === 'not_found' ? 'not_found' : 'unreachable', detail };
     }
     const method = read.value;
+    if (!method.card) return { kind: 'not_sent', reason: 'not_a_card' };
     // A deleted, failed or inactivated card is replaced or gone: no reminder for it.
     if (method.state !== 'active') return { kind: 'not_sent', reason: 'card_not_active' };
     const expDate = method.card?.exp_date;

@@ -83,9 +83,9 @@ async function reset(target = shop): Promise<void> {
 const pass = () => hub.cardExpiryReminders.execute();
 
 /** The use case with parts of its own: another gateway client, a logger that keeps its lines. */
-function remindersWith(deps: { cardGateway?: PaymentHub['cardGateway']; log?: Logger } = {}) {
+function remindersWith(deps: { cardGateway?: PaymentHub['cardGateway']; changes?: PaymentHub['changes']; log?: Logger } = {}) {
   return new CardExpiryReminders({
-    reminders: new CardExpiryReminderRepository(dataSource), orderWrites: hub.orderWrites, changes: hub.changes,
+    reminders: new CardExpiryReminderRepository(dataSource), orderWrites: hub.orderWrites, changes: deps.changes ?? hub.changes,
     settings: new ShopSettingsRepository(dataSource), cardGateway: deps.cardGateway ?? hub.cardGateway, cardGatewayConfigured: true,
     config: { days: 30, intervalSeconds: INTERVAL_SECONDS, maxPerSecond: 100 }, log: deps.log ?? { info() {}, warn() {}, error() {} }, clock,
   });
@@ -210,6 +210,40 @@ test.serial('When the card is replaced while the gateway is asked, Then the tran
   t.like(await remindersWith({ cardGateway: racing }).execute(), { pass: 'finished', asked: 1, sent: 0, notSent: { replaced: 1 } });
   t.deepEqual(await changesOf(subscriptionId), []);
   t.deepEqual(await remindersOf(subscriptionId), []);
+});
+
+test.serial('When the payment method is no card (MobilePay Subscriptions, or no card at the gateway), Then no reminder and no question about an expiry', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const mobilePay = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: null, pm: 'ms_0123' });
+  const noCard = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: null, pm: 'ca_sepa_like' });
+  card.setPaymentMethod('ca_sepa_like', { customer: 'c', payment_type: 'sepa' });
+  t.like(await pass(), { pass: 'finished', asked: 1, sent: 0, notSent: { not_a_card: 2 }, notChecked: {} });
+  t.deepEqual(methodReads('ms_0123'), []);
+  for (const id of [mobilePay, noCard]) t.deepEqual(await changesOf(id), []);
+});
+
+test.serial('When storing one reminder fails, Then nothing of it is kept, the others go, and the next pass sends it', async (t) => {
+  setTime('2027-04-10T08:00:00Z');
+  const failing = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_fails_once' });
+  const fine = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_fine' });
+  let failed = false;
+  const changes = {
+    enqueue: (...args: Parameters<PaymentHub['changes']['enqueue']>) => {
+      if (args[1].objectId === failing && !failed) {
+        failed = true;
+        return Promise.reject(new Error('the hand-over row could not be written'));
+      }
+      return hub.changes.enqueue(...args);
+    },
+  } as unknown as PaymentHub['changes'];
+  const reminders = remindersWith({ changes });
+  t.like(await reminders.execute(), { pass: 'finished', asked: 2, sent: 1, notChecked: { error: 1 } });
+  t.deepEqual(await remindersOf(failing), [], 'rolled back with its hand-over');
+  t.deepEqual(await changesOf(failing), []);
+  t.is((await changesOf(fine)).length, 1);
+  later(INTERVAL_SECONDS);
+  t.like(await reminders.execute(), { pass: 'finished', sent: 1, notSent: { already_sent: 1 } });
+  t.is((await changesOf(failing)).length, 1);
 });
 
 test.serial('When the card outlives the next renewal, Then no reminder, even past 30 days before its expiry', async (t) => {
