@@ -43,7 +43,8 @@ function shop_sidecar_prepare_email_preview( $email ) {
  */
 function shop_sidecar_reload_translations( $locale ) {
 	unload_textdomain( 'shop-sidecar-companion', true );
-	load_textdomain( 'shop-sidecar-companion', SHOP_SIDECAR_COMPANION_DIR . '/languages/shop-sidecar-companion-' . $locale . '.mo' );
+	// The locale is named (WordPress 6.5+ keeps translations per locale; older releases ignore the argument).
+	load_textdomain( 'shop-sidecar-companion', SHOP_SIDECAR_COMPANION_DIR . '/languages/shop-sidecar-companion-' . $locale . '.mo', $locale );
 }
 
 /**
