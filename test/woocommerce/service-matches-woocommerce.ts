@@ -182,11 +182,17 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
       const snapshots = await assertSame(t, [order, subscription]);
       t.is(snapshots[subscription.service].status, 'on-hold', 'Subscriptions put the subscription on hold');
       // The one deliberate difference: the dunning is the service's, and so are its notes on the order.
-      const dunningNotes = (id: number) => snapshots[id].notes.filter((note) => DUNNING_NOTE.test(note.content)).map((note) => note.content.replace(/ for .*/, ''));
-      t.deepEqual(dunningNotes(order.service), [state === 'hard_declined' ? 'No payment retry scheduled: the payment method was hard declined.' : 'Payment retry 1 of 5 scheduled']);
+      const dunningNotes = (id: number) => snapshots[id].notes.filter((note) => DUNNING_NOTE.test(note.content))
+        .map((note) => note.content.replace(/ scheduled for .*/, ' scheduled').replace(/cancelled on \S+ \S+ UTC/, 'cancelled on <deadline> UTC'));
+      t.deepEqual(dunningNotes(order.service), [state === 'hard_declined'
+        ? 'Payment failed: a hard decline (insufficient_funds): another charge on this card cannot succeed. No retry on this payment method. The customer is e-mailed a link to add a new payment method; the subscription is cancelled on <deadline> UTC unless the renewal is paid.'
+        : 'Payment failed: a soft decline (insufficient_funds), which may pass later. Retry 1 of 5 (DUNNING_PLAN) scheduled']);
       t.deepEqual(dunningNotes(order.twin), []);
       const retries = await q(`SELECT attempt FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [order.service]);
       t.is(retries.length, state === 'hard_declined' ? 0 : 1, 'the service plans the dunning, except after a hard decline');
+      // After a hard decline WooCommerce e-mailed the customer for a new payment method, once: the service's dunning.
+      const asked = snapshots[subscription.service].recorded.filter((event) => event.kind === 'mail' && event.name === DUNNING_EMAIL);
+      t.is(asked.length, state === 'hard_declined' ? 1 : 0);
     });
   }
 
@@ -588,7 +594,10 @@ function withoutLog(snapshot: { by_id: Record<string, OrderSnapshot> }): unknown
  * The service's dunning notes (the plan, and why there is none): the service runs the dunning, so it
  * writes them itself, straight to the order. A deliberate difference from the twin (README).
  */
-export const DUNNING_NOTE = /^(Payment retry \d+ of \d+ scheduled|No payment retry scheduled)/;
+export const DUNNING_NOTE = /^(Payment failed: |No payment retry scheduled|The "Payment method needed" e-mail )/;
+
+/** The companion's e-mail asking the customer for a new payment method: sent for the service's dunning only. */
+export const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
 
 const REFUND_HOOKS = ['woocommerce_order_refunded', 'woocommerce_refund_created'];
 
@@ -626,8 +635,9 @@ export function comparable(snapshot: OrderSnapshot, placeholders: Map<number, st
   };
   const normalised = walk({
     ...snapshot,
-    // A refund is a row of its own, numbered as it comes; which refund it was is what the hook says.
-    recorded: snapshot.recorded.map((event) => (REFUND_HOOKS.includes(event.name)
+    // A refund is a row of its own, numbered as it comes; which refund it was is what the hook says. The
+    // e-mail asking for a new payment method is the service's dunning, which the twin does not run.
+    recorded: snapshot.recorded.filter((event) => !(event.kind === 'mail' && event.name === DUNNING_EMAIL)).map((event) => (REFUND_HOOKS.includes(event.name)
       ? { ...event, detail: { ...event.detail, args: event.detail.args?.map((arg, index) => (index === (event.name === 'woocommerce_refund_created' ? 0 : 1) ? 'refund' : arg)) } }
       : event)),
     notes: snapshot.notes.filter((note) => !DUNNING_NOTE.test(note.content)),
