@@ -14,6 +14,14 @@ export const CHANGE_ACTION_GROUP = 'shop-sidecar';
 /** The first companion version with the hand-over route (`/?rest_route=/shop-sidecar/v1/apply`). */
 const HANDOVER_COMPANION_VERSION = 2;
 
+/** The first companion version that sends the dunning e-mail and cancels after dunning (`customer_payment_method_needed`, `subscription_cancel_after_dunning`). */
+const DUNNING_COMPANION_VERSION = 3;
+
+/** Whether WooCommerce can be asked to e-mail the customer for a new payment method and to cancel after dunning. */
+export function companionRunsDunning(settings: ShopSettings): boolean {
+  return (settings.companionVersion ?? 0) >= DUNNING_COMPANION_VERSION;
+}
+
 /** Whether WordPress can be asked to apply a change at once; an older companion has Action Scheduler alone apply it. */
 export function companionTakesHandOver(settings: ShopSettings): boolean {
   return (settings.companionVersion ?? 0) >= HANDOVER_COMPANION_VERSION;

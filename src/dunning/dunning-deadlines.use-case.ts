@@ -3,7 +3,7 @@ import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/du
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
-import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import { parseGmtDateTime } from '../shop/shop-time';
 
@@ -56,7 +56,7 @@ export class DunningDeadlines {
       const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
       if (found?.status !== 'OPEN' || found.customerRemindedAt) return false;
       await this.deps.cases.markReminded(db, found.id, now);
-      if (!settings.companion) return false;
+      if (!companionRunsDunning(settings)) return false;
       await this.deps.changes.enqueue(db, {
         op: 'customer_payment_method_needed', objectId: found.subscriptionId,
         payload: { kind: 'final_reminder', order_id: found.orderId, reason: 'retries_exhausted', deadline: deadline.toISOString(), card_expires: null, masked_card: null },
@@ -76,11 +76,11 @@ export class DunningDeadlines {
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
       const note = `Dunning ended unpaid: no new payment method by ${found.deadlineAt!.slice(0, 19)} UTC for renewal order #${found.orderId}.`;
-      if (settings.companion) {
+      if (companionRunsDunning(settings)) {
         await this.deps.changes.enqueue(db, { op: 'subscription_cancel_after_dunning', objectId: found.subscriptionId, payload: { note, order_id: found.orderId } }, settings, now);
         await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is cancelled.`, settings, now);
       } else {
-        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is left as it is: cancelling it through WooCommerce takes the shop-sidecar companion plugin.`, settings, now);
+        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is left as it is: cancelling it through WooCommerce takes the shop-sidecar companion plugin, version 3 or newer.`, settings, now);
       }
       return true;
     });

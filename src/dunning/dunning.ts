@@ -6,7 +6,7 @@ import type { PaymentRecord } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { Executor } from '../data-access/transaction';
-import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import { companionRunsDunning, type PaymentMethodNeededReason, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
 import { gmtDateTime } from '../shop/shop-time';
@@ -148,9 +148,9 @@ export class Dunning {
     }
     const deadline = new Date(now.getTime() + this.deps.config.customerDays * DAY_MS);
     await this.deps.cases.markAsked(db, found.id, deadline, now);
-    if (!settings.companion) {
+    if (!companionRunsDunning(settings)) {
       await this.deps.orders.addNote(db, orderId,
-        `${lead}. The customer could not be e-mailed for a new payment method: that takes the shop-sidecar companion plugin. Dunning ends on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
+        `${lead}. The customer could not be e-mailed for a new payment method: that takes the shop-sidecar companion plugin, version 3 or newer. Dunning ends on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
         settings, now);
       return;
     }

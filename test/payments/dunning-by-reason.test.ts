@@ -108,7 +108,7 @@ test.before(async () => {
  * which no WordPress runs here; the e-mails' test has it, the others write the shop's rows directly.
  */
 async function companion(present: boolean) {
-  if (present) await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen: Math.floor(Date.now() / 1000) }), 'no');
+  if (present) await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
   else await q(`DELETE FROM ${shop.prefix}options WHERE option_name = 'shop_sidecar_companion'`);
   // The settings are read at most once a second.
   await new Promise((resolve) => setTimeout(resolve, 1100));

@@ -63,7 +63,7 @@ export class FakeWordPress {
     if (ids.length) {
       await this.shop.db.query(`UPDATE ${this.shop.prefix}sidecar_woocommerce_changes SET status = 'applied', attempts = attempts + 1, result = 'applied by fake', applied_at = UTC_TIMESTAMP(3) WHERE id IN (?) AND status = 'pending'`, [ids]);
     }
-    reply(200, { version: 2, changes: ids.map((id) => ({ id, status: 'applied', result: 'applied by fake' })) });
+    reply(200, { version: 3, changes: ids.map((id) => ({ id, status: 'applied', result: 'applied by fake' })) });
   }
 }
 

@@ -31,7 +31,8 @@
 
 defined( 'ABSPATH' ) || exit;
 
-const SHOP_SIDECAR_COMPANION_VERSION = 2;
+// 1: Action Scheduler only; 2: the hand-over route; 3: the dunning e-mail and the cancel after dunning.
+const SHOP_SIDECAR_COMPANION_VERSION = 3;
 const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
 
 /**
