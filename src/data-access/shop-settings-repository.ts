@@ -33,10 +33,10 @@ export interface ShopSettings {
   companionVersion: number | null;
 }
 
-/** Written by the companion plugin on load: `{"version":2,"seen":<unix time>}`, refreshed at least hourly. */
+/** Written by the companion plugin on load: `{"version":3,"seen":<unix time>}`, refreshed at least hourly. */
 export const COMPANION_OPTION = 'shop_sidecar_companion';
-/** Companion versions the service works with: 1 (changes applied by Action Scheduler) and 2 (also the hand-over route). */
-const COMPANION_VERSIONS = [1, 2];
+/** Companion versions the service works with: 1 (changes applied by Action Scheduler), 2 (also the hand-over route), 3 (also the dunning e-mail and the cancel after dunning). */
+const COMPANION_VERSIONS = [1, 2, 3];
 /** A companion not heard from for this long is taken as removed (WordPress loads it on every request and cron run). */
 const COMPANION_SILENCE_SECONDS = 3 * 86400;
 

@@ -1,3 +1,4 @@
+import { companionRunsDunning } from '../data-access/woocommerce-change-repository';
 import type { DataSource } from 'typeorm';
 import type { PaymentHub } from '../entry-points/composition/payment-hub';
 import type { Config } from '../config';
@@ -184,7 +185,11 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
         ? 'give the service the site\'s LOGGED_IN_KEY and LOGGED_IN_SALT (WP_CONFIG_FILE, or WP_LOGGED_IN_KEY/SALT)'
         : answer.kind === 'missing' ? 'install the companion plugin of this release in wp-content/mu-plugins/'
           : 'set SHOP_URL to an address of the site this machine can reach (behind a proxy, over HTTPS with a certificate Node trusts)');
-    return [ok('companion', 'installed and heard from'), handover];
+    const companion = companionRunsDunning(settings)
+      ? ok('companion', 'installed and heard from')
+      : warn('companion', `the companion states version ${settings.companionVersion}: customers whose renewal only they can fix are not e-mailed for a new payment method, nor cancelled at the deadline`,
+        'copy this release\'s src/woocommerce-companion/shop-sidecar-companion.php and folder to wp-content/mu-plugins/ and load any page of the site');
+    return [companion, handover];
   });
 
   await step('card_gateway', async () => {

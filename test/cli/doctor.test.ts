@@ -27,7 +27,7 @@ test.before(async () => {
   await setOption(shop.db, shop.prefix, 'woocommerce_version', '10.0.2', 'yes');
   await setOption(shop.db, shop.prefix, 'woocommerce_subscriptions_active_version', '8.3.0', 'yes');
   await setOption(shop.db, shop.prefix, 'active_plugins', 'a:2:{i:0;s:27:"woocommerce/woocommerce.php";i:1;s:55:"woocommerce-subscriptions/woocommerce-subscriptions.php";}', 'yes');
-  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 2, seen: Math.floor(Date.now() / 1000) }), 'no');
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
   card = new FakeCardGateway();
   await card.start();
   card.webhookUrls = [`${PUBLIC}/payment-hub/v1/webhook/card_gateway`];
@@ -89,7 +89,7 @@ test.serial('When everything is in place, Then every check passes (Node 20 only 
   });
   t.true(['ok', 'warn'].includes(statusOf(run).node));
   t.regex(checkOf(run, 'woocommerce').detail, /WooCommerce 10\.0\.2, Subscriptions 8\.3\.0, storage: posts/);
-  t.regex(checkOf(run, 'handover').detail, /companion version 2/);
+  t.regex(checkOf(run, 'handover').detail, /companion version 3/);
   t.deepEqual(wordpress.received.at(-1)!.ids, [], 'the hand-over check hands nothing over');
 });
 
@@ -170,13 +170,19 @@ test.serial('Each broken part on its own: Redis, refused provider credentials, m
     await shop.db.query(`DROP USER 'doctor_ro'@'127.0.0.1'`);
   }
 
-  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 2, seen: Math.floor(Date.now() / 1000) - 30 * 86400 }), 'no');
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) - 30 * 86400 }), 'no');
   try {
     const noCompanion = await doctor(environment());
     t.is(noCompanion.code, 0, 'the service works without the companion, writing the rows itself');
     t.like(statusOf(noCompanion), { companion: 'warn', handover: 'skip' });
     t.regex(checkOf(noCompanion, 'companion').fix!, /wp-content\/mu-plugins/);
-  } finally {
+    // An older companion still hands over, but cannot send the dunning e-mails.
     await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 2, seen: Math.floor(Date.now() / 1000) }), 'no');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const older = await doctor(environment());
+    t.like(statusOf(older), { companion: 'warn', handover: 'ok' });
+    t.regex(checkOf(older, 'companion').detail, /version 2: customers whose renewal only they can fix are not e-mailed/);
+  } finally {
+    await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
   }
 });
