@@ -1,6 +1,6 @@
 import type { RecoveryMeans } from '../../entities';
 import type { DunningCaseReportRepository, DunningPeriodFigures } from '../data-access/dunning-case-report-repository';
-import { minorUnitsToDecimal } from '../entry-points/cli/payment-hub/format';
+import { minorUnitsToDecimal } from '../shop/money';
 
 /** The means a failed renewal can be won back by, in the order the report lists them (each always present). */
 export const RECOVERY_MEANS: RecoveryMeans[] = ['service_retry', 'new_payment_method', 'provider_retry', 'reconciliation'];

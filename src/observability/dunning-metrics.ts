@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Provider, RecoveryMeans } from '../../entities';
 import type { DunningCaseCount } from '../data-access/dunning-case-report-repository';
-import { currencyDecimals } from '../entry-points/cli/payment-hub/format';
+import { currencyDecimals } from '../shop/money';
 
 /**
  * The dunning counters of GET /metrics, from `sidecar_dunning_cases` (one row per failed renewal, from its
