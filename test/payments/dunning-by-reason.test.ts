@@ -278,3 +278,17 @@ test.serial("A wallet charge the wallet still retries (DUE) is never charged on 
   t.is(after.length, 2);
   t.regex(after[1].path, /agr-reason-new/);
 });
+
+test.serial('The failed payment itself paid later: by webhook the case is recovered by the provider\'s retry; found by reconciliation, by reconciliation', async (t) => {
+  const byWebhook = await failedCardRenewal('insufficient_funds', 'soft_declined');
+  card.setInvoice(byWebhook.handle, { state: 'settled', amount: 14900, customer: byWebhook.customer });
+  t.is(await cardWebhook({ event_type: 'invoice_settled', invoice: byWebhook.handle }), 'PROCESSED');
+  t.like(await caseOf(byWebhook.orderId), { status: 'RECOVERED', recovered_by: 'provider_retry', attempts: 1, recovered_amount_minor: 14900 });
+
+  const found = await failedCardRenewal('insufficient_funds', 'soft_declined');
+  card.setInvoice(found.handle, { state: 'settled', amount: 14900, customer: found.customer });
+  const outcome = await hub.reconcileNow.execute({ orderId: found.orderId }, { dryRun: false });
+  t.is(outcome.kind, 'done');
+  t.like(await caseOf(found.orderId), { status: 'RECOVERED', recovered_by: 'reconciliation' });
+  t.deepEqual((await retriesOf(found.orderId)).map((r) => r.status), ['CANCELED'], 'its planned attempt dropped');
+});
