@@ -292,3 +292,21 @@ test.serial('The failed payment itself paid later: by webhook the case is recove
   t.like(await caseOf(found.orderId), { status: 'RECOVERED', recovered_by: 'reconciliation' });
   t.deepEqual((await retriesOf(found.orderId)).map((r) => r.status), ['CANCELED'], 'its planned attempt dropped');
 });
+
+test.serial("The wallet's reasons only the customer can fix are never retried: each asks the customer instead", async (t) => {
+  for (const reason of ['user_action_required', 'charge_amount_too_high', 'non_technical_error']) {
+    const agreementId = `agr-reason-${reason}`;
+    const chargeId = `chr-reason-${reason}`.replace(/_/g, '-');
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
+    wallet.setAgreement(agreementId);
+    wallet.setCharge(agreementId, chargeId, { status: 'FAILED', failureReason: reason });
+    t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId }), 'PROCESSED', reason);
+    t.deepEqual(await retriesOf(orderId), [], `${reason}: no attempt`);
+    t.like(await caseOf(orderId), { status: 'OPEN', first_reason: reason, policy: 'ask_customer' }, reason);
+    t.true((await notesOf(orderId)).some((n) => n.startsWith('Payment failed: ') && n.includes('No retry on this payment method')), reason);
+  }
+  const before = walletCharges().length;
+  await tickAfter(3 * DAY);
+  t.is(walletCharges().length, before, 'nothing charged');
+});
