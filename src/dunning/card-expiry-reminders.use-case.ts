@@ -3,7 +3,7 @@ import type { CardExpiryReminderRepository, CurrentCard, SubscriptionFacts } fro
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import { CARD_GATEWAY_METHOD_PREFIX } from '../data-access/reconciliation-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
-import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import type { CardGatewayClient } from '../payments/providers/card-gateway/client';
 import { Pacer } from '../reconciliation/pacer';
@@ -178,9 +178,14 @@ export class CardExpiryReminders {
     };
 
     let settings = await this.deps.settings.current();
-    // Nothing is sent or recorded without the companion, or without a gateway to ask: said once a pass.
-    if (!settings.companion) {
-      log.warn('card_expiry_reminders_need_companion', { message: 'card expiry reminders are e-mailed by WooCommerce through the companion plugin, which this shop does not run; none were sent' });
+    // Nothing is sent or recorded without a companion that sends the e-mail (protocol 3), or without a gateway to ask: said once a pass.
+    if (!companionRunsDunning(settings)) {
+      log.warn('card_expiry_reminders_need_companion', {
+        companionVersion: settings.companionVersion,
+        message: settings.companion
+          ? 'the companion plugin in this shop is too old to send the payment method e-mail (version 3 or newer is needed); no card expiry reminders were sent'
+          : 'card expiry reminders are e-mailed by WooCommerce through the companion plugin, which this shop does not run; none were sent',
+      });
       return finish();
     }
     if (!this.deps.cardGatewayConfigured) {
@@ -228,7 +233,7 @@ export class CardExpiryReminders {
       if (!(await reminders.advance(this.holder, cursor, clock(), new Date(heldAt + HOLD_MS)))) return this.lost(summary);
       progress();
       settings = await this.deps.settings.current();
-      if (!settings.companion) {
+      if (!companionRunsDunning(settings)) {
         log.warn('card_expiry_reminders_need_companion', { message: 'the companion plugin is no longer heard from; the rest of this pass sends no card expiry reminders' });
         return finish();
       }

@@ -31,8 +31,9 @@ const setTime = (iso: string) => fakeTime.setSystemTime(new Date(iso));
 const later = (seconds: number) => fakeTime.tick(seconds * 1000);
 
 const q = async (sql: string, values: unknown[] = [], db = shop.db) => (await db.query(sql, values))[0] as any[];
-const companion = (seen = Math.floor(Date.now() / 1000), db = shop) =>
-  setOption(db.db, db.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen }), 'no');
+/** The companion as it states itself; version 3 sends the payment method e-mail. */
+const companion = (seen = Math.floor(Date.now() / 1000), db = shop, version = 3) =>
+  setOption(db.db, db.prefix, 'shop_sidecar_companion', JSON.stringify({ version, seen }), 'no');
 
 function configOf(target: TestShop, env: Record<string, string> = {}) {
   return target.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, ...HUB_ENV, ...env });
@@ -308,24 +309,26 @@ test.serial('When another worker holds the pass, Then this one leaves it alone u
   t.like(await pass(), { pass: 'finished', sent: 1 }, 'a hold that ran out is taken over');
 });
 
-test.serial('When the shop has no companion plugin, Then nothing is sent or recorded and the pass says so once', async (t) => {
-  setTime('2027-04-10T08:00:00Z');
-  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_no_companion' });
-  await companion(Math.floor(Date.now() / 1000) - 10 * 86400);
-  try {
-    const lines: { level: string; event: string }[] = [];
-    const keep = (level: string) => (event: string) => { lines.push({ level, event }); };
-    const reminders = remindersWith({ log: { info: keep('info'), warn: keep('warn'), error: keep('error') } });
-    t.like(await reminders.execute(), { pass: 'finished', asked: 0, sent: 0 });
-    t.like(await reminders.execute(), { pass: 'not_due' });
-    t.deepEqual(lines.filter((line) => line.level !== 'info'), [{ level: 'warn', event: 'card_expiry_reminders_need_companion' }]);
-    t.deepEqual(await changesOf(subscriptionId), []);
-    t.deepEqual(await remindersOf(subscriptionId), []);
-    t.deepEqual(methodReads(), []);
-  } finally {
-    await companion();
-  }
-});
+for (const [what, stated] of [['no companion plugin (not heard from for 10 days)', { seenDaysAgo: 10, version: 3 }], ['a companion too old for the e-mail (version 2)', { seenDaysAgo: 0, version: 2 }]] as const) {
+  test.serial(`When the shop has ${what}, Then nothing is sent or recorded and the pass says so once`, async (t) => {
+    setTime('2027-04-10T08:00:00Z');
+    const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: `ca_companion_${stated.version}` });
+    await companion(Math.floor(Date.now() / 1000) - stated.seenDaysAgo * 86400, shop, stated.version);
+    try {
+      const lines: { level: string; event: string }[] = [];
+      const keep = (level: string) => (event: string) => { lines.push({ level, event }); };
+      const reminders = remindersWith({ log: { info: keep('info'), warn: keep('warn'), error: keep('error') } });
+      t.like(await reminders.execute(), { pass: 'finished', asked: 0, sent: 0 });
+      t.like(await reminders.execute(), { pass: 'not_due' });
+      t.deepEqual(lines.filter((line) => line.level !== 'info'), [{ level: 'warn', event: 'card_expiry_reminders_need_companion' }]);
+      t.deepEqual(await changesOf(subscriptionId), []);
+      t.deepEqual(await remindersOf(subscriptionId), []);
+      t.deepEqual(methodReads(), []);
+    } finally {
+      await companion();
+    }
+  });
+}
 
 test.serial('When CARD_EXPIRY_REMINDER_DAYS is 0, Then there are no reminders', async (t) => {
   setTime('2027-04-10T08:00:00Z');
