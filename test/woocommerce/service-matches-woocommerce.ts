@@ -598,6 +598,23 @@ export const DUNNING_NOTE = /^(Payment failed: |No payment retry scheduled|The "
 
 /** The companion's e-mail asking the customer for a new payment method: sent for the service's dunning only. */
 export const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
+const DUNNING_EMAIL_NOTE = /^The "Payment method needed" e-mail /;
+
+/**
+ * What WooCommerce recorded, without the dunning e-mail and the note_added hook of the note the companion
+ * adds after it (the note itself is one of the DUNNING_NOTE notes left out). Every note_added hook looks the
+ * same once compared, so the last ones go.
+ */
+function withoutDunningMail(snapshot: OrderSnapshot): OrderSnapshot['recorded'] {
+  let notes = snapshot.notes.filter((note) => DUNNING_EMAIL_NOTE.test(note.content)).length;
+  const kept: OrderSnapshot['recorded'] = [];
+  for (const event of [...snapshot.recorded].reverse()) {
+    if (event.kind === 'mail' && event.name === DUNNING_EMAIL) continue;
+    if (notes > 0 && event.kind === 'hook' && event.name === 'woocommerce_order_note_added') { notes -= 1; continue; }
+    kept.unshift(event);
+  }
+  return kept;
+}
 
 const REFUND_HOOKS = ['woocommerce_order_refunded', 'woocommerce_refund_created'];
 
@@ -637,7 +654,7 @@ export function comparable(snapshot: OrderSnapshot, placeholders: Map<number, st
     ...snapshot,
     // A refund is a row of its own, numbered as it comes; which refund it was is what the hook says. The
     // e-mail asking for a new payment method is the service's dunning, which the twin does not run.
-    recorded: snapshot.recorded.filter((event) => !(event.kind === 'mail' && event.name === DUNNING_EMAIL)).map((event) => (REFUND_HOOKS.includes(event.name)
+    recorded: withoutDunningMail(snapshot).map((event) => (REFUND_HOOKS.includes(event.name)
       ? { ...event, detail: { ...event.detail, args: event.detail.args?.map((arg, index) => (index === (event.name === 'woocommerce_refund_created' ? 0 : 1) ? 'refund' : arg)) } }
       : event)),
     notes: snapshot.notes.filter((note) => !DUNNING_NOTE.test(note.content)),
