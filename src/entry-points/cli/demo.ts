@@ -120,6 +120,8 @@ function printRequests(base: string, key: string, secret: string, { samples, api
     `curl -sk -H 'Content-Type: application/json' -X POST '${base}/payment-hub/v1/webhook/card_gateway' -d '${signedDemoWebhook('wrong-secret')}'`,
     '# What the worker made of the webhooks',
     `DB_NAME=${dbName} npx payment-hub webhooks list`,
+    '# What dunning won back from failed renewals in the last 30 days (none has failed in the demo shop)',
+    `DB_NAME=${dbName} npx payment-hub dunning report`,
     '# The whole installation checked, configured from the demo shop\'s wp-config.php as an operator would (README: "Moving from the PHP plugins")',
     `WP_CONFIG_FILE=${path.relative(process.cwd(), demoWpConfig) || demoWpConfig} npx payment-hub doctor`,
     '',
