@@ -1,12 +1,9 @@
 import test from 'ava';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
-import { setOption } from '../../src/demo/woocommerce-schema';
-import { createShopDataSource } from '../../src/data-access/data-source';
-import { silentLogger } from '../../src/logger';
-import { startWorker, type RunningWorker } from '../../src/entry-points/worker/worker';
-import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
-import { openHub } from '../support/payment-hub-fixture';
+import type { RunningWorker } from '../../src/entry-points/worker/worker';
+import { FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
+import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { announceCompanion, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
 import { createTestShop, type TestShop } from '../support/test-shop';
 
 // Dunning by the decline's reason, through the worker as main.ts starts it (its dunning loop driven by
@@ -51,21 +48,10 @@ function env(extra: Record<string, string> = {}) {
 }
 
 /** One card-gateway webhook, stored and processed as the worker does it. */
-async function cardWebhook(event: CardGatewayDeliveryEvent) {
-  const delivery = cardGatewayDelivery(event, card.webhookSecret);
-  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), event.event_type, delivery.body);
-  if (stored.kind !== 'stored') throw new Error('not stored');
-  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
-  if (outcome.kind !== 'done') throw new Error(`not done: ${JSON.stringify(outcome)}`);
-  return outcome.status;
-}
+const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
 
-async function walletWebhook(event: MobileWalletDeliveryEvent) {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  const outcome = await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
-  if (outcome.kind !== 'handled') throw new Error(`not handled: ${JSON.stringify(outcome)}`);
-  return outcome.outcome.status;
-}
+/** A signed wallet delivery handled inside the request, as the API does it; its outcome. */
+const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
 
 let serial = 0;
 /** A renewal of its own customer whose card charge just failed with `error` / `errorState`. */
@@ -93,26 +79,14 @@ test.before(async () => {
   await Promise.all([card.start(), wallet.start()]);
   hub = await openHub(env(), clock);
   await hub.registrations.add({ registrationId: 'reg-reason', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.agreement-activated.v1'], secret: WALLET_SECRET });
-  const config = env();
-  const dataSource = createShopDataSource(config.db, 4);
-  await dataSource.initialize();
-  const slow = 3_600_000;
-  worker = await startWorker({
-    config, dataSource, log: silentLogger, clock,
-    sweepIntervalMs: slow, dunningIntervalMs: slow, customerIndexIntervalMs: slow, pauseEndsIntervalMs: slow, handOverIntervalMs: slow, changesPruneIntervalMs: slow,
-  });
+  worker = await startPacedWorker(env(), clock);
 });
 
 /**
  * With the companion, WooCommerce fails the order and holds the subscription when it applies the hand-over,
  * which no WordPress runs here; the e-mails' test has it, the others write the shop's rows directly.
  */
-async function companion(present: boolean) {
-  if (present) await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
-  else await q(`DELETE FROM ${shop.prefix}options WHERE option_name = 'shop_sidecar_companion'`);
-  // The settings are read at most once a second.
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-}
+const companion = (present: boolean) => announceCompanion(shop, present);
 
 test.after.always(async () => {
   await worker?.stop();

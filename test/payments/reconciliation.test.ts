@@ -2,13 +2,10 @@ import test from 'ava';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import { ConfigError, loadConfig } from '../../src/config';
 import { ReconcileSchedule } from '../../src/reconciliation';
-import { setOption } from '../../src/demo/woocommerce-schema';
-import { createShopDataSource } from '../../src/data-access/data-source';
-import { silentLogger } from '../../src/logger';
-import { startWorker, type RunningWorker } from '../../src/entry-points/worker/worker';
-import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
-import { openHub } from '../support/payment-hub-fixture';
+import type { RunningWorker } from '../../src/entry-points/worker/worker';
+import { FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
+import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { announceCompanion, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi, type TestShop } from '../support/test-shop';
 import { request } from '../support/http-client';
 import { parsePrometheusText, series, total } from '../support/prometheus-text';
@@ -53,41 +50,15 @@ function env(extra: Record<string, string> = {}) {
 }
 
 /** The worker as main.ts starts it, its own loops slowed down so that only `tick()` (with the pinned clock) acts. */
-async function startQuietWorker(): Promise<RunningWorker> {
-  const config = env();
-  const dataSource = createShopDataSource(config.db, 4);
-  await dataSource.initialize();
-  const slow = 3_600_000;
-  return startWorker({
-    config, dataSource, log: silentLogger, clock,
-    sweepIntervalMs: slow, dunningIntervalMs: slow, customerIndexIntervalMs: slow, pauseEndsIntervalMs: slow, handOverIntervalMs: slow, changesPruneIntervalMs: slow,
-  });
-}
+const startQuietWorker = () => startPacedWorker(env(), clock);
 
 /** A card-gateway webhook stored and processed as the worker does it; its outcome. */
-async function cardWebhook(event: CardGatewayDeliveryEvent) {
-  const delivery = cardGatewayDelivery(event, card.webhookSecret);
-  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), event.event_type, delivery.body);
-  if (stored.kind !== 'stored') throw new Error('not stored');
-  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
-  if (outcome.kind !== 'done') throw new Error(`not done: ${JSON.stringify(outcome)}`);
-  return outcome.status;
-}
+const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
 
 /** A signed wallet delivery handled inside the request, as the API does it; its outcome. */
-async function walletWebhook(event: MobileWalletDeliveryEvent) {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  const outcome = await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
-  if (outcome.kind !== 'handled') throw new Error(`not handled: ${JSON.stringify(outcome)}`);
-  return outcome.outcome.status;
-}
+const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
 
-async function companion(present: boolean) {
-  if (present) await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 1, seen: Math.floor(Date.now() / 1000) }), 'no');
-  else await q(`DELETE FROM ${shop.prefix}options WHERE option_name = 'shop_sidecar_companion'`);
-  // The settings are read at most once a second.
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-}
+const companion = (present: boolean) => announceCompanion(shop, present, 1);
 
 /**
  * What an order shows, with what differs between two orders by nature (their handles and charge ids, and

@@ -4,6 +4,10 @@ import { createShopDataSource } from '../../src/data-access/data-source';
 import { silentLogger } from '../../src/logger';
 import { startWorker, type RunningWorker } from '../../src/entry-points/worker/worker';
 import type { DataSource } from 'typeorm';
+import type { Pool } from 'mysql2/promise';
+import { setOption } from '../../src/demo/woocommerce-schema';
+import { cardGatewayDelivery, type CardGatewayDeliveryEvent } from './fake-card-gateway';
+import { mobileWalletDelivery, type MobileWalletDeliveryEvent } from './fake-mobile-wallet';
 
 /** Polls until `check` returns a truthy value, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
@@ -46,4 +50,40 @@ export async function openHub(config: Config, clock: () => Date): Promise<Paymen
       await dataSource.destroy();
     },
   });
+}
+
+/** One card-gateway event, signed, stored and processed as the worker does it; the outcome's status (PROCESSED, SKIPPED...). */
+export async function processCardGatewayEvent(hub: PaymentHub, event: CardGatewayDeliveryEvent, secret: string): Promise<string> {
+  const delivery = cardGatewayDelivery(event, secret);
+  const stored = await hub.webhooks.insertPending('card_gateway', String(delivery.payload.event_id), event.event_type, delivery.body);
+  if (stored.kind !== 'stored') throw new Error('not stored');
+  const outcome = await hub.processCardGatewayWebhook.execute(stored.id);
+  if (outcome.kind !== 'done') throw new Error(`not done: ${JSON.stringify(outcome)}`);
+  return outcome.status;
+}
+
+/** One signed mobile-wallet delivery, handled inside the request as the API does it; the outcome's status. */
+export async function handleWalletEvent(hub: PaymentHub, event: MobileWalletDeliveryEvent, signing: { secret: string; url: string }): Promise<string> {
+  const delivery = mobileWalletDelivery(event, signing);
+  const outcome = await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
+  if (outcome.kind !== 'handled') throw new Error(`not handled: ${JSON.stringify(outcome)}`);
+  return outcome.outcome.status;
+}
+
+/** The worker as main.ts starts it, its own loops slowed down so that only `tick()` (with the pinned clock) acts. */
+export async function startPacedWorker(config: Config, clock: () => Date): Promise<RunningWorker> {
+  const dataSource = createShopDataSource(config.db, 4);
+  await dataSource.initialize();
+  const slow = 3_600_000;
+  return startWorker({
+    config, dataSource, log: silentLogger, clock,
+    sweepIntervalMs: slow, dunningIntervalMs: slow, customerIndexIntervalMs: slow, pauseEndsIntervalMs: slow, handOverIntervalMs: slow, changesPruneIntervalMs: slow,
+  });
+}
+
+/** The companion plugin heard from at `version` (or gone); the service re-reads the shop's settings after a second. */
+export async function announceCompanion(shop: { db: Pool; prefix: string }, present: boolean, version = 3): Promise<void> {
+  if (present) await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version, seen: Math.floor(Date.now() / 1000) }), 'no');
+  else await shop.db.query(`DELETE FROM ${shop.prefix}options WHERE option_name = 'shop_sidecar_companion'`);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
 }
