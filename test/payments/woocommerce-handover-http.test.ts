@@ -23,7 +23,7 @@ test.before(async () => {
   shop = await createTestShop('handover_http', { hpos: false });
   card = new FakeCardGateway();
   await card.start();
-  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 2, seen: Math.floor(Date.now() / 1000) }), 'no');
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
 });
 
 test.after.always(async () => {
@@ -154,7 +154,7 @@ test.serial('payment-hub woocommerce status shows the lag and whether WordPress 
     const status = await cli(['woocommerce', 'status', '--json'], env);
     t.is(status.code, 0, status.stderr);
     const shown = JSON.parse(status.stdout);
-    t.like(shown, { mode: 'companion', changes_waiting: 1, route: 'applied', companion_version: 2, route_message: null });
+    t.like(shown, { mode: 'companion', changes_waiting: 1, route: 'applied', companion_version: 3, route_message: null });
     t.true(shown.handover_lag_seconds >= 40, `lag ${shown.handover_lag_seconds}`);
     t.deepEqual(wordpress.received.map((received) => received.ids), [[]], 'the check hands nothing over');
 
@@ -184,7 +184,7 @@ test.serial('When WordPress is served over HTTPS with a private certificate auth
     t.regex(JSON.parse(untrusted.stdout).route_message, /SELF_SIGNED|certificate/i);
     const trusted = await cli(['woocommerce', 'status', '--json'], { ...env, NODE_EXTRA_CA_CERTS: tls.certFile });
     t.is(trusted.code, 0, trusted.stderr);
-    t.like(JSON.parse(trusted.stdout), { route: 'applied', companion_version: 2 });
+    t.like(JSON.parse(trusted.stdout), { route: 'applied', companion_version: 3 });
   } finally {
     await wordpress.stop();
   }
@@ -202,7 +202,7 @@ test.serial('When WordPress runs an older companion (version 1, no hand-over rou
     t.deepEqual(wordpress.received, []);
     t.deepEqual((await changesOf(orderId)).map((change) => change.status), ['pending'], 'left to Action Scheduler');
   } finally {
-    await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 2, seen: Math.floor(Date.now() / 1000) }), 'no');
+    await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
     await hub.close();
     await wordpress.stop();
   }
