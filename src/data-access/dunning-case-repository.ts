@@ -75,6 +75,8 @@ export class DunningCaseRepository {
   private readonly openOfSubscriptionStatement: PreparedStatement<'subscriptionId'>;
   /** Open cases whose deadline is at or before `until`, soonest first (the status and deadline index). */
   private readonly deadlineBy: PreparedStatement<'until'>;
+  /** The same, of those whose customer was asked and not yet reminded. */
+  private readonly reminderBy: PreparedStatement<'until'>;
   private readonly recordAttemptSql: string;
   private readonly chargesSince: PreparedStatement<'methodKey' | 'since'>;
 
@@ -105,6 +107,8 @@ export class DunningCaseRepository {
       .where("c.subscriptionId = :subscriptionId AND c.status = 'OPEN'").orderBy('c.id').setParameters(s));
     this.deadlineBy = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
       .where("c.status = 'OPEN' AND c.deadlineAt <= :until").orderBy('c.deadlineAt').setParameters(s));
+    this.reminderBy = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
+      .where("c.status = 'OPEN' AND c.deadlineAt <= :until AND c.customerRemindedAt IS NULL AND c.customerAskedAt IS NOT NULL").orderBy('c.deadlineAt').setParameters(s));
 
     const attempts = sqlNames(dataSource, ChargeAttempt);
     const a = attempts.column;
@@ -170,6 +174,13 @@ export class DunningCaseRepository {
   /** Open cases whose deadline is at or before `until`. */
   async deadlineWithin(until: Date, limit: number): Promise<DunningCaseRecord[]> {
     const { sql, values } = page(this.deadlineBy.with({ until: gmtDateTimeMs(until) }), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map(toCase);
+  }
+
+  /** Open cases whose deadline is at or before `until` and whose customer is still to be reminded. */
+  async reminderWithin(until: Date, limit: number): Promise<DunningCaseRecord[]> {
+    const { sql, values } = page(this.reminderBy.with({ until: gmtDateTimeMs(until) }), limit);
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
     return rows.map(toCase);
   }

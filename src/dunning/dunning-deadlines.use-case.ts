@@ -8,8 +8,9 @@ import type { Logger } from '../logger';
 import { parseGmtDateTime } from '../shop/shop-time';
 
 const DAY_MS = 86_400_000;
-/** Cases handled per pass: the pass runs every few seconds, so a backlog drains quickly without one long transaction. */
+/** Cases handled per pass, each in its own short transaction; a backlog drains over the next passes. */
 const BATCH = 50;
+const PASS_SPACING_MS = 60_000;
 
 export interface DeadlineSummary {
   reminded: number;
@@ -34,18 +35,22 @@ export class DunningDeadlines {
     clock: () => Date;
   }) {}
 
+  /** When the last pass ran: deadlines are days apart, so a pass a minute is prompt enough and costs the shop nothing. */
+  private lastPassAt = -Infinity;
+
   async execute(): Promise<DeadlineSummary> {
     const summary: DeadlineSummary = { reminded: 0, lost: 0 };
     const now = this.deps.clock();
+    if (now.getTime() - this.lastPassAt < PASS_SPACING_MS) return summary;
+    this.lastPassAt = now.getTime();
+    for (const due of await this.deps.cases.deadlineWithin(now, BATCH)) {
+      if (await this.end(due, now)) summary.lost += 1;
+    }
     const reminderMs = this.deps.config.reminderDays * DAY_MS;
-    for (const due of await this.deps.cases.deadlineWithin(new Date(now.getTime() + reminderMs), BATCH)) {
+    if (reminderMs <= 0) return summary;
+    for (const due of await this.deps.cases.reminderWithin(new Date(now.getTime() + reminderMs), BATCH)) {
       const deadline = parseGmtDateTime(due.deadlineAt);
-      if (!deadline) continue;
-      if (deadline.getTime() <= now.getTime()) {
-        if (await this.end(due, now)) summary.lost += 1;
-      } else if (!due.customerRemindedAt && reminderMs > 0) {
-        if (await this.remind(due, deadline, now)) summary.reminded += 1;
-      }
+      if (deadline && deadline.getTime() > now.getTime() && await this.remind(due, deadline, now)) summary.reminded += 1;
     }
     return summary;
   }
