@@ -517,15 +517,16 @@ test.serial('retries list shows the dunning attempts, filtered by status', async
   t.is(json.code, 0, json.stderr);
   const retries = JSON.parse(json.stdout);
   t.deepEqual(retries.map((r: { order_id: number; attempt: number }) => [r.order_id, r.attempt]), [[802, 1], [801, 2]]);
-  t.deepEqual(Object.keys(retries[0]), ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'status', 'scheduled_at', 'idempotency_key', 'result']);
+  t.deepEqual(Object.keys(retries[0]), ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'plan', 'status', 'scheduled_at', 'idempotency_key', 'result']);
+  t.is(retries[0].plan, 'soft', 'an attempt planned before plans existed is on the dunning plan');
   t.is(retries[0].idempotency_key, 'retry-802-1');
 
   const human = await cli(['retries', 'list']);
   t.is(human.code, 0, human.stderr);
   const lines = human.stdout.trimEnd().split('\n');
-  t.regex(lines[0], /^\s*ID\s+ORDER\s+SUBSCRIPTION\s+PAYMENT\s+ATTEMPT\s+STATUS\s+SCHEDULED \(UTC\)\s+RESULT$/);
+  t.regex(lines[0], /^\s*ID\s+ORDER\s+SUBSCRIPTION\s+PAYMENT\s+ATTEMPT\s+PLAN\s+STATUS\s+SCHEDULED \(UTC\)\s+RESULT$/);
   t.is(lines.length, 4);
-  t.regex(lines[1], /801\s+900\s+1\s+1\s+FAILED\s+2026-04-01 12:00:00\.000$/);
+  t.regex(lines[1], /801\s+900\s+1\s+1\s+soft\s+FAILED\s+2026-04-01 12:00:00\.000$/);
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -37,12 +37,13 @@ export const RETRY_LIST: FieldSet<RetryRecord> = {
     { name: 'subscription_id', header: 'SUBSCRIPTION', align: 'right', value: (r) => r.subscriptionId },
     { name: 'payment_id', header: 'PAYMENT', align: 'right', value: (r) => r.paymentId },
     { name: 'attempt', header: 'ATTEMPT', align: 'right', value: (r) => r.attempt },
+    { name: 'plan', header: 'PLAN', value: (r) => r.plan },
     { name: 'status', header: 'STATUS', value: (r) => r.status },
     { name: 'scheduled_at', header: 'SCHEDULED (UTC)', value: (r) => r.scheduledAt },
     { name: 'idempotency_key', header: 'IDEMPOTENCY KEY', value: (r) => r.idempotencyKey },
     { name: 'result', header: 'RESULT', maxWidth: 60, value: (r) => r.result },
   ],
-  tableDefault: ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'status', 'scheduled_at', 'result'],
+  tableDefault: ['id', 'order_id', 'subscription_id', 'payment_id', 'attempt', 'plan', 'status', 'scheduled_at', 'result'],
 };
 
 export function paymentCommands(y: Argv): Argv {
