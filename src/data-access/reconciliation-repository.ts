@@ -44,6 +44,27 @@ export interface AgreementTarget {
   updatedAt: Date;
 }
 
+/** What the schedule already holds for a ref: when its item opened (or last changed), and its status. */
+export interface ScheduledItem {
+  openedAt: Date;
+  status: ReconcileItemStatus;
+}
+
+/** A row discovery read, with the item the schedule already has for it (null: none). */
+export type Seen<T> = T & { item: ScheduledItem | null };
+
+/** A WooCommerce order discovery read among those changed since its mark. */
+export interface ChangedOrder {
+  id: number;
+  /** When it last changed (GMT): the column the scan goes along, and the item's opening. */
+  modifiedAt: Date;
+  /**
+   * Whether it is to be put on the schedule: awaiting the card gateway (see `ordersAwaitingGateway`), created
+   * since the floor, and with no item that opened at or after this change.
+   */
+  wanted: boolean;
+}
+
 export interface OrderCandidate {
   id: number;
   /** When the order last changed (GMT). */
@@ -68,6 +89,10 @@ export function agreementIsOpen(status: AgreementStatus): boolean {
 /** The card gateway's WooCommerce gateways are all `reepay_...` (reepay_checkout, reepay_mobilepay, ...). */
 export const CARD_GATEWAY_METHOD_PREFIX = 'reepay';
 export const AWAITING_STATUSES = ['pending', 'on-hold'];
+
+/** The item joined to a row discovery read (`itemOpenedAt`, `itemStatus`), or null when it has none. */
+const scheduled = (row: RowDataPacket): ScheduledItem | null => (row.itemStatus === null || row.itemStatus === undefined
+  ? null : { openedAt: parseGmtDateTime(row.itemOpenedAt)!, status: row.itemStatus });
 
 const toItem = (row: RowDataPacket): ReconcileItemRecord => ({
   id: Number(row.id),
@@ -112,6 +137,44 @@ function awaitingGateway(dataSource: DataSource) {
   };
 }
 
+/**
+ * Discovery of WooCommerce orders: those changed since the mark (`since`, `afterId`) in the order of their
+ * change, each with whether it is to be put on the schedule (`wanted`), so that the scan's position moves past
+ * every row it read and an order already on the schedule since its last change costs no write. On HPOS the scan
+ * goes along WooCommerce's `date_updated` index; on posts storage, where WooCommerce indexes no modified date,
+ * along its `type_status_date` index over the pending and on-hold orders since the floor, taking only those
+ * modified since the mark. The caller adds the page's limit.
+ */
+function changedOrderStatements(dataSource: DataSource) {
+  const query = () => dataSource.createQueryBuilder();
+  const parameters = {
+    ...slots('since', 'afterId', 'floorGmt', 'floorLocal'),
+    statuses: AWAITING_STATUSES.map((status) => `wc-${status}`), method: `${CARD_GATEWAY_METHOD_PREFIX}%`,
+  };
+  const noPayment = (orderId: string) => `NOT EXISTS (${query().select('1').from(Payment, 'y').where(`y.orderId = ${orderId}`).getQuery()})`;
+  // First, as it is the cheapest: one look in the items' unique (kind, ref_id) index.
+  const unscheduled = (orderId: string, modified: string) => `NOT EXISTS (${query().select('1').from(ReconcileItem, 'i')
+    .where(`i.kind = 'order' AND i.refId = ${orderId} AND i.openedAt >= ${modified}`).getQuery()})`;
+  const hposHandle = query().select('1').from(HposOrderMeta, 'm').where("m.orderId = o.id AND m.key = '_reepay_order'");
+  const hpos = query().select('o.id', 'id').addSelect('o.dateUpdatedGmt', 'modified')
+    .addSelect(`(o.type = 'shop_order' AND o.status IN (:statuses) AND o.dateCreatedGmt >= :floorGmt AND ${unscheduled('o.id', 'o.dateUpdatedGmt')}
+      AND ${noPayment('o.id')} AND (o.paymentMethod LIKE :method OR EXISTS (${hposHandle.getQuery()})))`, 'wanted')
+    .from(HposOrder, 'o')
+    .where('o.dateUpdatedGmt >= :since AND (o.dateUpdatedGmt > :since OR o.id > :afterId)')
+    .orderBy('o.dateUpdatedGmt').addOrderBy('o.id').setParameters(parameters);
+  const legacyGateway = query().select('1').from(PostMeta, 'm')
+    .where("m.postId = p.id AND ((m.key = '_payment_method' AND m.value LIKE :method) OR m.key = '_reepay_order')");
+  // The order's local date is the index's column: a day earlier covers any zone; the GMT date then decides.
+  const legacy = query().select('p.id', 'id').addSelect('p.modifiedGmt', 'modified')
+    .addSelect(`(p.dateGmt >= :floorGmt AND ${unscheduled('p.id', 'p.modifiedGmt')} AND ${noPayment('p.id')} AND EXISTS (${legacyGateway.getQuery()}))`, 'wanted')
+    .from(Post, 'p')
+    .where("p.type = 'shop_order' AND p.status IN (:statuses) AND p.dateLocal >= :floorLocal")
+    .andWhere('p.modifiedGmt >= :since AND (p.modifiedGmt > :since OR p.id > :afterId)')
+    .orderBy('p.modifiedGmt').addOrderBy('p.id').setParameters(parameters);
+  type Names = 'since' | 'afterId' | 'floorGmt' | 'floorLocal';
+  return { hpos: PreparedStatement.from<Names>(hpos), legacy: PreparedStatement.from<Names>(legacy) };
+}
+
 /** The reads of payments and agreements, as their targets: a payment with its agreement and whether a retry is planned. */
 function targetReads(dataSource: DataSource) {
   const query = () => dataSource.createQueryBuilder();
@@ -131,17 +194,21 @@ function targetReads(dataSource: DataSource) {
     .addSelect('a.customerHandle', 'customerHandle').addSelect('a.updatedAt', 'updatedAt')
     .from(Agreement, 'a');
   const openAgreements = () => agreements().where("a.status IN ('PENDING', 'ACTIVE')").orderBy('a.id');
+  // The item the schedule has for the row, through the items' unique (kind, ref_id) index.
+  const withItem = (builder: ReturnType<typeof query>, kind: ReconcileKind, alias: string) => builder
+    .leftJoin(ReconcileItem, 'i', `i.kind = '${kind}' AND i.refId = ${alias}.id`)
+    .addSelect('i.openedAt', 'itemOpenedAt').addSelect('i.status', 'itemStatus');
   const orderAgreements = query().select('y.agreementId').from(Payment, 'y').where('y.orderId = :orderId AND y.agreementId IS NOT NULL');
   return {
     payment: PreparedStatement.from<'id'>(payments().where('p.id = :id').setParameters(slots('id'))),
-    changedPayments: PreparedStatement.from<'since' | 'afterId'>(payments()
+    changedPayments: PreparedStatement.from<'since' | 'afterId'>(withItem(payments(), 'payment', 'p')
       .where('(p.updatedAt > :since OR (p.updatedAt = :since AND p.id > :afterId))').orderBy('p.updatedAt').addOrderBy('p.id')
       .setParameters(slots('since', 'afterId'))),
     openPayments: PreparedStatement.from<never>(payments().where(openPayment).orderBy('p.id')),
     openPaymentsOf: PreparedStatement.from<'orderId'>(payments().where(`p.orderId = :orderId AND ${openPayment}`).orderBy('p.id')
       .setParameters(slots('orderId'))),
     agreement: PreparedStatement.from<'id'>(agreements().where('a.id = :id').setParameters(slots('id'))),
-    changedAgreements: PreparedStatement.from<'since' | 'afterId'>(agreements()
+    changedAgreements: PreparedStatement.from<'since' | 'afterId'>(withItem(agreements(), 'agreement', 'a')
       .where('(a.updatedAt > :since OR (a.updatedAt = :since AND a.id > :afterId))').orderBy('a.updatedAt').addOrderBy('a.id')
       .setParameters(slots('since', 'afterId'))),
     openAgreements: PreparedStatement.from<never>(openAgreements()),
@@ -216,12 +283,14 @@ export class ReconciliationRepository {
   private readonly schedule: ReturnType<typeof scheduleStatements>;
   private readonly reads: ReturnType<typeof targetReads>;
   private readonly awaiting: ReturnType<typeof awaitingGateway>;
+  private readonly changedOrderReads: ReturnType<typeof changedOrderStatements>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     this.schedule = scheduleStatements(dataSource);
     this.reads = targetReads(dataSource);
     this.awaiting = awaitingGateway(dataSource);
+    this.changedOrderReads = changedOrderStatements(dataSource);
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -259,13 +328,28 @@ export class ReconciliationRepository {
     return rows.length ? this.toAgreement(rows[0]) : null;
   }
 
-  /** Payments changed after (`since`, `afterId`) in the order of their change, through the `updatedAt` index. */
-  async changedPayments(since: string, afterId: number, limit: number): Promise<PaymentTarget[]> {
-    return (await this.rows(page(this.reads.changedPayments.with({ since, afterId }), limit))).map((row) => this.toPayment(row));
+  /**
+   * Payments changed after (`since`, `afterId`) in the order of their change, through the `updatedAt` index,
+   * each with the item the schedule has for it.
+   */
+  async changedPayments(since: string, afterId: number, limit: number): Promise<Seen<PaymentTarget>[]> {
+    return (await this.rows(page(this.reads.changedPayments.with({ since, afterId }), limit))).map((row) => ({ ...this.toPayment(row), item: scheduled(row) }));
   }
 
-  async changedAgreements(since: string, afterId: number, limit: number): Promise<AgreementTarget[]> {
-    return (await this.rows(page(this.reads.changedAgreements.with({ since, afterId }), limit))).map((row) => this.toAgreement(row));
+  async changedAgreements(since: string, afterId: number, limit: number): Promise<Seen<AgreementTarget>[]> {
+    return (await this.rows(page(this.reads.changedAgreements.with({ since, afterId }), limit))).map((row) => ({ ...this.toAgreement(row), item: scheduled(row) }));
+  }
+
+  /**
+   * WooCommerce orders of the authoritative store changed after (`since`, `afterId`), in the order of their
+   * change, each with whether it is to be put on the schedule (created since `floor`, awaiting the card
+   * gateway, not on the schedule since this change).
+   */
+  async changedOrders(settings: ShopSettings, since: string, afterId: number, floor: Date, limit: number): Promise<ChangedOrder[]> {
+    const statement = this.changedOrderReads[settings.hpos ? 'hpos' : 'legacy'];
+    const floorLocal = gmtDateTime(new Date(floor.getTime() - 86_400_000));
+    const rows = await this.rows(page(statement.with({ since, afterId, floorGmt: gmtDateTime(floor), floorLocal }), limit));
+    return rows.map((row) => ({ id: Number(row.id), modifiedAt: parseGmtDateTime(row.modified) ?? new Date(0), wanted: Number(row.wanted) === 1 }));
   }
 
   /** Every open payment (of one order, or all): for the operator's `reconcile`. */
@@ -312,7 +396,7 @@ export class ReconciliationRepository {
     return { at, id: Number(id) || 0 };
   }
 
-  /** Moves the mark forward only (two workers may look at once). */
+  /** Moves the mark forward only (two workers may look at once); the caller writes only a mark that moved. */
   async advanceWatermark(name: string, mark: { at: string; id: number }, now: Date): Promise<void> {
     await this.pool.query(this.schedule.advanceWatermarkSql, [name, `${mark.at}|${mark.id}`, gmtDateTimeMs(now)]);
   }

@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
 import {
   agreementIsOpen, AWAITING_STATUSES, CARD_GATEWAY_METHOD_PREFIX, paymentIsOpen,
-  type AgreementTarget, type PaymentTarget, type ReconcileItemRecord, type ReconcileMetrics, type ReconciliationRepository,
+  type AgreementTarget, type ChangedOrder, type PaymentTarget, type ScheduledItem, type Seen, type ReconcileItemRecord, type ReconcileMetrics, type ReconciliationRepository,
 } from '../data-access/reconciliation-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
@@ -285,52 +285,86 @@ export class Reconciler {
   // --------------------------------------------------------------------------------------------------------------
   // Finding what opened or changed
 
-  /** Puts what opened or changed since the last look on the schedule; closes what became final. Returns how many it (re)opened. */
+  /**
+   * Puts what opened or changed since the last look on the schedule; closes what became final. Returns how many
+   * it (re)opened. Each table is read from its mark on: payments and agreements along their `updated_at` index,
+   * WooCommerce orders along the authoritative store's (see `changedOrders`). A row whose item already opened at
+   * or after its last change, or a final one whose item is closed or that has none, writes nothing: a pass over
+   * what did not change writes no row, the marks included.
+   */
   async discover(now: Date): Promise<number> {
     const floor = new Date(now.getTime() - this.schedule.spanSeconds * 1000 - 86_400_000);
     let opened = 0;
-    const sweep = async <T extends { id: number; provider: Provider; updatedAt: Date }>(
-      name: 'payments' | 'agreements', kind: ReconcileKind, read: (since: string, afterId: number) => Promise<T[]>, isOpen: (row: T) => boolean,
-    ) => {
-      const mark = await this.repo.watermark(name);
-      const markAt = mark ? new Date(`${mark.at.replace(' ', 'T')}Z`).getTime() - DISCOVERY_OVERLAP_MS : floor.getTime();
-      let since = gmtDateTimeMs(new Date(Math.max(floor.getTime(), Number.isFinite(markAt) ? markAt : floor.getTime())));
-      let afterId = 0;
-      let seen: { at: string; id: number } | null = null;
-      for (let page = 0; page < DISCOVERY_MAX_PAGES; page += 1) {
-        const rows = await read(since, afterId);
-        const closed: number[] = [];
-        for (const row of rows) {
-          if (!isOpen(row) || !this.deps.configured.includes(row.provider)) {
-            closed.push(row.id);
-            continue;
-          }
-          await this.repo.open(kind, row.id, row.provider, row.updatedAt, this.schedule.first(row.updatedAt), now);
-          opened += 1;
-        }
-        await this.repo.closeRefs(kind, closed, now);
-        if (rows.length) {
-          const last = rows[rows.length - 1];
-          since = gmtDateTimeMs(last.updatedAt);
-          afterId = last.id;
-          seen = { at: since, id: afterId };
-        }
-        if (rows.length < DISCOVERY_PAGE) break;
-      }
-      if (seen) await this.repo.advanceWatermark(name, seen, now);
-    };
-    await sweep('payments', 'payment', (since, afterId) => this.repo.changedPayments(since, afterId, DISCOVERY_PAGE), (p) => paymentIsOpen(p.status, p.retryPlanned));
-    await sweep('agreements', 'agreement', (since, afterId) => this.repo.changedAgreements(since, afterId, DISCOVERY_PAGE), (a) => agreementIsOpen(a.status));
+    const payments = (rows: Seen<PaymentTarget>[]) => this.putOnSchedule('payment', rows, (p) => paymentIsOpen(p.status, p.retryPlanned), now);
+    const agreements = (rows: Seen<AgreementTarget>[]) => this.putOnSchedule('agreement', rows, (a) => agreementIsOpen(a.status), now);
+    opened += await this.sweep('payments', now, floor, (since, afterId) => this.repo.changedPayments(since, afterId, DISCOVERY_PAGE), (row) => row.updatedAt, payments);
+    opened += await this.sweep('agreements', now, floor, (since, afterId) => this.repo.changedAgreements(since, afterId, DISCOVERY_PAGE), (row) => row.updatedAt, agreements);
 
     if (this.deps.configured.includes('card_gateway') && now.getTime() - this.ordersLookedAt >= ORDER_DISCOVERY_INTERVAL_MS) {
       const settings = await this.deps.settings.current();
-      const orders = await this.repo.ordersAwaitingGateway(settings, floor, DISCOVERY_PAGE);
-      for (const order of orders) {
-        await this.repo.open('order', order.id, 'card_gateway', order.modifiedAt, this.schedule.first(order.modifiedAt), now);
-      }
-      opened += orders.length;
+      // Each store has its own mark: its scan goes along its own column.
+      opened += await this.sweep(settings.hpos ? 'orders_hpos' : 'orders_posts', now, floor,
+        (since, afterId) => this.repo.changedOrders(settings, since, afterId, floor, DISCOVERY_PAGE), (row) => row.modifiedAt,
+        async (rows: ChangedOrder[]) => {
+          let count = 0;
+          for (const order of rows) {
+            // `wanted` leaves out an order whose item opened at or after its last change, as well as any not awaiting the gateway.
+            if (!order.wanted) continue;
+            await this.repo.open('order', order.id, 'card_gateway', order.modifiedAt, this.schedule.first(order.modifiedAt), now);
+            count += 1;
+          }
+          return count;
+        });
       this.ordersLookedAt = now.getTime();
     }
+    return opened;
+  }
+
+  /** Open rows the schedule does not have since their last change are (re)opened; final ones whose item is not closed are closed. */
+  private async putOnSchedule<T extends { id: number; provider: Provider; updatedAt: Date; item: ScheduledItem | null }>(
+    kind: ReconcileKind, rows: T[], isOpen: (row: T) => boolean, now: Date,
+  ): Promise<number> {
+    const closed: number[] = [];
+    let opened = 0;
+    for (const row of rows) {
+      if (!isOpen(row) || !this.deps.configured.includes(row.provider)) {
+        if (row.item && row.item.status !== 'CLOSED') closed.push(row.id);
+        continue;
+      }
+      if (row.item && row.item.openedAt.getTime() >= row.updatedAt.getTime()) continue;
+      await this.repo.open(kind, row.id, row.provider, row.updatedAt, this.schedule.first(row.updatedAt), now);
+      opened += 1;
+    }
+    await this.repo.closeRefs(kind, closed, now);
+    return opened;
+  }
+
+  /**
+   * Reads a table from its mark on (less an overlap: a transaction stamps its rows before it commits), page by page
+   * in the order of the change, and hands each page to `handle`; the mark is written only when it moved.
+   */
+  private async sweep<T extends { id: number }>(
+    name: string, now: Date, floor: Date, read: (since: string, afterId: number) => Promise<T[]>, changedAt: (row: T) => Date,
+    handle: (rows: T[]) => Promise<number>,
+  ): Promise<number> {
+    const mark = await this.repo.watermark(name);
+    const markAt = mark ? new Date(`${mark.at.replace(' ', 'T')}Z`).getTime() - DISCOVERY_OVERLAP_MS : floor.getTime();
+    let since = gmtDateTimeMs(new Date(Math.max(floor.getTime(), Number.isFinite(markAt) ? markAt : floor.getTime())));
+    let afterId = 0;
+    let seen: { at: string; id: number } | null = null;
+    let opened = 0;
+    for (let page = 0; page < DISCOVERY_MAX_PAGES; page += 1) {
+      const rows = await read(since, afterId);
+      opened += await handle(rows);
+      if (rows.length) {
+        const last = rows[rows.length - 1];
+        since = gmtDateTimeMs(changedAt(last));
+        afterId = last.id;
+        seen = { at: since, id: afterId };
+      }
+      if (rows.length < DISCOVERY_PAGE) break;
+    }
+    if (seen && (!mark || seen.at > mark.at || (seen.at === mark.at && seen.id > mark.id))) await this.repo.advanceWatermark(name, seen, now);
     return opened;
   }
 
