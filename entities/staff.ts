@@ -86,6 +86,20 @@ export class CustomerContactIndexState {
   @Column({ type: 'bigint', unsigned: true, name: 'changed_after_id', default: 0 }) changedAfterId!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'sweep_cursor', default: 0 }) sweepCursor!: string;
   @Column({ type: 'datetime', precision: 3, name: 'refreshed_at', nullable: true }) refreshedAt!: string | null;
+  // The rolling sweep's pass (CUSTOMER_INDEX_SWEEP_SECONDS): when it started and ended, when its next batch may
+  // be read, the highest ID it covers, the orders counted in it at its start and read so far, the rows it read.
+  @Column({ type: 'datetime', precision: 3, name: 'sweep_started_at', nullable: true }) sweepStartedAt!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'sweep_finished_at', nullable: true }) sweepFinishedAt!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'sweep_due_at', nullable: true }) sweepDueAt!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_end_id', default: 0 }) sweepEndId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_orders', default: 0 }) sweepOrders!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_orders_read', default: 0 }) sweepOrdersRead!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_pass_rows', default: 0 }) sweepPassRows!: string;
+  // Running totals and the last whole pass, for /metrics.
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_passes', default: 0 }) sweepPasses!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_rows_read', default: 0 }) sweepRowsRead!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_last_pass_ms', default: 0 }) sweepLastPassMs!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'sweep_last_pass_rows', default: 0 }) sweepLastPassRows!: string;
 }
 
 /** A cancellation reason recorded on a subscription: a `cancellation_reason` post chosen by the customer. */

@@ -63,7 +63,14 @@ export interface Config {
   reconcile: ReconcileConfig;
   /** E-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
   cardExpiryReminders: CardExpiryReminderConfig;
+  /** The customer lookup's contact index (CUSTOMER_INDEX_*). */
+  customerIndex: CustomerIndexConfig;
   siteExtensions?: string;
+}
+
+export interface CustomerIndexConfig {
+  /** CUSTOMER_INDEX_SWEEP_SECONDS: a whole pass of the rolling sweep over the store takes this long, and starts at most this often; 0: no sweep. */
+  sweepSeconds: number;
 }
 
 export interface ReconcileConfig {
@@ -324,6 +331,7 @@ export function loadConfig(environment: Env = process.env): Config {
     workerStallSeconds: integer(env, 'WORKER_STALL_SECONDS', 60, 1, 86_400),
     reconcile,
     cardExpiryReminders: cardExpiryReminderConfig(env),
+    customerIndex: { sweepSeconds: integer(env, 'CUSTOMER_INDEX_SWEEP_SECONDS', 86_400, 0, 30 * 86_400) },
     siteExtensions,
     notices,
   };

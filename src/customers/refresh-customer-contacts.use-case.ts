@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import {
-  type ContactEntry, type ContactIndexState, type ContactSource, type CustomerContactIndex, type OrderStore,
+  type ContactEntry, type ContactIndexState, type ContactSource, type CustomerContactIndex, type OrderStore, type SweepState,
 } from '../data-access/customer-contact-index';
 import { HIDDEN_STATUSES } from '../data-access/order-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
@@ -13,19 +13,53 @@ const CHUNK = 2000;
 const RECENT_WINDOW_IDS = 5000;
 /** Changes are re-read this far back, so a write committed late (after newer ones were seen) is not missed. */
 const CHANGE_OVERLAP_MS = 120_000;
-/** Sources re-read per pass by the rolling sweep that catches what else changed (older edits, deletions). */
-const SWEEP_CHUNK = 2000;
+
+/** CUSTOMER_INDEX_SWEEP_SECONDS by default: the rolling sweep reads the whole store once a day. */
+export const DEFAULT_SWEEP_SECONDS = 86_400;
+/**
+ * The sweep reads a batch about this often: a batch is the orders counted at the pass's start times this over
+ * the pass's time (a 1,000,000-order store swept daily: 695 orders a minute), within the bounds below.
+ */
+export const SWEEP_BATCH_EVERY_SECONDS = 60;
+/** The smallest batch (a small store is read in a few batches a pass, not one order at a time) and the largest. */
+export const SWEEP_MIN_BATCH = 100;
+export const SWEEP_MAX_BATCH = 2000;
+/**
+ * A batch due longer ago than this (the worker was stopped, a statement was slow) is not made up for by reading
+ * faster: the pace goes on from now, and the pass ends that much later. Longer than the worker's loop (5 s), so
+ * the batches due between two runs of the loop are all read.
+ */
+export const SWEEP_CATCH_UP_MS = 15_000;
 
 export interface RefreshOptions {
   /** Wall time one call may spend (the first build of a large shop continues on later calls). Default 2 s. */
   budgetMs?: number;
+  /**
+   * CUSTOMER_INDEX_SWEEP_SECONDS: a whole pass of the rolling sweep over the store takes this long, its batches
+   * spread evenly over it and never read faster; a pass starts at most this often. 0: no sweep. Default a day.
+   */
+  sweepSeconds?: number;
+}
+
+/** How many orders the sweep reads in one batch when a pass over `orders` is to take `passMs`. */
+export function sweepBatchSize(orders: number, passMs: number): number {
+  const wanted = Math.ceil((orders * SWEEP_BATCH_EVERY_SECONDS * 1000) / Math.max(1, passMs));
+  return Math.min(SWEEP_MAX_BATCH, Math.max(SWEEP_MIN_BATCH, wanted));
 }
 
 /**
  * Keeps the customer lookup's contact index current from the authoritative store. The first run builds it
- * (resumable, in ID order). After that each run indexes new IDs (ID high-water mark), re-reads changed rows
- * (HPOS: the orders' update time as high-water mark; legacy: the newest IDs' modified dates), and sweeps one more
- * slice of the whole store, so older edits and deletions are caught too. Returns the index rows written or removed.
+ * (resumable, in ID order). After that each run indexes new IDs (ID high-water mark) and re-reads changed rows
+ * (HPOS: the orders' update time, through its index, as high-water mark; legacy: the newest IDs' modified dates),
+ * which is how an edit reaches the index within a run. Apart from that, a rolling sweep re-reads the whole store
+ * at the operator's pace (`sweepSeconds`), for what leaves no trace to follow: an order deleted for good, and in
+ * posts storage an edit to an order older than the newest RECENT_WINDOW_IDS. Returns the index rows written or removed.
+ *
+ * The sweep's pass counts the store's orders and subscriptions up to the highest ID at its start (one index entry
+ * each) and reads them in ID order, in batches sized and spaced so the pass takes `sweepSeconds`: a batch is read
+ * only once the time for it has come (`sweep.dueAt`), so by any moment of a pass it has read at most its share of
+ * the orders counted, and never catches up by reading faster. The next pass starts `sweepSeconds` after this one
+ * started. Where a pass stands, and the rows every pass read, are kept in the index's state row.
  */
 export class RefreshCustomerContacts {
   constructor(private readonly deps: {
@@ -43,7 +77,11 @@ export class RefreshCustomerContacts {
     const store: OrderStore = settings.hpos ? 'hpos' : 'legacy';
     const state = await this.deps.index.state(store);
     const apply = (sources: ContactSource[], range?: { after: number; upTo: number | null }) => this.apply(sources, settings.baseCountry, range);
-    const save = () => this.deps.index.saveState(state, now);
+    let saved = JSON.stringify(state);
+    const save = async () => {
+      await this.deps.index.saveState(state, now);
+      saved = JSON.stringify(state);
+    };
     let written = 0;
 
     if (!state.built) {
@@ -59,6 +97,8 @@ export class RefreshCustomerContacts {
         if (done) {
           state.built = true;
           state.sweepCursor = 0;
+          // The build has read the whole store: the sweep's first pass starts one pass time from now.
+          Object.assign(state.sweep, { startedAt: now.getTime(), finishedAt: now.getTime(), dueAt: null, endId: state.maxId });
           this.deps.log.info('customer_contacts_built', { store, maxId: state.maxId });
         }
         await save();
@@ -99,15 +139,46 @@ export class RefreshCustomerContacts {
     state.changedSince = newest;
     state.changedAfterId = 0;
 
-    // One slice of the rolling sweep.
-    if (!overBudget()) {
-      const sources = await this.deps.index.sourcesAfter(store, state.sweepCursor, SWEEP_CHUNK);
-      const done = sources.length < SWEEP_CHUNK;
+    const sweepSeconds = options.sweepSeconds ?? DEFAULT_SWEEP_SECONDS;
+    if (sweepSeconds > 0) written += await this.sweep(store, state, now.getTime(), sweepSeconds * 1000, settings.baseCountry, overBudget);
+    // Nothing written when nothing moved, so a shop at rest costs reads only.
+    if (JSON.stringify(state) !== saved) await save();
+    return written;
+  }
+
+  /** The batches of the rolling sweep that are due (see the class's comment); returns the index rows written or removed. */
+  private async sweep(store: OrderStore, state: ContactIndexState, nowMs: number, passMs: number, shopCountry: string, overBudget: () => boolean): Promise<number> {
+    const pass: SweepState = state.sweep;
+    let written = 0;
+    while (!overBudget()) {
+      if (pass.startedAt === null || pass.finishedAt !== null) {
+        // The next pass, once the last started a pass time ago (at once after a pass that took longer).
+        if (pass.startedAt !== null && nowMs < pass.startedAt + passMs) break;
+        const { count, lastId } = await this.deps.index.countSources(store, state.maxId);
+        Object.assign(pass, {
+          startedAt: nowMs, finishedAt: null, dueAt: nowMs, endId: lastId, orders: count, ordersRead: 0, passRows: count, rowsRead: pass.rowsRead + count,
+        });
+        state.sweepCursor = 0;
+      }
+      // As estimated, the last batch reads what is left; past the estimate (orders appeared below the pass's end) the pace stays.
+      const limit = pass.ordersRead < pass.orders ? Math.min(sweepBatchSize(pass.orders, passMs), pass.orders - pass.ordersRead) : sweepBatchSize(pass.orders, passMs);
+      // Its time: the last batch's plus this one's share of the pass, never further back than the catch-up allows.
+      const dueAt = Math.max((pass.dueAt ?? nowMs) + (pass.orders ? (passMs * limit) / pass.orders : 0), nowMs - SWEEP_CATCH_UP_MS);
+      if (dueAt > nowMs) break;
+      const { sources, rows } = await this.deps.index.sweepSources(store, state.sweepCursor, pass.endId, limit);
       const last = sources.length ? sources[sources.length - 1].id : state.sweepCursor;
-      written += await apply(sources, { after: state.sweepCursor, upTo: done ? null : last });
+      const done = sources.length < limit || last >= pass.endId;
+      const tally = { rows };
+      written += await this.apply(sources, shopCountry, { after: state.sweepCursor, upTo: done ? pass.endId : last }, tally);
+      Object.assign(pass, {
+        dueAt, ordersRead: pass.ordersRead + sources.length, passRows: pass.passRows + tally.rows, rowsRead: pass.rowsRead + tally.rows,
+      });
       state.sweepCursor = done ? 0 : last;
+      if (done) {
+        Object.assign(pass, { finishedAt: nowMs, passes: pass.passes + 1, lastPassMs: nowMs - pass.startedAt!, lastPassRows: pass.passRows });
+        this.deps.log.info('customer_index_sweep_pass', { store, orders: pass.ordersRead, rows: pass.passRows, seconds: Math.round(pass.lastPassMs / 1000) });
+      }
     }
-    await save();
     return written;
   }
 
@@ -143,7 +214,7 @@ export class RefreshCustomerContacts {
    * Brings the index in line with `sources`: visible ones written when they differ, hidden ones (drafts,
    * the bin) removed, and within `range` any index row whose source no longer exists removed too.
    */
-  private async apply(sources: ContactSource[], shopCountry: string, range?: { after: number; upTo: number | null }): Promise<number> {
+  private async apply(sources: ContactSource[], shopCountry: string, range?: { after: number; upTo: number | null }, tally?: { rows: number }): Promise<number> {
     const wanted = new Map<number, ContactEntry>();
     for (const source of sources) {
       if (HIDDEN_STATUSES.includes(source.status)) continue;
@@ -154,11 +225,14 @@ export class RefreshCustomerContacts {
       });
     }
     const existing = await this.deps.index.entriesByIds(sources.map((source) => source.id));
+    if (tally) tally.rows += existing.size;
     const toWrite = [...wanted.values()].filter((entry) => !sameEntry(existing.get(entry.orderId), entry));
     const toRemove = sources.filter((source) => !wanted.has(source.id) && existing.has(source.id)).map((source) => source.id);
     if (range) {
       const present = new Set(sources.map((source) => source.id));
-      for (const id of await this.deps.index.entryIdsInRange(range.after, range.upTo)) if (!present.has(id)) toRemove.push(id);
+      const indexed = await this.deps.index.entryIdsInRange(range.after, range.upTo);
+      if (tally) tally.rows += indexed.length;
+      for (const id of indexed) if (!present.has(id)) toRemove.push(id);
     }
     await this.deps.index.upsert(toWrite);
     await this.deps.index.remove(toRemove);

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import {
   CustomerContact, CustomerContactIndexState, HposOrder, HposOrderAddress, Post, PostMeta,
@@ -47,6 +47,43 @@ export interface ContactIndexState {
   changedSince: string | null;
   changedAfterId: number;
   sweepCursor: number;
+  /** The rolling sweep's pass under way, or the last one (see RefreshCustomerContacts). */
+  sweep: SweepState;
+}
+
+/** Where the rolling sweep stands in one store; times in epoch milliseconds. */
+export interface SweepState {
+  /** When the pass under way (or the last one) started; null before the first. */
+  startedAt: number | null;
+  /** When that pass ended; null while it is under way. */
+  finishedAt: number | null;
+  /** When the pass's next batch may be read. */
+  dueAt: number | null;
+  /** The highest ID the pass covers (newer ones are indexed as new IDs). */
+  endId: number;
+  /** Orders and subscriptions counted up to `endId` when the pass started: what it reads, and its pace. */
+  orders: number;
+  /** Of those, read so far. */
+  ordersRead: number;
+  /** Rows the pass has read so far. */
+  passRows: number;
+  /** Passes completed, and rows read by every pass (running totals). */
+  passes: number;
+  rowsRead: number;
+  /** The last whole pass: how long it took and the rows it read. */
+  lastPassMs: number;
+  lastPassRows: number;
+}
+
+/** The sweep's figures of one store, for /metrics. */
+export interface SweepFigures extends SweepState {
+  store: OrderStore;
+}
+
+/** Sources read by the sweep, and the rows of the shop's tables that made them (see `sweepSources`). */
+export interface SweptSources {
+  sources: ContactSource[];
+  rows: number;
 }
 
 export type ContactKey = { email: string } | { phone: string } | { customerId: number };
@@ -55,6 +92,12 @@ export interface ContactHits {
   orders: number[];
   subscriptions: number[];
 }
+
+/** The sweep's columns of the index's state row (SweepState, each prefixed `sweep`). */
+const SWEEP_COLUMNS = [
+  'sweepStartedAt', 'sweepFinishedAt', 'sweepDueAt', 'sweepEndId', 'sweepOrders', 'sweepOrdersRead', 'sweepPassRows',
+  'sweepPasses', 'sweepRowsRead', 'sweepLastPassMs', 'sweepLastPassRows',
+] as const;
 
 const LEGACY_META_KEYS = ['_billing_email', '_billing_phone', '_billing_country', '_shipping_country', '_customer_user'];
 
@@ -66,8 +109,12 @@ export class CustomerContactIndex {
   private readonly pool: Pool;
   private readonly newestBy: Record<'email' | 'phone' | 'customerId', string>;
   private readonly hposAfter: PreparedStatement<'afterId'>;
+  private readonly hposBetween: PreparedStatement<'afterId' | 'upToId'>;
+  private readonly hposCount: PreparedStatement<'upToId'>;
   private readonly hposChanged: PreparedStatement<'since' | 'afterId'>;
   private readonly legacyAfter: PreparedStatement<'afterId'>;
+  private readonly legacyBetween: PreparedStatement<'afterId' | 'upToId'>;
+  private readonly legacyCount: PreparedStatement<'upToId'>;
   private readonly legacyChanged: PreparedStatement<'minId' | 'since'>;
   private readonly legacyMeta: PreparedStatement<'ids'>;
   private readonly entries: PreparedStatement<'ids'>;
@@ -78,6 +125,7 @@ export class CustomerContactIndex {
   private readonly stateOf: PreparedStatement<'store'>;
   private readonly maxIdAdvance: PreparedStatement<'maxId' | 'store'>;
   private readonly stateSave: PreparedStatement<keyof CustomerContactIndexState>;
+  private readonly sweepRows: string;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -95,11 +143,17 @@ export class CustomerContactIndex {
       .select('o.id', 'id').addSelect('o.type', 'type').addSelect('o.status', 'status').addSelect('o.customerId', 'customerId')
       .addSelect('o.billingEmail', 'orderEmail').addSelect('o.dateCreatedGmt', 'dateCreatedGmt').addSelect('o.dateUpdatedGmt', 'modifiedGmt')
       .addSelect('b.email', 'email').addSelect('b.phone', 'phone').addSelect('b.country', 'billingCountry').addSelect('s.country', 'shippingCountry')
+      .addSelect('b.id', 'billingRow').addSelect('s.id', 'shippingRow')
       .from(HposOrder, 'o')
       .leftJoin(HposOrderAddress, 'b', "b.orderId = o.id AND b.addressType = 'billing'")
       .leftJoin(HposOrderAddress, 's', "s.orderId = o.id AND s.addressType = 'shipping'");
     this.hposAfter = PreparedStatement.from(hposSources().where('o.id > :afterId AND o.type IN (:types)').orderBy('o.id')
       .setParameters({ ...slots('afterId'), ...types }));
+    this.hposBetween = PreparedStatement.from(hposSources().where('o.id > :afterId AND o.id <= :upToId AND o.type IN (:types)').orderBy('o.id')
+      .setParameters({ ...slots('afterId', 'upToId'), ...types }));
+    // Counted in the (type, status, date) index, which holds the ID too: no table rows read.
+    this.hposCount = PreparedStatement.from(query().select('COUNT(*)', 'count').addSelect('MAX(o.id)', 'last').from(HposOrder, 'o')
+      .where('o.type IN (:types) AND o.id <= :upToId').setParameters({ ...slots('upToId'), ...types }));
     this.hposChanged = PreparedStatement.from(hposSources()
       .where('o.dateUpdatedGmt >= :since AND (o.dateUpdatedGmt > :since OR o.id > :afterId) AND o.type IN (:types)')
       .orderBy('o.dateUpdatedGmt').addOrderBy('o.id').setParameters({ ...slots('since', 'afterId'), ...types }));
@@ -110,6 +164,10 @@ export class CustomerContactIndex {
       .from(Post, 'p');
     this.legacyAfter = PreparedStatement.from(legacySources().where('p.id > :afterId AND p.type IN (:types)').orderBy('p.id')
       .setParameters({ ...slots('afterId'), ...types }));
+    this.legacyBetween = PreparedStatement.from(legacySources().where('p.id > :afterId AND p.id <= :upToId AND p.type IN (:types)').orderBy('p.id')
+      .setParameters({ ...slots('afterId', 'upToId'), ...types }));
+    this.legacyCount = PreparedStatement.from(query().select('COUNT(*)', 'count').addSelect('MAX(p.id)', 'last').from(Post, 'p')
+      .where('p.type IN (:types) AND p.id <= :upToId').setParameters({ ...slots('upToId'), ...types }));
     this.legacyChanged = PreparedStatement.from(legacySources().where('p.id > :minId AND p.type IN (:types) AND p.modifiedGmt >= :since').orderBy('p.id')
       .setParameters({ ...slots('minId', 'since'), ...types }));
     this.legacyMeta = PreparedStatement.from(query().select('m.postId', 'id').addSelect('m.key', 'key').addSelect('m.value', 'value')
@@ -130,10 +188,12 @@ export class CustomerContactIndex {
     this.removal = PreparedStatement.from(query().delete().from(CustomerContact).where('orderId IN (:ids)').setParameters(slots('ids')));
 
     const state = dataSource.getMetadata(CustomerContactIndexState);
-    this.stateOf = PreparedStatement.from(query()
+    const withSweep = (select: SelectQueryBuilder<ObjectLiteral>) => SWEEP_COLUMNS.reduce((built, column) => built.addSelect(`s.${column}`, column), select);
+    this.stateOf = PreparedStatement.from(withSweep(query()
       .select('s.built', 'built').addSelect('s.buildCursor', 'buildCursor').addSelect('s.maxId', 'maxId').addSelect('s.changedSince', 'changedSince')
-      .addSelect('s.changedAfterId', 'changedAfterId').addSelect('s.sweepCursor', 'sweepCursor')
+      .addSelect('s.changedAfterId', 'changedAfterId').addSelect('s.sweepCursor', 'sweepCursor'))
       .from(CustomerContactIndexState, 's').where('s.store = :store').setParameters(slots('store')));
+    this.sweepRows = withSweep(query().select('s.store', 'store')).from(CustomerContactIndexState, 's').getQuery();
     this.maxIdAdvance = PreparedStatement.from(query().update(CustomerContactIndexState)
       .set({ maxId: () => `GREATEST(${sqlNames(dataSource, CustomerContactIndexState).column.maxId}, :maxId)` })
       .where('store = :store').setParameters(slots('maxId', 'store')));
@@ -162,8 +222,28 @@ export class CustomerContactIndex {
 
   /** Orders and subscriptions with an id above `afterId`, in id order. */
   async sourcesAfter(store: OrderStore, afterId: number, limit: number): Promise<ContactSource[]> {
-    if (store === 'hpos') return this.hposSources(page(this.hposAfter.with({ afterId }), limit));
-    return this.legacySources(page(this.legacyAfter.with({ afterId }), limit));
+    if (store === 'hpos') return (await this.hposSources(page(this.hposAfter.with({ afterId }), limit))).sources;
+    return (await this.legacySources(page(this.legacyAfter.with({ afterId }), limit))).sources;
+  }
+
+  /**
+   * The rolling sweep's batch: up to `limit` orders and subscriptions in (`afterId`, `upToId`], in ID order, with
+   * the rows of the shop's tables read for them (HPOS: the order and its billing and shipping address rows;
+   * posts: the post and its meta rows of the keys the index needs).
+   */
+  async sweepSources(store: OrderStore, afterId: number, upToId: number, limit: number): Promise<SweptSources> {
+    if (store === 'hpos') return this.hposSources(page(this.hposBetween.with({ afterId, upToId }), limit));
+    return this.legacySources(page(this.legacyBetween.with({ afterId, upToId }), limit));
+  }
+
+  /**
+   * How many orders and subscriptions have an ID up to `upToId`, and the highest such ID: counted in the
+   * store's (type, status, date) index, one index entry read per order, no table rows.
+   */
+  async countSources(store: OrderStore, upToId: number): Promise<{ count: number; lastId: number }> {
+    const { sql, values } = (store === 'hpos' ? this.hposCount : this.legacyCount).with({ upToId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return { count: Number(rows[0]?.count ?? 0), lastId: Number(rows[0]?.last ?? 0) };
   }
 
   /**
@@ -171,7 +251,7 @@ export class CustomerContactIndex {
    * order: the keyset walks the orders' own date-updated index.
    */
   async hposChangedSince(since: string, afterId: number, limit: number): Promise<ContactSource[]> {
-    return this.hposSources(page(this.hposChanged.with({ since, afterId }), limit));
+    return (await this.hposSources(page(this.hposChanged.with({ since, afterId }), limit))).sources;
   }
 
   /**
@@ -179,12 +259,13 @@ export class CustomerContactIndex {
    * the modified date, so this only ever reads a primary-key range of recent posts.
    */
   async legacyChangedSince(minId: number, since: string): Promise<ContactSource[]> {
-    return this.legacySources(this.legacyChanged.with({ minId, since }));
+    return (await this.legacySources(this.legacyChanged.with({ minId, since }))).sources;
   }
 
-  private async hposSources(statement: Statement): Promise<ContactSource[]> {
+  private async hposSources(statement: Statement): Promise<SweptSources> {
     const [rows] = await this.pool.query<RowDataPacket[]>(statement.sql, statement.values);
-    return rows.map((row) => ({
+    const read = rows.reduce((sum, row) => sum + 1 + (row.billingRow === null ? 0 : 1) + (row.shippingRow === null ? 0 : 1), 0);
+    const sources = rows.map((row) => ({
       id: Number(row.id),
       type: row.type as ContactOrderType,
       status: String(row.status ?? ''),
@@ -196,11 +277,12 @@ export class CustomerContactIndex {
       dateCreatedGmt: row.dateCreatedGmt ?? null,
       modifiedGmt: row.modifiedGmt ?? null,
     }));
+    return { sources, rows: read };
   }
 
-  private async legacySources(statement: Statement): Promise<ContactSource[]> {
+  private async legacySources(statement: Statement): Promise<SweptSources> {
     const [posts] = await this.pool.query<RowDataPacket[]>(statement.sql, statement.values);
-    if (!posts.length) return [];
+    if (!posts.length) return { sources: [], rows: 0 };
     const { sql, values } = this.legacyMeta.with({ ids: posts.map((post) => post.id) });
     const [metaRows] = await this.pool.query<RowDataPacket[]>(sql, values);
     const meta = new Map<number, Record<string, string>>();
@@ -210,7 +292,7 @@ export class CustomerContactIndex {
       if (!(row.key in values)) values[row.key] = String(row.value ?? '');
       meta.set(id, values);
     }
-    return posts.map((post) => {
+    const sources = posts.map((post) => {
       const values = meta.get(Number(post.id)) ?? {};
       return {
         id: Number(post.id),
@@ -225,6 +307,7 @@ export class CustomerContactIndex {
         modifiedGmt: post.modifiedGmt ?? null,
       };
     });
+    return { sources, rows: posts.length + metaRows.length };
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -267,7 +350,14 @@ export class CustomerContactIndex {
       changedSince: row?.changedSince ?? null,
       changedAfterId: Number(row?.changedAfterId ?? 0),
       sweepCursor: Number(row?.sweepCursor ?? 0),
+      sweep: sweepFrom(row),
     };
+  }
+
+  /** The sweep's figures of each store the index has a row for (one read of a table of at most two rows). */
+  async sweepFigures(): Promise<SweepFigures[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.sweepRows);
+    return rows.map((row) => ({ store: row.store as OrderStore, ...sweepFrom(row) }));
   }
 
   /** Moves the id high-water mark forward only, so writers beside the worker's refresh never move it back. */
@@ -277,9 +367,35 @@ export class CustomerContactIndex {
   }
 
   async saveState(state: ContactIndexState, refreshedAt: Date): Promise<void> {
-    const { sql, values } = this.stateSave.with({ ...state, built: state.built ? 1 : 0, refreshedAt: gmtDateTimeMs(refreshedAt) });
+    const { sweep, ...rest } = state;
+    const time = (ms: number | null) => (ms === null ? null : gmtDateTimeMs(new Date(ms)));
+    const { sql, values } = this.stateSave.with({
+      ...rest, built: state.built ? 1 : 0, refreshedAt: gmtDateTimeMs(refreshedAt),
+      sweepStartedAt: time(sweep.startedAt), sweepFinishedAt: time(sweep.finishedAt), sweepDueAt: time(sweep.dueAt),
+      sweepEndId: sweep.endId, sweepOrders: sweep.orders, sweepOrdersRead: sweep.ordersRead, sweepPassRows: sweep.passRows,
+      sweepPasses: sweep.passes, sweepRowsRead: sweep.rowsRead, sweepLastPassMs: sweep.lastPassMs, sweepLastPassRows: sweep.lastPassRows,
+    });
     await this.pool.query(sql, values);
   }
+}
+
+/** The sweep's columns of a state row (none yet: no pass so far). */
+function sweepFrom(row: RowDataPacket | undefined): SweepState {
+  const time = (text: unknown) => (typeof text === 'string' && text ? Date.parse(`${text.replace(' ', 'T')}Z`) : null);
+  const number = (value: unknown) => Number(value ?? 0) || 0;
+  return {
+    startedAt: time(row?.sweepStartedAt),
+    finishedAt: time(row?.sweepFinishedAt),
+    dueAt: time(row?.sweepDueAt),
+    endId: number(row?.sweepEndId),
+    orders: number(row?.sweepOrders),
+    ordersRead: number(row?.sweepOrdersRead),
+    passRows: number(row?.sweepPassRows),
+    passes: number(row?.sweepPasses),
+    rowsRead: number(row?.sweepRowsRead),
+    lastPassMs: number(row?.sweepLastPassMs),
+    lastPassRows: number(row?.sweepLastPassRows),
+  };
 }
 
 function entryFrom(row: RowDataPacket): ContactEntry {

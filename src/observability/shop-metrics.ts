@@ -5,6 +5,8 @@ import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/wor
 import type { ReconcileMetrics } from '../data-access/reconciliation-repository';
 import type { DunningCaseCount } from '../data-access/dunning-case-report-repository';
 import { addDunningMetrics } from './dunning-metrics';
+import type { SweepFigures } from '../data-access/customer-contact-index';
+import { addCustomerIndexMetrics } from './customer-index-metrics';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -18,6 +20,8 @@ export interface ShopMetricSources {
   reconciliation?(): Promise<ReconcileMetrics>;
   /** Every dunning case counted by provider, reason, status, means and currency (DunningCounts: only the recent ones are read each time). */
   dunning?(): Promise<DunningCaseCount[]>;
+  /** The customer index's rolling sweep: each store's totals and pass, from the index's state row (at most two rows). */
+  customerIndexSweep?(): Promise<SweepFigures[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -42,9 +46,10 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation, dunning] = await Promise.allSettled([
+  const [reconciliation, dunning, customerIndexSweep] = await Promise.allSettled([
     sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.customerIndexSweep ? within(sources.customerIndexSweep(), timeoutMs) : Promise.reject(new Error('not wired')),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
@@ -99,6 +104,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
   }
   if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
   if (dunning.status === 'fulfilled') addDunningMetrics(registers, dunning.value);
+  if (customerIndexSweep.status === 'fulfilled') addCustomerIndexMetrics(registers, customerIndexSweep.value);
   return registry;
 }
 

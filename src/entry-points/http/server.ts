@@ -11,6 +11,7 @@ import { ApiMetrics } from '../../observability/api-metrics';
 import { apiProcessName, MetricsExchange } from '../../observability/metrics-exchange';
 import { DunningCounts } from '../../observability/dunning-metrics';
 import { DunningCaseReportRepository } from '../../data-access/dunning-case-report-repository';
+import { CustomerContactIndex } from '../../data-access/customer-contact-index';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
 import { FailedAttemptThrottle } from '../../security/failed-attempt-throttle';
@@ -86,6 +87,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
   server.get('/health', healthRoute(dataSource, redis, shop));
   server.get('/openapi.json', openApiRoute());
   const dunningCounts = new DunningCounts(new DunningCaseReportRepository(dataSource));
+  const customerIndex = new CustomerContactIndex(dataSource);
   server.get('/metrics', metricsRoute({
     allowed: new AddressList(config.http.metricsAllowed),
     transport,
@@ -98,6 +100,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       workers: () => hub.workers.recent(),
       reconciliation: () => hub.reconciliation.metrics(),
       dunning: () => dunningCounts.read(),
+      customerIndexSweep: () => customerIndex.sweepFigures(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },

@@ -145,7 +145,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     if (deadlines.reminded || deadlines.lost) log.info('dunning_deadlines', { ...deadlines });
   };
   const customerIndex = async () => {
-    const changed = await staff.refreshCustomerContacts.execute();
+    const changed = await staff.refreshCustomerContacts.execute({ sweepSeconds: config.customerIndex.sweepSeconds });
     if (changed) log.info('customer_index_refreshed', { changed });
   };
   const pauseEnds = async () => {
