@@ -2,6 +2,7 @@ import { PostMeta } from '../../../entities';
 import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { addOrderNumberIndex, orderNumberIndexExists, removeOrderNumberIndex } from '../../data-access/order-number-index';
+import { withOnlineAlterProgress } from './progress';
 
 /** `npm run order-number-index -- status|add|remove` (see the README: sequential order numbers). */
 async function main(): Promise<number> {
@@ -11,12 +12,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const config = loadConfigOrExit();
-  const dataSource = createShopDataSource(config.db, 1);
+  // Two connections: the index is added on one while its progress is read on the other.
+  const dataSource = createShopDataSource(config.db, 2);
   await dataSource.initialize();
   try {
     const table = dataSource.getMetadata(PostMeta).tableName;
-    if (action === 'add') process.stdout.write(`${table}: index ${await addOrderNumberIndex(dataSource)}\n`);
-    else if (action === 'remove') process.stdout.write(`${table}: index ${await removeOrderNumberIndex(dataSource)}\n`);
+    if (action === 'add') {
+      // Adding it reads every row of the table: on a big shop minutes, so its share done and time left are shown (stderr).
+      const added = await withOnlineAlterProgress(dataSource, { label: `${table}: adding the index` }, () => addOrderNumberIndex(dataSource));
+      process.stdout.write(`${table}: index ${added}\n`);
+    } else if (action === 'remove') process.stdout.write(`${table}: index ${await removeOrderNumberIndex(dataSource)}\n`);
     else process.stdout.write(`${table}: index ${(await orderNumberIndexExists(dataSource)) ? 'present' : 'absent'}\n`);
     return 0;
   } finally {

@@ -5,7 +5,8 @@ import type { Finding } from '../../../reconciliation';
 import { reconcileSummary } from '../../../reconciliation/reconcile-now.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS, type Format } from './output';
-import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, printJson, printText, requireYesOrTerminal, statusLine, withHub } from './runtime';
+import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, listProgress, printJson, printText, requireYesOrTerminal, withHub } from './runtime';
+import type { ProgressReporter } from '../progress';
 import { positiveInteger } from './webhooks';
 
 const WARNING = 'it asks the providers and may change payments, agreements, orders and subscriptions as their webhooks would have';
@@ -47,6 +48,9 @@ export const reconcileHandler = action<ReconcileArgs & { format?: string; json?:
 
 async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: boolean; yes: boolean; format: Format }): Promise<number> {
   const scope = options.orderId === undefined ? 'all' as const : { orderId: options.orderId };
+  // One line per pass over what is open: asking the providers (the dry run), then making the changes.
+  let pass: { reporter: ProgressReporter; done: number } | undefined;
+  let passes = 0;
   const outcome = await hub.reconcileNow.execute(scope, {
     dryRun: options.dryRun,
     confirm: options.yes ? undefined : async (findings) => {
@@ -55,11 +59,18 @@ async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: b
       return confirm(`Make the ${changing} change${changing === 1 ? '' : 's'} above? ${WARNING.charAt(0).toUpperCase()}${WARNING.slice(1)}.`);
     },
     progress: (done, total) => {
-      if (!statusLine.enabled || total <= 5) return;
-      statusLine.progress(done, total);
-      if (done === total) statusLine.finish();
+      if (total <= 5) return;
+      if (!pass || done <= pass.done) {
+        passes += 1;
+        // Told after each item: the pace counts from the first one told.
+        pass = { reporter: listProgress(passes === 1 ? 'reconcile: asking the providers' : 'reconcile: making the changes', total, options.format, done), done };
+      }
+      pass.done = done;
+      pass.reporter.update(done);
+      if (done === total) pass.reporter.finish();
     },
   });
+  pass?.reporter.stop();
   if (outcome.kind === 'order_not_found') throw new CliError(`order ${options.orderId} does not exist`);
   if (outcome.kind === 'declined') {
     process.stderr.write('payment-hub: nothing changed\n');

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { createShopDataSource, databaseAddress } from '../../../data-access/data-source';
 import { logger, type Logger } from '../../../logger';
 import { progressBar } from './format';
+import { count, ProgressReporter } from '../progress';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -53,6 +54,19 @@ export class StatusLine {
 }
 
 export const statusLine = new StatusLine();
+
+/**
+ * The progress of a command going through a list (`total` items): on a terminal the bar with the share done and
+ * the time left, redrawn on the status line (not with --json, whose document shares the screen); elsewhere a
+ * plain line on stderr every few seconds (PROGRESS_INTERVAL_SECONDS).
+ */
+export function listProgress(label: string, total: number, format: string, position = 0): ProgressReporter {
+  const terminal = format === 'table' ? statusLine : { enabled: false, draw() {}, finish() {} };
+  return new ProgressReporter({
+    label, from: 0, to: total, position, live: terminal,
+    describe: (done, of, onTerminal) => (onTerminal ? progressBar(done, of) : `${count(done)} of ${count(of)}`),
+  });
+}
 
 const cliLogger: Logger = {
   info: (event, fields) => statusLine.around(() => logger.info(event, fields)),

@@ -4,7 +4,7 @@ import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit } from '../../../config';
 import type { WebhookRecord } from '../../../data-access/webhook-repository';
 import { formatOf, ITEM_FORMATS, LIST_FORMATS, outputOptions, printItem, printList, RESULT_FORMATS, type Field, type FieldSet, type Format } from './output';
-import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, printJson, printText, requireYesOrTerminal, statusLine, withHub } from './runtime';
+import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, listProgress, printJson, printText, requireYesOrTerminal, statusLine, withHub } from './runtime';
 
 const STATUSES: WebhookStatus[] = ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'];
 const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
@@ -111,13 +111,14 @@ async function retryAll(hub: PaymentHub, format: Format, yes: boolean): Promise<
     return declined();
   }
   const results: RetryResult[] = [];
-  // Progress goes to stderr, and only to a terminal (StatusLine); a JSON run shows none.
-  const progress = format === 'table' && statusLine.enabled;
-  if (progress) statusLine.progress(0, ids.length);
+  // Progress goes to stderr: on a terminal a bar with the share done and the time left (not with --json, whose
+  // document shares the screen), elsewhere a line every few seconds.
+  const progress = ids.length ? listProgress('retrying FAILED webhooks', ids.length, format) : undefined;
   for (const id of ids) {
     results.push(await retryWebhook(hub, id));
-    if (progress) statusLine.progress(results.length, ids.length);
+    progress?.update(results.length);
   }
+  progress?.finish();
   statusLine.finish();
   const summary = summarize(results);
   const failed = results.filter((result) => result.status === 'FAILED' || result.status === 'NOT_RETRIED');
