@@ -147,7 +147,7 @@ export type ReconcileItemStatus = 'OPEN' | 'CLOSED' | 'EXPIRED';
 @Entity({ name: 'sidecar_reconcile_items' })
 @Index('kind_ref', ['kind', 'refId'], { unique: true })
 @Index('next_at', ['nextAt'])
-@Index('status_opened', ['status', 'openedAt'])
+@Index('status_provider_kind_opened', ['status', 'provider', 'kind', 'openedAt'])
 export class ReconcileItem {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'varchar', length: 16, charset: 'ascii', collation: 'ascii_bin' }) kind!: ReconcileKind;
