@@ -162,8 +162,10 @@ export class RefreshCustomerContacts {
       }
       // As estimated, the last batch reads what is left; past the estimate (orders appeared below the pass's end) the pace stays.
       const limit = pass.ordersRead < pass.orders ? Math.min(sweepBatchSize(pass.orders, passMs), pass.orders - pass.ordersRead) : sweepBatchSize(pass.orders, passMs);
-      // Its time: the last batch's plus this one's share of the pass, never further back than the catch-up allows.
-      const dueAt = Math.max((pass.dueAt ?? nowMs) + (pass.orders ? (passMs * limit) / pass.orders : 0), nowMs - SWEEP_CATCH_UP_MS);
+      // Its time: the last batch's plus this one's share of the pass (whole milliseconds, as stored, that add up to
+      // the pass time), never further back than the catch-up allows.
+      const share = (read: number) => (pass.orders ? Math.ceil((passMs * read) / pass.orders) : 0);
+      const dueAt = Math.max((pass.dueAt ?? nowMs) + share(pass.ordersRead + limit) - share(pass.ordersRead), nowMs - SWEEP_CATCH_UP_MS);
       if (dueAt > nowMs) break;
       const { sources, rows } = await this.deps.index.sweepSources(store, state.sweepCursor, pass.endId, limit);
       const last = sources.length ? sources[sources.length - 1].id : state.sweepCursor;
