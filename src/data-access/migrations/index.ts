@@ -9,7 +9,7 @@ import { WorkerHeartbeats1795841600000 } from './1795841600000-worker-heartbeats
 import { Reconciliation1795928000000 } from './1795928000000-reconciliation';
 import { DunningByReason1796014400000 } from './1796014400000-dunning-by-reason';
 import { CardExpiryReminderPass1796100800000 } from './1796100800000-card-expiry-reminder-pass';
-import { CustomerIndexSweepPace1796187200000 } from './1796187200000-customer-index-sweep-pace';
+import { CustomerIndexSweepPace1796273600000 } from './1796273600000-customer-index-sweep-pace';
 import { ReconcileOpenItemsIndex1796187200000 } from './1796187200000-reconcile-open-items-index';
 
 /**
@@ -19,6 +19,6 @@ import { ReconcileOpenItemsIndex1796187200000 } from './1796187200000-reconcile-
 export const serviceMigrations: Function[] = [
   PaymentHub1795236800000, StaffRoutes1795323200000, WooCommerceChanges1795409600000, RenewalDiscountApplication1795496000000,
   WebhookMetricsIndex1795582400000, ExactExternalIds1795668800000, WebhookClaimToken1795755200000, WorkerHeartbeats1795841600000,
-  Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796187200000,
+  Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796273600000,
   ReconcileOpenItemsIndex1796187200000,
 ];
