@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * counted in it and read so far, the rows read) and the running totals /metrics shows, in the index's state row,
  * so a restarted worker goes on at the same pace instead of starting over.
  */
-export class CustomerIndexSweepPace1796187200000 implements MigrationInterface {
-  name = 'CustomerIndexSweepPace1796187200000';
+export class CustomerIndexSweepPace1796273600000 implements MigrationInterface {
+  name = 'CustomerIndexSweepPace1796273600000';
 
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_customer_contact_index`;
