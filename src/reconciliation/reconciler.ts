@@ -351,16 +351,18 @@ export class Reconciler {
     const markAt = mark ? new Date(`${mark.at.replace(' ', 'T')}Z`).getTime() - DISCOVERY_OVERLAP_MS : floor.getTime();
     let since = gmtDateTimeMs(new Date(Math.max(floor.getTime(), Number.isFinite(markAt) ? markAt : floor.getTime())));
     let afterId = 0;
+    // A row stamped ahead of this clock (a plugin's local time in a GMT column, a clock ahead) does not take the mark
+    // past now: what changes meanwhile would be passed over. Such a row is read again each pass until now passes it.
+    const nowAt = gmtDateTimeMs(now);
     let seen: { at: string; id: number } | null = null;
     let opened = 0;
     for (let page = 0; page < DISCOVERY_MAX_PAGES; page += 1) {
       const rows = await read(since, afterId);
       opened += await handle(rows);
-      if (rows.length) {
-        const last = rows[rows.length - 1];
-        since = gmtDateTimeMs(changedAt(last));
-        afterId = last.id;
-        seen = { at: since, id: afterId };
+      for (const row of rows) {
+        since = gmtDateTimeMs(changedAt(row));
+        afterId = row.id;
+        if (since <= nowAt) seen = { at: since, id: afterId };
       }
       if (rows.length < DISCOVERY_PAGE) break;
     }
