@@ -13,9 +13,6 @@ const CHUNK = 2000;
 const RECENT_WINDOW_IDS = 5000;
 /** Changes are re-read this far back, so a write committed late (after newer ones were seen) is not missed. */
 const CHANGE_OVERLAP_MS = 120_000;
-
-/** CUSTOMER_INDEX_SWEEP_SECONDS by default: the rolling sweep reads the whole store once a day. */
-export const DEFAULT_SWEEP_SECONDS = 86_400;
 /**
  * The sweep reads a batch about this often: a batch is the orders counted at the pass's start times this over
  * the pass's time (a 1,000,000-order store swept daily: 695 orders a minute), within the bounds below.
@@ -35,8 +32,9 @@ export interface RefreshOptions {
   /** Wall time one call may spend (the first build of a large shop continues on later calls). Default 2 s. */
   budgetMs?: number;
   /**
-   * CUSTOMER_INDEX_SWEEP_SECONDS: a whole pass of the rolling sweep over the store takes this long, its batches
-   * spread evenly over it and never read faster; a pass starts at most this often. 0: no sweep. Default a day.
+   * CUSTOMER_INDEX_SWEEP_SECONDS (the worker gives it): a whole pass of the rolling sweep over the store takes this
+   * long, its batches spread evenly over it and never read faster; a pass starts at most this often. 0 or not
+   * given (`npm run migrate`, the bench): no sweep in this call.
    */
   sweepSeconds?: number;
 }
@@ -139,8 +137,7 @@ export class RefreshCustomerContacts {
     state.changedSince = newest;
     state.changedAfterId = 0;
 
-    const sweepSeconds = options.sweepSeconds ?? DEFAULT_SWEEP_SECONDS;
-    if (sweepSeconds > 0) written += await this.sweep(store, state, now.getTime(), sweepSeconds * 1000, settings.baseCountry, overBudget);
+    if (options.sweepSeconds) written += await this.sweep(store, state, now.getTime(), options.sweepSeconds * 1000, settings.baseCountry, overBudget);
     // Nothing written when nothing moved, so a shop at rest costs reads only.
     if (JSON.stringify(state) !== saved) await save();
     return written;
