@@ -2,6 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
+import mysql from 'mysql2/promise';
+import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
+import { generateBulkOrders } from '../src/demo/bulk-orders';
 
 /** One measured value with what it rests on: a line of the webhook and hardening tables. */
 export interface MeasureRow {
@@ -55,4 +58,53 @@ export function resultRow(orders: number, target: string, scenario: string, resu
     orders, target, scenario, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
     mean: result.latency.mean, non2xxOrErrors: `${result.requests.total - expected} unexpected, ${result.errors} errors`,
   };
+}
+
+/**
+ * The bench's generated shop of `size` orders in its own database, made once and reused by later runs
+ * (BENCH_REGENERATE=1 makes it again): `shop_sidecar_bench_<size>` in posts storage, `shop_sidecar_bench_hpos_<size>`
+ * in HPOS storage (without compatibility sync), tables prefixed `wp_`. A marker option says it is complete, so a
+ * generation cut short is made again. The service's own tables are not made here (`npm run migrate` does that).
+ */
+export async function benchShop(size: number, storage: 'posts' | 'hpos' = 'posts'): Promise<string> {
+  const prefix = 'wp_';
+  const admin = { host: '127.0.0.1', user: 'root' };
+  const dbName = storage === 'hpos' ? `shop_sidecar_bench_hpos_${size}` : `shop_sidecar_bench_${size}`;
+  const conn = await mysql.createConnection(admin);
+  try {
+    const [existing] = await conn.query<mysql.RowDataPacket[]>(
+      'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ? AND table_name = ?', [dbName, `${prefix}options`]);
+    if (existing[0].n > 0 && process.env.BENCH_REGENERATE !== '1') {
+      const [marker] = await conn.query<mysql.RowDataPacket[]>(`SELECT option_value FROM \`${dbName}\`.${prefix}options WHERE option_name = 'shop_sidecar_bench_orders'`);
+      if (marker.length > 0 && Number(marker[0].option_value) === size) return dbName;
+    }
+    process.stdout.write(`bench: generating ${size.toLocaleString('en')} orders (${storage} storage) in ${dbName}...\n`);
+    await dropDatabase(conn, dbName);
+    await createDatabase(conn, dbName);
+  } finally {
+    await conn.end();
+  }
+  const shop = mysql.createPool({ ...admin, database: dbName, connectionLimit: 2 });
+  try {
+    const hpos = storage === 'hpos';
+    await createWooCommerceTables(shop, prefix);
+    await configureShop(shop, prefix, { hpos, sync: false, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', sequentialPlugin: 'none' });
+    const started = Date.now();
+    let last = 0;
+    await generateBulkOrders(shop, prefix, size, {
+      hpos,
+      onProgress: (done) => {
+        if (done - last >= size / 10) { last = done; process.stdout.write(`bench:   ${done.toLocaleString('en')} orders\n`); }
+      },
+    });
+    const tables = hpos
+      ? ['posts', 'postmeta', 'wc_orders', 'wc_order_addresses', 'wc_order_operational_data', 'wc_orders_meta', 'woocommerce_order_items', 'woocommerce_order_itemmeta']
+      : ['posts', 'postmeta', 'woocommerce_order_items', 'woocommerce_order_itemmeta'];
+    await shop.query(`ANALYZE TABLE ${tables.map((table) => `${prefix}${table}`).join(', ')}`);
+    await shop.query(`INSERT INTO ${prefix}options (option_name, option_value, autoload) VALUES ('shop_sidecar_bench_orders', ?, 'no')`, [String(size)]);
+    process.stdout.write(`bench: generated in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  } finally {
+    await shop.end();
+  }
+  return dbName;
 }

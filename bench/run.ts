@@ -4,14 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
-import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../src/demo/woocommerce-schema';
-import { generateBulkOrders } from '../src/demo/bulk-orders';
 import { benchPayments } from './payments';
 import { benchHardening } from './hardening';
 import { benchCustomerLookup } from './customer-lookup';
 import { benchStaffLogins } from './staff-logins';
 import { benchHandOver } from './handover';
-import { measure, resultRow, startProcess, type MeasureRow, type Row } from './common';
+import { benchIdle, type Storage } from './idle';
+import { benchShop, measure, resultRow, startProcess, type MeasureRow, type Row } from './common';
 import { loadConfig } from '../src/config';
 import { createShopDataSource } from '../src/data-access/data-source';
 import { migrateShop } from '../src/entry-points/cli/migrate-shop';
@@ -22,16 +21,18 @@ import { silentLogger } from '../src/logger';
  * match, a mismatch and a not-found among recent orders and a match among all orders, next to the
  * bare ceiling program. Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,handover,hardening
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,handover,hardening,idle
  * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest);
  * BENCH_PARTS=payments runs the webhook part alone, with its worker curve (1, 2 and 4 workers at a provider
  * answering in 150 ms; see bench/payments.ts for BENCH_WORKERS, BENCH_CURVE_EVENTS and BENCH_CURVE_ROUNDS).
  * BENCH_PARTS=handover times the hand-over to a real WooCommerce (BENCH_HANDOVER_TRIALS, default 20; see bench/handover.ts).
+ * BENCH_PARTS=idle measures what the service costs the database with no traffic, at each size in posts and HPOS storage
+ * (BENCH_IDLE_STORAGES), after BENCH_IDLE_WARMUP seconds (120) over BENCH_IDLE_WINDOW seconds (600); see bench/idle.ts.
  */
 const root = path.resolve(__dirname, '../..');
 const sizes = (process.env.BENCH_SIZES ?? '20000,1000000').split(',').map(Number);
 const duration = Number(process.env.BENCH_DURATION ?? 15);
-const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,handover,hardening').split(','));
+const parts = new Set((process.env.BENCH_PARTS ?? 'order-status,customer-lookup,staff-logins,payments,handover,hardening,idle').split(','));
 /** Connections of the order status runs; each program is measured at each. */
 const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '10,1').split(',').map(Number);
 /** Rounds of the order status programs, interleaved (API, bare program, baseline; then bare, baseline, API...), so drift of the machine hits all alike. */
@@ -60,38 +61,8 @@ interface Samples { recent: Sample[]; any: Sample[] }
 const RECENT_ORDERS = 20_000;
 
 async function prepareShop(size: number): Promise<{ dbName: string; samples: Samples }> {
-  const dbName = `shop_sidecar_bench_${size}`;
-  const conn = await mysql.createConnection(admin);
-  const [existing] = await conn.query<mysql.RowDataPacket[]>(
-    `SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ? AND table_name = ?`, [dbName, `${prefix}options`]);
-  let ready = false;
-  if (existing[0].n > 0 && process.env.BENCH_REGENERATE !== '1') {
-    const [marker] = await conn.query<mysql.RowDataPacket[]>(`SELECT option_value FROM \`${dbName}\`.${prefix}options WHERE option_name = 'shop_sidecar_bench_orders'`);
-    ready = marker.length > 0 && Number(marker[0].option_value) === size;
-  }
-  await conn.end();
+  const dbName = await benchShop(size);
   const db = mysql.createPool({ ...admin, database: undefined, connectionLimit: 2 });
-  if (!ready) {
-    process.stdout.write(`bench: generating ${size.toLocaleString('en')} orders in ${dbName}...\n`);
-    const a = await mysql.createConnection(admin);
-    await dropDatabase(a, dbName);
-    await createDatabase(a, dbName);
-    await a.end();
-    const shop = mysql.createPool({ ...admin, database: dbName, connectionLimit: 2 });
-    await createWooCommerceTables(shop, prefix);
-    await configureShop(shop, prefix, { hpos: false, sync: false, defaultCountry: 'DK', timezone: 'Europe/Copenhagen', sequentialPlugin: 'none' });
-    const started = Date.now();
-    let last = 0;
-    await generateBulkOrders(shop, prefix, size, {
-      onProgress: (done) => {
-        if (done - last >= size / 10) { last = done; process.stdout.write(`bench:   ${done.toLocaleString('en')} orders\n`); }
-      },
-    });
-    await shop.query(`ANALYZE TABLE ${prefix}posts, ${prefix}postmeta, ${prefix}woocommerce_order_items, ${prefix}woocommerce_order_itemmeta`);
-    await shop.query(`INSERT INTO ${prefix}options (option_name, option_value, autoload) VALUES ('shop_sidecar_bench_orders', ?, 'no')`, [String(size)]);
-    process.stdout.write(`bench: generated in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
-    await shop.end();
-  }
   // The service's own tables, as `npm run migrate` makes them (the order status route reads the hand-over's), on a reused shop too.
   const dataSource = createShopDataSource(loadConfig({ DB_NAME: dbName, DB_TABLE_PREFIX: prefix }).db, 1);
   await dataSource.initialize();
@@ -300,6 +271,16 @@ async function main(): Promise<void> {
     const hardeningRows = await benchHardening();
     for (const row of hardeningRows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
     sections.push('## Limits under attack, and stopping', '', measureTable(hardeningRows), '');
+  }
+  if (parts.has('idle')) {
+    const idle = await benchIdle({
+      sizes,
+      storages: (process.env.BENCH_IDLE_STORAGES ?? 'posts,hpos').split(',').filter((s): s is Storage => s === 'posts' || s === 'hpos'),
+      warmupSeconds: Number(process.env.BENCH_IDLE_WARMUP ?? 120),
+      windowSeconds: Number(process.env.BENCH_IDLE_WINDOW ?? 600),
+    });
+    for (const row of idle.rows) process.stdout.write(`bench: ${row.measure}: ${row.value} (${row.detail})\n`);
+    sections.push('## Idle: what the service costs the database when nothing happens', '', measureTable(idle.rows), '', ...idle.sections);
   }
   const summary = [
     `# shop-sidecar benchmarks, ${new Date().toISOString()}`,
