@@ -11,7 +11,7 @@ import { count, formatDuration, idRange, ProgressReporter, type ProgressOptions 
  * moves with every chunk; a call costs two small reads besides its chunk.
  */
 const BUILD_SLICE_MS = 0;
-/** Once built: new orders, changes and one slice of the sweep, as before. */
+/** Once built: new orders and changes since the index last looked (the rolling sweep is the worker's alone). */
 const CATCH_UP_MS = 10_000;
 
 /**
