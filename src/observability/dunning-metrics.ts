@@ -82,7 +82,7 @@ export interface DunningCaseCounts {
 export interface DunningCountsOptions {
   /** Cases opened this recently are read on every scrape even when closed (one opened a moment late, or in a transaction not yet committed). */
   settleMs?: number;
-  /** How often the closed cases are read again whole, in case one was changed after it closed. */
+  /** How often the closed cases are read again whole, in case one was changed after it closed (a day: none is, by the service). */
   rereadMs?: number;
 }
 
@@ -94,7 +94,7 @@ const key = (row: DunningCaseCount) => JSON.stringify([row.provider, row.reason,
  * more than `settleMs` ago) are read once and kept; each scrape reads the oldest OPEN case (through the
  * `status_deadline` index) and the cases opened since the kept part ends (through the `opened_at` index),
  * which are the ones dunning still works on and a day's worth more. The kept part grows as cases close,
- * and is read whole again every `rereadMs`, or at once when an OPEN case older than its end turns up.
+ * and is read whole again every `rereadMs` (a day), or at once when an OPEN case older than its end turns up.
  * Scrapes that arrive while a reading runs share it.
  */
 export class DunningCounts {
@@ -105,7 +105,7 @@ export class DunningCounts {
 
   constructor(private readonly cases: DunningCaseCounts, private readonly clock: () => Date = () => new Date(), options: DunningCountsOptions = {}) {
     this.settleMs = options.settleMs ?? 86_400_000;
-    this.rereadMs = options.rereadMs ?? 3_600_000;
+    this.rereadMs = options.rereadMs ?? 86_400_000;
   }
 
   read(): Promise<DunningCaseCount[]> {
