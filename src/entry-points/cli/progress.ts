@@ -47,14 +47,17 @@ export function formatShare(share: number): string {
   return `${Math.min(99.9, Math.floor(share * 1000) / 10).toFixed(1)}%`;
 }
 
-/** A line redrawn in place on a terminal; payment-hub's StatusLine is one (log lines written meanwhile clear it first). */
+/** A line redrawn in place on a terminal (log lines written meanwhile clear it first). */
 export interface LiveLine {
   readonly enabled: boolean;
   draw(text: string): void;
   finish(): void;
 }
 
-/** The default live line: stderr, drawn only when it is a terminal. */
+/**
+ * The default live line: stderr, drawn only when it is a terminal (a log file or a pipe would fill with
+ * carriage returns); payment-hub's status line is one.
+ */
 export class StderrLine implements LiveLine {
   private current = '';
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr, readonly enabled = Boolean(stream.isTTY)) {}

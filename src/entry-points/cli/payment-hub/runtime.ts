@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { createShopDataSource, databaseAddress } from '../../../data-access/data-source';
 import { logger, type Logger } from '../../../logger';
 import { progressBar } from './format';
-import { count, ProgressReporter } from '../progress';
+import { count, ProgressReporter, StderrLine } from '../progress';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -20,40 +20,8 @@ export class CliError extends Error {
 
 export const usageError = (message: string) => new CliError(message, EXIT_USAGE);
 
-/**
- * The progress bar on stderr. It draws only on a terminal (a log file or a pipe would fill with
- * carriage returns), and log lines written meanwhile clear it first so they do not land inside it.
- */
-export class StatusLine {
-  private current = '';
-
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr, readonly enabled = Boolean(stream.isTTY)) {}
-
-  progress(done: number, total: number): void {
-    this.draw(progressBar(done, total));
-  }
-
-  draw(text: string): void {
-    if (!this.enabled) return;
-    this.current = text;
-    this.stream.write(`\r\x1b[K${text}`);
-  }
-
-  /** Leaves the last drawn state on screen and moves to a new line. */
-  finish(): void {
-    if (this.enabled && this.current) this.stream.write('\n');
-    this.current = '';
-  }
-
-  around(write: () => void): void {
-    if (!this.enabled || !this.current) return write();
-    this.stream.write('\r\x1b[K');
-    write();
-    this.stream.write(this.current);
-  }
-}
-
-export const statusLine = new StatusLine();
+/** The line on stderr that bars and progress are drawn on; log lines written meanwhile go above it. */
+export const statusLine = new StderrLine();
 
 /**
  * The progress of a command going through a list (`total` items): on a terminal the bar with the share done and
