@@ -44,18 +44,9 @@ const toCase = (row: RowDataPacket): DunningCaseRecord => ({
   deadlineAt: row.deadlineAt ?? null,
 });
 
-export interface OpenCase {
-  orderId: number;
-  subscriptionId: number;
-  paymentId: number;
-  provider: Provider;
-  methodKey: string | null;
-  currency: string;
-  amountMinor: number;
-  reason: string;
-  policy: DunningPolicy;
-  now: Date;
-}
+/** A case as it opens: the renewal, what it was charged on, and the first decline's reason and decision. */
+export type OpenCase = Pick<DunningCaseRecord, 'orderId' | 'subscriptionId' | 'paymentId' | 'provider' | 'methodKey' | 'currency' | 'amountMinor' | 'policy'>
+  & { reason: string; now: Date };
 
 /**
  * Failed renewals from their first decline to their end, and the charges made on each payment method

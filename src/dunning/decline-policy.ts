@@ -114,6 +114,11 @@ export interface ChargeCaps {
 
 const DAY_MS = 86_400_000;
 
+/** The caps as the order notes and attempt results say them. */
+export function capsInWords(caps: ChargeCaps): string {
+  return `at most ${caps.perDay} charges a day and ${caps.per30Days} in 30 days on one payment method`;
+}
+
 /**
  * The earliest moment at or after `at` at which one more charge on a payment method stays within `caps`,
  * given the moments of the charges already made on it (from any source). A window's count includes

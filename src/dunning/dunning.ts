@@ -10,7 +10,7 @@ import { companionRunsDunning, type PaymentMethodNeededReason, type WooCommerceC
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
 import { gmtDateTime } from '../shop/shop-time';
-import { decideOnDecline, earliestWithinCaps, type DeclineDecision } from './decline-policy';
+import { capsInWords, decideOnDecline, earliestWithinCaps, type ChargeCaps } from './decline-policy';
 
 const DAY_MS = 86_400_000;
 
@@ -27,6 +27,17 @@ export function chargeMethodKey(provider: Provider, meta: { customer_handle?: st
 export function newMethodKey(provider: Provider, meta: { customer_handle?: string }, subscriptionId: number): string | null {
   if (provider === 'card_gateway') return meta.customer_handle ? `card_gateway:customer:${meta.customer_handle}` : null;
   return `mobile_wallet:subscription:${subscriptionId}`;
+}
+
+/**
+ * The earliest moment at or after `at` at which the payment method `chargeKey` may be charged again: the
+ * charges logged on it in the last 30 days, counted against `caps`. `at` when the method is unknown.
+ */
+export async function earliestChargeAllowed(
+  cases: Pick<DunningCaseRepository, 'chargesOfMethodSince'>, db: Executor, chargeKey: string | null, at: Date, now: Date, caps: ChargeCaps,
+): Promise<Date> {
+  if (!chargeKey) return at;
+  return earliestWithinCaps(at, await cases.chargesOfMethodSince(db, chargeKey, new Date(now.getTime() - 30 * DAY_MS)), caps);
 }
 
 const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
@@ -74,7 +85,7 @@ export class Dunning {
     });
     if (outcome.kind === 'scheduled') {
       const { retry, plannedFor, at } = outcome;
-      const moved = at.getTime() > plannedFor.getTime() ? ` (moved from ${gmtDateTime(plannedFor)} UTC by the charge caps: ${this.capsWords()})` : '';
+      const moved = at.getTime() > plannedFor.getTime() ? ` (moved from ${gmtDateTime(plannedFor)} UTC by the charge caps: ${capsInWords(this.deps.config.caps)})` : '';
       await this.deps.orders.addNote(db, orderId,
         `Payment failed: ${decision.words}. Retry ${outcome.planAttempt} of ${plan.length} (${PLAN_NAMES[decision.plan]}) scheduled for ${retry.scheduledAt.slice(0, 19)} UTC${moved}.`,
         settings, now);
@@ -123,16 +134,8 @@ export class Dunning {
     return planned;
   }
 
-  /** The earliest time at or after `at` within the caps of the method charged; `at` when the method is unknown. */
-  private async withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {
-    if (!chargeKey) return at;
-    const charges = await this.deps.cases.chargesOfMethodSince(db, chargeKey, new Date(now.getTime() - 30 * DAY_MS));
-    return earliestWithinCaps(at, charges, this.deps.config.caps);
-  }
-
-  capsWords(): string {
-    const { perDay, per30Days } = this.deps.config.caps;
-    return `at most ${perDay} charges a day and ${per30Days} in 30 days on one payment method`;
+  private withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {
+    return earliestChargeAllowed(this.deps.cases, db, chargeKey, at, now, this.deps.config.caps);
   }
 
   /**
@@ -164,4 +167,3 @@ export class Dunning {
   }
 }
 
-export type { DeclineDecision };

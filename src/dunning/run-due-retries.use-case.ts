@@ -13,8 +13,8 @@ import type { MobileWalletClient } from '../payments/providers/mobile-wallet/cli
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
 import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
-import { earliestWithinCaps, type ChargeCaps } from './decline-policy';
-import { chargeMethodKey } from './dunning';
+import { capsInWords, type ChargeCaps } from './decline-policy';
+import { chargeMethodKey, earliestChargeAllowed } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 
 const DAY_MS = 86_400_000;
@@ -150,14 +150,12 @@ export class RunDueRetries {
     }
     const target = await this.chargeTarget(retry, original, originalMeta);
     const chargeKey = chargeMethodKey(original.provider, target);
-    if (chargeKey) {
-      const allowed = earliestWithinCaps(now, await this.deps.cases.chargesOfMethodSince(this.deps.cases.pool, chargeKey, new Date(now.getTime() - 30 * DAY_MS)), this.deps.caps);
-      if (allowed.getTime() > now.getTime()) {
-        const why = `charge caps: at most ${this.deps.caps.perDay} charges a day and ${this.deps.caps.per30Days} in 30 days on one payment method; next at ${gmtDateTime(allowed)} UTC`;
-        await retries.postpone(retry.id, allowed, why, now);
-        log.info('retry_postponed', { retryId: retry.id, reason: why });
-        return 'postponed';
-      }
+    const allowed = await earliestChargeAllowed(this.deps.cases, this.deps.cases.pool, chargeKey, now, now, this.deps.caps);
+    if (allowed.getTime() > now.getTime()) {
+      const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(allowed)} UTC`;
+      await retries.postpone(retry.id, allowed, why, now);
+      log.info('retry_postponed', { retryId: retry.id, reason: why });
+      return 'postponed';
     }
     const amount = toMinorUnits(order.total);
     const result = await this.charge(retry, original, target, amount, order, settings);
