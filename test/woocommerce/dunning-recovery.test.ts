@@ -1,12 +1,9 @@
 import path from 'node:path';
 import test from 'ava';
-import { loadConfig, type Config } from '../../src/config';
-import { createShopDataSource } from '../../src/data-access/data-source';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
-import { startTestWorker } from '../support/payment-hub-fixture';
-import { startApi, type RunningApi } from '../support/test-shop';
-import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
+import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
+import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type RecordedEvent, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -23,46 +20,28 @@ const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
 let shop: WooCommerceShop;
 let served: ServedShop;
 let card: FakeCardGateway;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let config: Config;
+let service: ServiceBesideShop;
 
 test.before(async () => {
   shop = await createWooCommerceShop('dunning_recovery', 'current', 'posts', { companion: COMPANION });
   served = await serveOverHttp(shop);
   card = new FakeCardGateway();
   await card.start();
-  config = loadConfig({
-    DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: '0', SHOP_URL: served.url, ...WP_SECRETS_ENV,
+  service = await startServiceBeside(shop, served, {
     CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
     RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
-  const migrations = createShopDataSource(config.db, 1);
-  await migrations.initialize();
-  await migrations.runMigrations();
-  await migrations.destroy();
-  api = await startApi(config);
-  worker = await startTestWorker(config);
 });
 
 test.after.always(async () => {
-  await worker?.stop();
-  await api?.stop();
+  await service?.stop();
   await card?.stop();
   await served?.stop();
   if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
 });
 
-const statusInWooCommerce = async (id: number) => (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
-
-/** Polls until `check` answers true; fails with `what` after `timeoutMs`. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const since = performance.now();
-  while (!(await check())) {
-    if (performance.now() - since > timeoutMs) throw new Error(`${what} not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** WooCommerce applies the hand-over within seconds; half a minute is the outer bound. */
+const SHOWN_WITHIN_MS = 30_000;
 
 const dunningMails = async (subscriptionId: number) => (await shop.log(subscriptionId)).filter((event: RecordedEvent) => event.kind === 'mail' && event.name === DUNNING_EMAIL);
 
@@ -74,10 +53,10 @@ test.serial('A hard-declined renewal: WooCommerce e-mails the customer once; the
   const [{ meta_value: email }] = await shop.sql<{ meta_value: string }>(`SELECT meta_value FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = '_billing_email'`, [subscriptionId]);
 
   card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-recovery', error: 'credit_card_expired', error_state: 'hard_declined' });
-  t.is((await sendCardGatewayEvent(api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
-  await until('the renewal failed and the subscription on hold in WooCommerce', async () =>
-    (await statusInWooCommerce(orderId)) === 'wc-failed' && (await statusInWooCommerce(subscriptionId)) === 'wc-on-hold');
-  await until('the customer e-mailed', async () => (await dunningMails(subscriptionId)).length > 0);
+  t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
+  await eventually(async () =>
+    (await statusInWooCommerce(shop, orderId)) === 'wc-failed' && (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
+  await eventually(async () => (await dunningMails(subscriptionId)).length > 0, SHOWN_WITHIN_MS, 'the customer e-mailed');
   const [mail] = await dunningMails(subscriptionId);
   t.deepEqual(mail.detail.to, [email]);
   t.true(mail.detail.customer === true, 'a customer e-mail');
@@ -88,15 +67,15 @@ test.serial('A hard-declined renewal: WooCommerce e-mails the customer once; the
   // The customer adds a new card at the gateway; the gateway tells the service.
   card.setPaymentMethod('ca-recovery-new', { customer: 'cust-recovery', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
   card.queueChargeOutcome({ kind: 'settled' });
-  t.is((await sendCardGatewayEvent(api.url, { event_type: 'customer_payment_method_added', customer: 'cust-recovery', payment_method: 'ca-recovery-new' }, card.webhookSecret)).res.status, 200);
-  await until('the renewal paid in WooCommerce', async () => (await statusInWooCommerce(orderId)) === 'wc-processing');
-  await until('the subscription active again', async () => (await statusInWooCommerce(subscriptionId)) === 'wc-active');
+  t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'customer_payment_method_added', customer: 'cust-recovery', payment_method: 'ca-recovery-new' }, card.webhookSecret)).res.status, 200);
+  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
 
   const charges = card.requestsTo('POST', '/v1/charge').slice(chargesBefore);
   t.is(charges.length, 1, 'charged once');
   t.like(charges[0].json, { source: 'ca-recovery-new', customer_handle: 'cust-recovery', amount: 14900, settle: true });
   // The same event again, and a while for anything else to happen: nothing more.
-  t.is((await sendCardGatewayEvent(api.url, { event_type: 'customer_payment_method_added', customer: 'cust-recovery', payment_method: 'ca-recovery-new' }, card.webhookSecret)).res.status, 200);
+  t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'customer_payment_method_added', customer: 'cust-recovery', payment_method: 'ca-recovery-new' }, card.webhookSecret)).res.status, 200);
   await new Promise((resolve) => setTimeout(resolve, 6000));
   t.is(card.requestsTo('POST', '/v1/charge').length, chargesBefore + 1, 'still once');
   t.is((await dunningMails(subscriptionId)).length, 1, 'one e-mail for the failed renewal');

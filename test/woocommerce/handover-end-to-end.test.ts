@@ -1,14 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import test from 'ava';
-import { loadConfig, type Config } from '../../src/config';
-import { createShopDataSource } from '../../src/data-access/data-source';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { basic, request } from '../support/http-client';
-import { startTestWorker } from '../support/payment-hub-fixture';
-import { startApi, HELPDESK_KEY, HELPDESK_SECRET, type RunningApi } from '../support/test-shop';
-import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
+import { HELPDESK_KEY, HELPDESK_SECRET } from '../support/test-shop';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
+import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -26,42 +23,31 @@ const SHOWN_WITHIN_MS = 5000;
 let shop: WooCommerceShop;
 let served: ServedShop;
 let card: FakeCardGateway;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let config: Config;
+let service: ServiceBesideShop;
 
 test.before(async () => {
   shop = await createWooCommerceShop('handover_e2e', 'current', 'posts', { companion: COMPANION });
   served = await serveOverHttp(shop);
   card = new FakeCardGateway();
   await card.start();
-  config = loadConfig({
-    DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: '0', SHOP_URL: served.url, ...WP_SECRETS_ENV,
+  service = await startServiceBeside(shop, served, {
     HELPDESK_API_KEY: HELPDESK_KEY, HELPDESK_API_SECRET: HELPDESK_SECRET,
     CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
   });
-  const migrations = createShopDataSource(config.db, 1);
-  await migrations.initialize();
-  await migrations.runMigrations();
-  await migrations.destroy();
-  api = await startApi(config);
-  worker = await startTestWorker(config);
 });
 
 test.after.always(async () => {
-  await worker?.stop();
-  await api?.stop();
+  await service?.stop();
   await card?.stop();
   await served?.stop();
   if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
 });
 
-const statusInWooCommerce = async (id: number) => (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
 
 /** Polls WooCommerce's own row until it shows `status`; the milliseconds from `since`. */
 async function shownAfter(id: number, status: string, since: number, timeoutMs = 30_000): Promise<number> {
   for (;;) {
-    if ((await statusInWooCommerce(id)) === status) return performance.now() - since;
+    if ((await statusInWooCommerce(shop, id)) === status) return performance.now() - since;
     if (performance.now() - since > timeoutMs) throw new Error(`order ${id} not ${status} in WooCommerce within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -77,18 +63,18 @@ test.serial('A settled failed renewal shows processing in WooCommerce within 5 s
 
     // The renewal fails first (the service decides, WordPress applies it through the hand-over).
     card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-e2e', error: 'insufficient_funds', error_state: 'soft_declined' });
-    t.is((await sendCardGatewayEvent(api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
+    t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
     await shownAfter(orderId, 'wc-failed', performance.now());
 
     // Then it is settled at the gateway, and the gateway says so.
     card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-e2e' });
-    const { res } = await sendCardGatewayEvent(api.url, { event_type: 'invoice_settled', invoice: handle }, card.webhookSecret);
+    const { res } = await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_settled', invoice: handle }, card.webhookSecret);
     const answered = performance.now();
     t.is(res.status, 200);
     const shown = shownAfter(orderId, 'wc-processing', answered);
 
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, answered + 1000 - performance.now())));
-    const lookup = await request(api.url, 'POST', '/helpdesk/v1/order-status', {
+    const lookup = await request(service.api.url, 'POST', '/helpdesk/v1/order-status', {
       headers: { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https' },
       body: { order_number: String(orderId), email },
     });
@@ -97,7 +83,7 @@ test.serial('A settled failed renewal shows processing in WooCommerce within 5 s
     const latency = await shown;
     latencies.push(latency);
     t.true(latency < SHOWN_WITHIN_MS, `trial ${trial + 1}: WooCommerce showed it paid ${Math.round(latency)} ms after the 200`);
-    t.is(await statusInWooCommerce(fixture.subscription_id!), 'wc-active', 'Subscriptions reactivated the subscription');
+    t.is(await statusInWooCommerce(shop, fixture.subscription_id!), 'wc-active', 'Subscriptions reactivated the subscription');
   }
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];

@@ -1,0 +1,40 @@
+import { loadConfig, type Config } from '../../../src/config';
+import { createShopDataSource } from '../../../src/data-access/data-source';
+import { startTestWorker } from '../../support/payment-hub-fixture';
+import { startApi, type RunningApi } from '../../support/test-shop';
+import { WP_SECRETS_ENV } from '../../support/wordpress-fixtures';
+import type { ServedShop } from './serve-over-http';
+import type { WooCommerceShop } from './woocommerce-shop';
+
+export interface ServiceBesideShop {
+  config: Config;
+  api: RunningApi;
+  worker: Awaited<ReturnType<typeof startTestWorker>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The service as an operator runs it beside a served shop: configured for the shop's database and URL (plus
+ * `env`), migrated, then the real API and a worker.
+ */
+export async function startServiceBeside(shop: WooCommerceShop, served: ServedShop, env: Record<string, string>): Promise<ServiceBesideShop> {
+  const config = loadConfig({ DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: '0', SHOP_URL: served.url, ...WP_SECRETS_ENV, ...env });
+  const migrations = createShopDataSource(config.db, 1);
+  await migrations.initialize();
+  await migrations.runMigrations();
+  await migrations.destroy();
+  const api = await startApi(config);
+  const worker = await startTestWorker(config);
+  return {
+    config, api, worker,
+    async stop() {
+      await worker.stop();
+      await api.stop();
+    },
+  };
+}
+
+/** An order's or subscription's status as WooCommerce's own posts row holds it. */
+export async function statusInWooCommerce(shop: WooCommerceShop, id: number): Promise<string | undefined> {
+  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
+}
