@@ -6,7 +6,7 @@ import type { SubscriptionRepository } from '../data-access/subscription-reposit
 import type { SubscriptionRefusal } from '../subscriptions/subscription-outcomes';
 import { ENDED_STATUSES } from '../shop/subscription';
 import { statusLabel } from '../shop/status-labels';
-import { checkAmount, decimalText, scaled, schemeOf } from './discount-schemes';
+import { checkAmount, scaled, schemeOf } from './discount-schemes';
 import { discountTypeView, discountView, type DiscountTypeView, type DiscountView } from './discount-view';
 
 interface Deps {
@@ -70,65 +70,50 @@ export class GetDiscount {
   }
 }
 
+/** A discount as staff ask for it; the route's contract has checked each field's form (IDs positive, amount positive, created_via 1 to MAX_CREATED_VIA characters). */
 export interface CreateDiscountInput {
-  body: Record<string, unknown>;
+  subscriptionId: number;
+  typeId: number;
+  /** A positive JSON number, or decimal text. */
+  amount: number | string;
+  createdVia: string | null;
+  orderId: number | null;
   createdBy: number;
 }
 
 export type CreateDiscountOutcome = { kind: 'created'; discount: DiscountView } | DiscountRefusal;
 
-/** A positive integer ID (JSON number, or digit string as WordPress coerces it), or null. */
-export function positiveId(value: unknown): number | null {
-  const id = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  return Number.isSafeInteger(id) && id > 0 ? id : null;
-}
-
 export const MAX_CREATED_VIA = 100;
 
 /**
- * Creates a pending discount on a subscription (SPEC 4.4). Every malformed field is named at once; the
- * amount is read by the type's scheme (money in the subscription's currency, at most its recurring total;
- * or a percentage of at most 100); an optional `order` must be the subscription's parent or renewal order. A
- * subscription or order that does not exist is an invalid field (400), not a missing resource: the path names none.
+ * Creates a pending discount on a subscription (SPEC 4.4). What needs the shop is checked here: the type must
+ * be registered, the amount is read by the type's scheme (money in the subscription's currency, at most its
+ * recurring total; or a percentage of at most 100), and an optional `order` must be the subscription's parent or
+ * renewal order. A subscription or order that does not exist is an invalid field (400), not a missing resource:
+ * the path names none.
  */
 export class CreateDiscount {
   constructor(private readonly deps: Deps) {}
 
   async execute(input: CreateDiscountInput): Promise<CreateDiscountOutcome> {
-    const { body } = input;
+    const { subscriptionId, typeId, orderId } = input;
     const settings = await this.deps.settings.current();
     const bad = new Map<string, string>();
 
-    const subscriptionId = positiveId(body.subscription);
-    if (subscriptionId === null) bad.set('subscription', body.subscription === undefined ? 'subscription is required.' : 'subscription must be a subscription ID.');
-    const typeId = positiveId(body.type);
-    if (typeId === null) bad.set('type', body.type === undefined ? 'type is required.' : 'type must be a discount type ID.');
-    const type = typeId === null ? undefined : (await this.deps.discounts.typesByIds([typeId])).get(typeId);
+    const type = (await this.deps.discounts.typesByIds([typeId])).get(typeId);
     const scheme = type ? schemeOf(type.scheme) : null;
-    if (typeId !== null && !scheme) bad.set('type', 'type is not a registered discount type.');
+    if (!scheme) bad.set('type', 'type is not a registered discount type.');
     let amount: string | null = null;
-    if (body.amount === undefined || body.amount === null) {
-      bad.set('amount', 'amount is required.');
-    } else if (scheme) {
-      const checked = checkAmount(scheme, body.amount, settings.priceDecimals);
+    if (scheme) {
+      const checked = checkAmount(scheme, input.amount, settings.priceDecimals);
       if (checked.ok) amount = checked.amount; else bad.set('amount', checked.message);
-    } else if (decimalText(body.amount) === null) {
-      // Read as a scheme would (a JSON number or numeric text): never converted, so an object cannot throw here.
-      bad.set('amount', 'amount must be a positive number.');
     }
-    let createdVia = 'rest';
-    if (body.created_via !== undefined && body.created_via !== null) {
-      const text = typeof body.created_via === 'string' ? body.created_via.trim() : '';
-      if (text === '' || text.length > MAX_CREATED_VIA) bad.set('created_via', `created_via must be a label of 1 to ${MAX_CREATED_VIA} characters.`);
-      else createdVia = text;
-    }
-    const orderId = body.order === undefined || body.order === null ? null : positiveId(body.order);
-    if (body.order !== undefined && body.order !== null && orderId === null) bad.set('order', 'order must be an order ID.');
+    const createdVia = input.createdVia?.trim() || 'rest';
     if (bad.size) return invalid(bad);
 
     // A subscription or order the body names that does not exist is a bad field like any other: 400 naming it, before any state is judged.
     const [subscription, orderExists] = await Promise.all([
-      this.deps.subscriptions.find(subscriptionId!, settings),
+      this.deps.subscriptions.find(subscriptionId, settings),
       orderId === null ? true : this.deps.orders.exists(orderId, settings),
     ]);
     if (!subscription) bad.set('subscription', 'subscription is not a subscription of the shop.');
@@ -146,7 +131,7 @@ export class CreateDiscount {
     if (bad.size) return invalid(bad);
 
     const id = await this.deps.discounts.insert({
-      subscriptionId: subscription.id, orderId, typeId: typeId!, amount: amount!, currency: subscription.currency, createdVia, createdBy: input.createdBy,
+      subscriptionId: subscription.id, orderId, typeId, amount: amount!, currency: subscription.currency, createdVia, createdBy: input.createdBy,
     }, this.deps.clock());
     const created = await this.deps.discounts.findById(id);
     return { kind: 'created', discount: discountView(created!, type, settings, await this.deps.siteUrl()) };

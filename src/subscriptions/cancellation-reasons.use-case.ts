@@ -52,18 +52,6 @@ export class GetRecordedCancellationReason {
   }
 }
 
-/** A list of positive integer IDs (JSON numbers, or digit strings as WordPress would coerce them), or null. */
-export function reasonIds(value: unknown): number[] | null {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_REASONS_PER_REQUEST) return null;
-  const ids: number[] = [];
-  for (const item of value) {
-    const id = typeof item === 'number' ? item : typeof item === 'string' && /^\d{1,15}$/.test(item) ? Number(item) : NaN;
-    if (!Number.isSafeInteger(id) || id <= 0) return null;
-    ids.push(id);
-  }
-  return ids;
-}
-
 /**
  * Records one or more reasons on a subscription, all or nothing: every ID must be a published
  * cancellation reason, or nothing is stored. The same reason given twice is recorded once.
@@ -71,14 +59,11 @@ export function reasonIds(value: unknown): number[] | null {
 export class RecordCancellationReasons {
   constructor(private readonly deps: Deps) {}
 
-  async execute(input: { subscriptionId: number; reasonPostIds: unknown; actor: StaffActor }): Promise<RecordedReasonsOutcome> {
+  /** `reasonPostIds`: one to MAX_REASONS_PER_REQUEST positive IDs (the route's contract checks they are). */
+  async execute(input: { subscriptionId: number; reasonPostIds: number[]; actor: StaffActor }): Promise<RecordedReasonsOutcome> {
     const settings = await this.deps.settings.current();
     if (!(await this.deps.subscriptions.find(input.subscriptionId, settings))) return { kind: 'subscription_not_found' };
-    const ids = reasonIds(input.reasonPostIds);
-    if (!ids) {
-      return { kind: 'invalid_params', params: ['reason_post_ids'], message: `reason_post_ids must be a list of 1 to ${MAX_REASONS_PER_REQUEST} cancellation reason IDs.` };
-    }
-    const distinct = [...new Set(ids)];
+    const distinct = [...new Set(input.reasonPostIds)];
     const reasons = new Map((await this.deps.reasons.publishedByIds(distinct)).map((reason) => [reason.id, reason]));
     const unknown = distinct.filter((id) => !reasons.has(id));
     if (unknown.length) {

@@ -7,7 +7,7 @@ import type { WooCommerceChangeRepository } from '../data-access/woocommerce-cha
 import { statusChangeNote, statusLabel } from '../shop/status-labels';
 import { AUTO_REACTIVATION_META, NEXT_PAYMENT_META, SUSPENSION_COUNT_META } from '../shop/subscription';
 import { actorAuthor, actorLabel, subscriptionStateView, type StaffActor, type SubscriptionRefusal, type SubscriptionStateView } from './subscription-outcomes';
-import { calendarDate, isFutureDate, pauseDates } from './subscription-schedule';
+import { isFutureDate, pauseDates } from './subscription-schedule';
 
 export type PauseOutcome = { kind: 'paused'; subscription: SubscriptionStateView } | SubscriptionRefusal;
 
@@ -31,14 +31,13 @@ export class PauseSubscription {
     clock: () => Date;
   }) {}
 
-  async execute(input: { subscriptionId: number; endDate: unknown; actor: StaffActor }): Promise<PauseOutcome> {
+  /** `endDate`: a calendar date `YYYY-MM-DD` (the route's contract checks it is one). */
+  async execute(input: { subscriptionId: number; endDate: string; actor: StaffActor }): Promise<PauseOutcome> {
     const settings = await this.deps.settings.current();
     const now = this.deps.clock();
-    const endDate = calendarDate(input.endDate);
-    // An unknown subscription is reported before a bad body, as for every route under /subscription/{id}.
+    const { endDate } = input;
     const exists = await this.deps.subscriptions.find(input.subscriptionId, settings);
     if (!exists) return { kind: 'subscription_not_found' };
-    if (!endDate) return { kind: 'invalid_params', params: ['end_date'], message: 'end_date must be a date written YYYY-MM-DD.' };
     if (!isFutureDate(endDate, now, settings.timeZone)) {
       return { kind: 'invalid_params', params: ['end_date'], message: 'end_date must be a future date.' };
     }

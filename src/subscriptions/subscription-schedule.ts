@@ -4,17 +4,6 @@ import type { BillingPeriod } from '../shop/subscription';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** A calendar date `YYYY-MM-DD` that exists (no 2026-02-30), or null. */
-export function calendarDate(text: unknown): string | null {
-  if (typeof text !== 'string') return null;
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!match) return null;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (year < 1 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
-  return text;
-}
-
 /** The calendar day after `date` (`YYYY-MM-DD`). */
 export function dayAfter(date: string): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);

@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { ApiDescription, registeredOperations } from '../support/api-description';
+import { ROUTES } from '../../src/entry-points/http/routes/contracts';
 import { cardGatewayDelivery } from '../support/fake-card-gateway';
 import { openStaffServices } from '../support/staff-api';
 import { basic, request, type TestResponse } from '../support/http-client';
@@ -97,6 +98,22 @@ test('When /openapi.json is fetched, Then it is JSON that an OpenAPI 3.1 validat
 
 test('When the server\'s routes are listed, Then each is documented, and the document describes no route the server lacks', (t) => {
   t.deepEqual(description.operations(), registeredOperations(api.server));
+});
+
+test('When the document is compared with the routes\' contracts, Then its path parameters, query strings and bodies are the schemas the server checks requests with', (t) => {
+  const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
+  t.is(ROUTES.length, description.operations().length);
+  for (const contract of ROUTES) {
+    const { path, method } = contract.definition;
+    const operation = description.document.paths[path][method];
+    const parameters: any[] = (operation.parameters ?? []).filter((parameter: any) => !parameter.$ref);
+    for (const [name, segment] of Object.entries(contract.shapes.params)) {
+      t.deepEqual(parameters.find((parameter) => parameter.in === 'path' && parameter.name === name)?.schema, asJson(segment.schema), `${method} ${path} {${name}}`);
+    }
+    t.deepEqual(parameters.filter((parameter) => parameter.in === 'path').length, Object.keys(contract.shapes.params).length, `${method} ${path}: path parameters`);
+    t.deepEqual(parameters.find((parameter) => parameter.in === 'query')?.schema, contract.shapes.query ? asJson(contract.shapes.query.schema) : undefined, `${method} ${path}: query`);
+    t.deepEqual(operation.requestBody?.content['application/json'].schema, contract.shapes.body ? asJson(contract.shapes.body.schema) : undefined, `${method} ${path}: body`);
+  }
 });
 
 test('When the order status route answers 200, 400, 401 and 404, Then each answer matches its documented schema', async (t) => {

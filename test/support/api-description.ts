@@ -29,6 +29,8 @@ export class ApiDescription {
     addFormats(this.ajv);
     // The document's own fields, so that strict mode takes its root as a schema holding the others.
     this.ajv.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'tags', 'paths', 'components', 'security', 'webhooks', 'externalDocs']);
+    // The service's annotation of how a refusal is answered (x-refusal), an extension keyword OpenAPI 3.1 schemas may carry.
+    this.ajv.addKeyword({ keyword: 'x-refusal', schemaType: 'string' });
     this.ajv.addSchema(document, DOCUMENT_ID);
   }
 

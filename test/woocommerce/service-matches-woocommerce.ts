@@ -451,7 +451,7 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
   }
 
   const createDiscount = (subscription: number, type: number, amount: number | string) =>
-    staff((services) => services.createDiscount.execute({ body: { subscription, type, amount }, createdBy: 1 }));
+    staff((services) => services.createDiscount.execute({ subscriptionId: subscription, typeId: type, amount, createdVia: null, orderId: null, createdBy: 1 }));
   const discountRow = async (id: number) => {
     const [row] = await q<{ status: string; order_id: string | null; applied_amount: string | null }>(`SELECT status, order_id, applied_amount FROM ${shop.prefix}sidecar_renewal_discounts WHERE id = ?`, [id]);
     return { ...row, order_id: row.order_id === null ? null : Number(row.order_id) };

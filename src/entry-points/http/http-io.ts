@@ -21,6 +21,13 @@ export function sendText(res: Response, status: number, text: string, headers: R
   res.end(text);
 }
 
+/** A refusal as the service answers it (a contract's, or a body that is not a JSON object). */
+export function sendRefusal(res: Response, refusal: { status: number; code: string; message: string; data: Record<string, unknown> }): void {
+  sendError(res, refusal.status, refusal.code, refusal.message, refusal.data);
+}
+
+export const PAYLOAD_TOO_LARGE = { status: 413, code: 'payload_too_large', message: 'The body is too large.', data: {} };
+
 export function sendError(res: Response, status: number, code: string, message: string, data?: Record<string, unknown>, headers?: Record<string, string>): void {
   sendJson(res, status, errorBody(status, code, message, data), headers);
 }

@@ -23,6 +23,10 @@ import { metricsRoute } from './routes/metrics.route';
 import { openApiRoute } from './routes/openapi.route';
 import { orderStatusRoute } from './routes/order-status.route';
 import { webhookRoute } from './routes/webhook.route';
+import { register } from './contract/route-contract';
+import { orderStatusContract } from './routes/helpdesk.contract';
+import { healthContract, metricsContract, openApiContract } from './routes/operations.contract';
+import { webhookContract } from './routes/webhook.contract';
 import { registerStaffRoutes } from './routes/staff-routes';
 import { buildPaymentHub } from '../composition/payment-hub';
 import { GracefulShutdown } from './graceful-shutdown';
@@ -73,22 +77,22 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
 
   const throttle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await throttle.start();
-  server.post('/helpdesk/v1/order-status', orderStatusRoute({
+  register(server, orderStatusContract, orderStatusRoute({
     transport,
     credentials: new StaticBasicCredentials(config.helpdesk.apiKey, config.helpdesk.apiSecret),
     throttle,
     lookup: new LookupOrderStatus(shop.orders, shop.settings, shop.extensions),
   }));
-  server.post('/payment-hub/v1/webhook/:provider', webhookRoute(hub));
+  register(server, webhookContract, webhookRoute(hub));
   // Staff routes' failed authentications, per client address, under the same limits.
   const staffThrottle = new FailedAttemptThrottle(redis, `${namespace}:staff-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await staffThrottle.start();
   registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop, hub });
-  server.get('/health', healthRoute(dataSource, redis, shop));
-  server.get('/openapi.json', openApiRoute());
+  register(server, healthContract, healthRoute(dataSource, redis, shop));
+  register(server, openApiContract, openApiRoute());
   const dunningCounts = new DunningCounts(new DunningCaseReportRepository(dataSource));
   const customerIndex = new CustomerContactIndex(dataSource);
-  server.get('/metrics', metricsRoute({
+  register(server, metricsContract, metricsRoute({
     allowed: new AddressList(config.http.metricsAllowed),
     transport,
     exchange,

@@ -1,8 +1,8 @@
 import type { WebhookRepository } from '../../data-access/webhook-repository';
 import type { WebhookQueue } from '../../data-access/webhook-queue';
 import type { Logger } from '../../logger';
-import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
-import { longerThan, malformedFields } from '../../shared/unicode-text';
+import { malformedFields } from '../../shared/unicode-text';
+import { cardGatewayEventShape } from '../providers/events';
 import { verifyCardGatewaySignature } from '../providers/card-gateway/signature';
 import type { CardGatewayWebhookSecret } from './webhook-secret';
 
@@ -63,18 +63,13 @@ function parse(rawBody: Buffer): Record<string, unknown> | null {
   }
 }
 
-/** The ids of a delivery the service stores (the event's, and the invoice, payment method and customer it names). */
-const STORED_IDS = ['event_id', 'invoice', 'payment_method', 'customer'];
-
-/** The fields that keep a verified delivery from being stored as the event it names. */
+/**
+ * The fields that keep a verified delivery from being stored as the event it names: text that is not
+ * well-formed Unicode, and whatever the event's schema refuses (the one the OpenAPI document shows).
+ */
 function malformedEvent(payload: Record<string, unknown>): string[] {
-  const bad = malformedFields(payload);
-  const flag = (field: string) => { if (!bad.includes(field)) bad.push(field); };
-  if (typeof payload.event_id !== 'string' || payload.event_id === '') flag('event_id');
-  if (typeof payload.event_type !== 'string') flag('event_type');
-  for (const field of STORED_IDS) {
-    const value = payload[field];
-    if (typeof value === 'string' && longerThan(value, MAX_EXTERNAL_ID_LENGTH)) flag(field);
-  }
-  return bad;
+  const bad = new Set(malformedFields(payload));
+  const checked = cardGatewayEventShape.check(payload);
+  if (!checked.ok) for (const fault of checked.faults) bad.add(fault.field === 'whole' ? 'body' : fault.field);
+  return [...bad];
 }

@@ -10,7 +10,9 @@
  */
 
 import { MAX_EXTERNAL_ID_LENGTH } from '../../../entities';
-import { longerThan, wellFormed } from '../../shared/unicode-text';
+import { Type } from '@sinclair/typebox';
+import { compileShape } from '../../shared/json-schema';
+import { wellFormed } from '../../shared/unicode-text';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Card gateway (Reepay / Frisbii)
@@ -187,14 +189,45 @@ export interface MobileWalletUnsupportedEvent extends MobileWalletEventBase {
 
 export type MobileWalletEvent = MobileWalletAgreementEvent | MobileWalletChargeEvent | MobileWalletUnsupportedEvent;
 
+// ---------------------------------------------------------------------------------------------------------------
+// What an event must hold to be taken, as JSON Schemas: checked once its signature verifies, and shown in the
+// OpenAPI document as the webhook route's body.
+
+/** An id the service stores as sent: one longer than a stored id may be is refused rather than cut. */
+const storedId = (description?: string) => Type.String({ maxLength: MAX_EXTERNAL_ID_LENGTH, ...(description ? { description } : {}) });
+
+export const CardGatewayEventSchema = Type.Object({
+  id: Type.String(),
+  event_id: Type.String({ minLength: 1, maxLength: MAX_EXTERNAL_ID_LENGTH, description: 'The same in every resend; the dedupe key.' }),
+  event_type: Type.String({ examples: [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS] }),
+  timestamp: Type.String(),
+  signature: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+  invoice: Type.Optional(storedId()),
+  transaction: Type.Optional(Type.String()),
+  customer: Type.Optional(storedId()),
+  subscription: Type.Optional(Type.String()),
+  payment_method: Type.Optional(storedId()),
+  payment_method_reference: Type.Optional(Type.String()),
+  credit_note: Type.Optional(Type.String()),
+  credit: Type.Optional(Type.String()),
+}, { description: 'A card gateway webhook delivery. `signature` is the lowercase hex HMAC-SHA256 of `timestamp + id` under the webhook secret.' });
+
+export const MobileWalletEventSchema = Type.Object({
+  eventType: Type.String({ pattern: '\\S', examples: [...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS] }),
+  agreementId: Type.Optional(storedId('Required by agreement and charge events.')),
+  chargeId: Type.Optional(storedId('Required by charge events.')),
+  occurred: Type.Optional(Type.String()),
+  msn: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+}, { description: 'A mobile wallet (Vipps MobilePay Recurring) webhook event, authenticated by the `Authorization: HMAC-SHA256 ...`, `x-ms-date` and `x-ms-content-sha256` headers.' });
+
+export const cardGatewayEventShape = compileShape(CardGatewayEventSchema);
+export const mobileWalletEventShape = compileShape(MobileWalletEventSchema);
+
 /** Typed event from a mobile-wallet delivery (flat JSON, no envelope), or null when it is not well-formed. */
 export function parseMobileWalletEvent(body: unknown): MobileWalletEvent | null {
   const object = asObject(body);
-  if (!object) return null;
-  const eventType = nonEmpty(object.eventType);
-  if (!eventType) return null;
-  // The ids are stored as sent; one longer than a stored id may be is refused rather than cut.
-  if ([object.agreementId, object.chargeId].some((id) => typeof id === 'string' && longerThan(id, MAX_EXTERNAL_ID_LENGTH))) return null;
+  if (!object || !mobileWalletEventShape.check(object).ok) return null;
+  const eventType = object.eventType as string;
 
   const base: MobileWalletEventBase = {
     ...optional('agreementId', nonEmpty(object.agreementId)),

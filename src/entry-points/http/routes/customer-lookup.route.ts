@@ -1,28 +1,17 @@
-import type { Request, Response } from 'restify';
+import type { Response } from 'restify';
 import type { LookupCustomer } from '../../../customers/lookup-customer.use-case';
-import { sendError, sendJson } from '../http-io';
-import { query } from './staff-guard';
-
-/** The longest email or phone the lookup reads (longer is 400 invalid_params). */
-export const LOOKUP_VALUE_MAX_LENGTH = 320;
+import type { InputOf } from '../contract/route-contract';
+import { sendJson } from '../http-io';
+import type { customerLookupContract } from './helpdesk.contract';
 
 /**
- * GET /shop/v3/helpdesk/v1/list?email=... or ?phone=... (SPEC 4.2): exactly one of the two, once;
- * the customer record, or `{}` when nothing matches.
+ * GET /shop/v3/helpdesk/v1/list?email=... or ?phone=... (SPEC 4.2): the customer record, or `{}` when nothing
+ * matches. The contract has made sure exactly one of the two is given (an empty one counts as not given).
  */
 export function customerLookupRoute(lookup: LookupCustomer) {
-  return async (req: Request, res: Response): Promise<void> => {
-    const params = query(req);
-    const given = (['email', 'phone'] as const).filter((name) => params.getAll(name).some((value) => value.trim() !== ''));
-    if (given.length !== 1) {
-      return sendError(res, 400, 'invalid_params', 'Give exactly one of email or phone.', { params: ['email', 'phone'] });
-    }
-    const name = given[0];
-    const values = params.getAll(name);
-    if (values.length !== 1 || values[0].length > LOOKUP_VALUE_MAX_LENGTH) {
-      return sendError(res, 400, 'invalid_params', `Give ${name} once, at most ${LOOKUP_VALUE_MAX_LENGTH} characters.`, { params: [name] });
-    }
-    const outcome = await lookup.execute(name === 'email' ? { email: values[0] } : { phone: values[0] });
+  return async ({ query }: InputOf<typeof customerLookupContract>, res: Response): Promise<void> => {
+    const email = query.email?.trim() ? query.email : undefined;
+    const outcome = await lookup.execute(email !== undefined ? { email } : { phone: query.phone! });
     sendJson(res, 200, outcome.kind === 'found' ? outcome.customer : {});
   };
 }

@@ -1,8 +1,11 @@
 import type { Request, Response } from 'restify';
 import type { LookupOrderStatus } from '../../../order-status/lookup-order-status.use-case';
+type LookupInput = Parameters<LookupOrderStatus['execute']>[0];
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { answerInTime, errorBody, parseJsonObject, queryNames, readBody, sendAttemptRefusal, sendError, sendJson, sendText } from '../http-io';
+import { answerInTime, errorBody, parseJsonObject, PAYLOAD_TOO_LARGE, readBody, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
+import type { InputOf, Refusal } from '../contract/route-contract';
+import { orderStatusContract } from './helpdesk.contract';
 import { databaseUnavailable } from '../../../data-access/connection-pool';
 import type { Transport } from '../transport';
 
@@ -13,9 +16,6 @@ export interface OrderStatusRouteDeps {
   lookup: LookupOrderStatus;
 }
 
-const LOOKUP_FIELDS = ['order_number', 'email', 'phone'] as const;
-/** The longest order number, email or phone the route reads (longer is 400 invalid_params). */
-export const ORDER_STATUS_FIELD_MAX_LENGTH = 320;
 export const ORDER_STATUS_BODY_LIMIT_BYTES = 16 * 1024;
 // One precomputed answer for "no such order" and "not yours": the same status and the same bytes.
 const NOT_FOUND = JSON.stringify(errorBody(404, 'order_not_found', 'No order matches that order number and contact detail.'));
@@ -33,36 +33,10 @@ async function waitUntil(moment: number): Promise<void> {
   }
 }
 
-type Refusal = { ok: false; status: number; code: string; message: string; params?: string[] };
-type Parsed = { ok: true; orderNumber: string; email?: string; phone?: string } | Refusal;
-
-/** Rule 1 of SPEC 4.1.1: a lookup field in the query string is refused, whatever the body holds. */
-function queryStringRefusal(names: Set<string>): Refusal | null {
-  const inQuery = LOOKUP_FIELDS.filter((field) => names.has(field));
-  if (!inQuery.length) return null;
-  return { ok: false, status: 400, code: 'params_must_be_in_body', message: `Send ${inQuery.join(', ')} in the JSON body, not in the query string.`, params: inQuery };
-}
-
-/** Rule 2 of SPEC 4.1.1, plus types: every field a string (an order number may be a JSON number). */
-function parseOrderStatusRequest(body: Record<string, unknown>): Parsed {
-  const bad: string[] = [];
-  const text = (field: string, value: unknown): string | undefined => {
-    if (value === undefined || value === null) return undefined;
-    if (field === 'order_number' && typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-    if (typeof value !== 'string' || value.length > ORDER_STATUS_FIELD_MAX_LENGTH) {
-      bad.push(field);
-      return undefined;
-    }
-    return value.trim() === '' ? undefined : value.trim();
-  };
-  const orderNumber = text('order_number', body.order_number);
-  const email = text('email', body.email);
-  const phone = text('phone', body.phone);
-  if (bad.length) return { ok: false, status: 400, code: 'invalid_params', message: `Invalid parameter(s): ${bad.join(', ')}.`, params: bad };
-  if (orderNumber === undefined || (email === undefined && phone === undefined)) {
-    return { ok: false, status: 400, code: 'missing_params', message: 'order_number and at least one of email or phone are required.' };
-  }
-  return { ok: true, orderNumber, email, phone };
+/** The lookup a checked body asks for: trimmed text, an empty field as none (the contract has made sure the needed ones are there). */
+function lookupOf(body: InputOf<typeof orderStatusContract>['body']): LookupInput {
+  const text = (value: string | number | null | undefined) => (value === undefined || value === null ? undefined : String(value).trim() || undefined);
+  return { orderNumber: text(body.order_number)!, email: text(body.email), phone: text(body.phone) };
 }
 
 /**
@@ -95,18 +69,17 @@ type Prepared =
  * round trip to the database overlaps the throttle's to Redis instead of following it.
  */
 async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepared> {
-  const refused = (status: number, code: string, message: string, params?: string[]): Prepared =>
-    ({ kind: 'refused', send: (res) => sendError(res, status, code, message, params ? { params } : {}) });
-  const inQuery = queryStringRefusal(queryNames(req));
-  if (inQuery) return refused(inQuery.status, inQuery.code, inQuery.message, inQuery.params);
+  const refused = (refusal: Refusal): Prepared => ({ kind: 'refused', send: (res) => sendRefusal(res, refusal) });
+  const query = orderStatusContract.checkQuery(req.url);
+  if (!query.ok) return refused(query.refusal);
   const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
-  if (!body.ok) return body.reason === 'too_large' ? refused(413, 'payload_too_large', 'The body is too large.') : { kind: 'gone' };
+  if (!body.ok) return body.reason === 'too_large' ? refused(PAYLOAD_TOO_LARGE) : { kind: 'gone' };
   const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
-  if (!json.ok) return refused(400, 'invalid_params', json.message, json.params);
-  const parsed = parseOrderStatusRequest(json.value);
-  if (!parsed.ok) return refused(parsed.status, parsed.code, parsed.message, parsed.params);
+  if (!json.ok) return refused({ status: 400, code: 'invalid_params', message: json.message, data: { params: json.params } });
+  const checked = orderStatusContract.checkBody(json.value);
+  if (!checked.ok) return refused(checked.refusal);
   try {
-    return { kind: 'looked_up', outcome: await lookup.execute(parsed) };
+    return { kind: 'looked_up', outcome: await lookup.execute(lookupOf(checked.value)) };
   } catch (error) {
     if (databaseUnavailable(error)) return UNAVAILABLE;
     throw error;

@@ -6,7 +6,8 @@ import type { StaffIdentity, UnauthenticatedReason } from '../../../staff-auth/s
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { PasswordChecksBusyError } from '../../../wordpress/password-check-pool';
 import { userCan } from '../../../wordpress/capabilities';
-import { parseJsonObject, readBody, sendAttemptRefusal, sendError } from '../http-io';
+import { parseJsonObject, PAYLOAD_TOO_LARGE, readBody, sendAttemptRefusal, sendError, sendRefusal } from '../http-io';
+import type { InputOf, Refusal, RouteContract, RouteInput } from '../contract/route-contract';
 import { arrivalMethod } from '../method-override';
 import type { Transport } from '../transport';
 
@@ -27,7 +28,8 @@ export interface StaffGuardDeps {
 /** Refusals that are no guess at a credential: plain HTTP (refused before anything is checked), and the site's own secrets missing. */
 const NOT_COUNTED: ReadonlySet<UnauthenticatedReason> = new Set(['https_required', 'secrets_unavailable']);
 
-export type StaffHandler = (req: Request, res: Response, identity: StaffIdentity) => Promise<void>;
+/** A staff route's own work, given its checked input (`InputOf` its contract) and who asks. */
+export type StaffHandler<C> = (input: InputOf<C>, res: Response, identity: StaffIdentity) => Promise<void>;
 
 export const STAFF_BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -55,9 +57,12 @@ export function schemeOf(req: Request, params: URLSearchParams, scheme: StaffSch
  * blocked, 503 when Redis cannot count), 401 `unauthorized` without valid credentials of its scheme (a
  * failed attempt), 403 `rest_cookie_invalid_nonce` for a valid logged-in cookie whose nonce is missing, stale
  * or foreign (WordPress's own answer, not counted), 403 `forbidden` without the capability, then the
- * handler; anything unexpected becomes a logged, clean JSON 500.
+ * request checked against the route's contract (its refusal answered), then the handler with the checked
+ * input; anything unexpected becomes a logged, clean JSON 500.
  */
-export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: StaffScheme; capability: string }, handler: StaffHandler) {
+export function staffRoute<C extends RouteContract<any, any, any>>(
+  deps: StaffGuardDeps, route: { name: string; scheme: StaffScheme; capability: string }, contract: C, handler: StaffHandler<C>,
+) {
   return async (req: Request, res: Response): Promise<void> => {
     const verdict = await deps.throttle.reserve([`ip:${deps.transport.clientGroup(req)}`], [], req);
     // The client left while waiting for a place: there is nobody to answer.
@@ -96,7 +101,9 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
         deps.log.info('staff_request_forbidden', { route: route.name, userId: identity.userId, capability: route.capability });
         return sendError(res, 403, 'forbidden', 'You are not allowed to do that.');
       }
-      await handler(req, res, identity);
+      const input = await checkedInput(req, contract);
+      if (input.ok) await handler(input.value as InputOf<C>, res, identity);
+      else if (input.refusal) sendRefusal(res, input.refusal);
     } catch (error) {
       if (error instanceof PasswordChecksBusyError) {
         deps.log.warn('staff_password_checks_busy', { route: route.name, ip: deps.transport.clientIp(req) });
@@ -112,31 +119,22 @@ export function staffRoute(deps: StaffGuardDeps, route: { name: string; scheme: 
   };
 }
 
-export type JsonBody =
-  | { ok: true; body: Record<string, unknown> }
-  | { ok: false; status: number; code: string; message: string; params?: string[] }
-  /** The client went away before the body's end: there is nobody to answer. */
-  | { ok: false; code: 'client_gone' };
-
-/** The JSON object body; an empty body is `{}`. */
-export async function jsonBody(req: Request): Promise<JsonBody> {
+/**
+ * The request's path, query string and body checked against the contract, in that order (an ID in the path that
+ * cannot be is answered before what the body says). The body is read only when the route takes one; an empty
+ * body is `{}`. No refusal means the client went away before its body's end: there is nobody to answer.
+ */
+async function checkedInput(req: Request, contract: RouteContract<any, any, any>): Promise<{ ok: true; value: RouteInput<unknown, unknown, unknown> } | { ok: false; refusal?: Refusal }> {
+  const params = contract.checkParams(req.params);
+  if (!params.ok) return params;
+  const query = contract.checkQuery(req.url);
+  if (!query.ok) return query;
+  if (!contract.definition.body) return { ok: true, value: { params: params.value, query: query.value, body: {} } };
   const read = await readBody(req, STAFF_BODY_LIMIT_BYTES);
-  if (!read.ok) {
-    return read.reason === 'client_gone' ? { ok: false, code: 'client_gone' } : { ok: false, status: 413, code: 'payload_too_large', message: 'The body is too large.' };
-  }
-  if (!read.bytes.length) return { ok: true, body: {} };
-  const parsed = parseJsonObject(read.bytes);
-  return parsed.ok ? { ok: true, body: parsed.value } : { ok: false, status: 400, code: 'invalid_params', message: parsed.message, params: parsed.params };
-}
-
-export function sendBodyError(res: Response, failure: Extract<JsonBody, { ok: false }>): void {
-  if (!('status' in failure)) return;
-  sendError(res, failure.status, failure.code, failure.message, failure.params ? { params: failure.params } : {});
-}
-
-/** A path ID: digits only, positive; null otherwise. */
-export function pathId(value: unknown): number | null {
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) return null;
-  const id = Number(value);
-  return id > 0 ? id : null;
+  if (!read.ok) return read.reason === 'client_gone' ? { ok: false } : { ok: false, refusal: PAYLOAD_TOO_LARGE };
+  const json = read.bytes.length ? parseJsonObject(read.bytes) : { ok: true as const, value: {} };
+  if (!json.ok) return { ok: false, refusal: { status: 400, code: 'invalid_params', message: json.message, data: { params: json.params } } };
+  const body = contract.checkBody(json.value);
+  if (!body.ok) return body;
+  return { ok: true, value: { params: params.value, query: query.value, body: body.value } };
 }

@@ -12,7 +12,14 @@ import { staffMethodOverride } from '../method-override';
 import { customerLookupRoute } from './customer-lookup.route';
 import { orderPaymentHandlers } from './order-payments.route';
 import { renewalDiscountHandlers } from './renewal-discounts.route';
-import { staffRoute } from './staff-guard';
+import { register, type RouteContract } from '../contract/route-contract';
+import { staffRoute, type StaffHandler, type StaffScheme } from './staff-guard';
+import { customerLookupContract } from './helpdesk.contract';
+import { orderPaymentsContract, reconcileOrderContract } from './order-payments.contract';
+import { cancelDiscountContract, createDiscountContract, discountContract, discountsContract, discountTypesContract } from './renewal-discounts.contract';
+import {
+  cancellationReasonsContract, forceActivateContract, pauseContract, recordedReasonContract, recordedReasonsContract, recordReasonsContract,
+} from './subscription-support.contract';
 import { subscriptionSupportHandlers } from './subscription-support.route';
 
 export interface StaffRouteDeps {
@@ -40,6 +47,7 @@ export interface StaffRouteDeps {
 export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps): void {
   const staff = buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock, deps.shop);
   const guard = { authenticate: staff.authenticate, transport: deps.transport, throttle: deps.throttle, log: deps.log };
+  type StaffAccess = { name: string; scheme: StaffScheme; capability: string };
   const basic = (name: string) => ({ name, scheme: 'basic' as const, capability: MANAGE_WOOCOMMERCE });
   const cookie = (name: string) => ({ name, scheme: 'cookie' as const, capability: EDIT_SHOP_ORDERS });
   const discountStaff = (name: string) => ({ name, scheme: 'basic_or_cookie' as const, capability: MANAGE_WOOCOMMERCE });
@@ -48,25 +56,27 @@ export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps
   // Before routing: restify picks the route by method.
   server.pre(staffMethodOverride);
 
-  server.get('/shop/v3/helpdesk/v1/list', staffRoute(guard, basic('customer-lookup'), customerLookupRoute(staff.lookupCustomer)));
+  const route = <C extends RouteContract<any, any, any>>(contract: C, access: StaffAccess, handler: StaffHandler<C>) =>
+    register(server, contract, staffRoute(guard, access, contract, handler));
+
+  route(customerLookupContract, basic('customer-lookup'), customerLookupRoute(staff.lookupCustomer));
 
   const support = subscriptionSupportHandlers(staff);
-  const base = '/subscription-support/v1';
-  server.get(`${base}/cancellation-reasons`, staffRoute(guard, cookie('cancellation-reasons'), support.reasons));
-  server.get(`${base}/subscription/:subscriptionId/cancellation-reasons`, staffRoute(guard, cookie('recorded-reasons'), support.recorded));
-  server.post(`${base}/subscription/:subscriptionId/cancellation-reasons`, staffRoute(guard, cookie('record-reasons'), support.record));
-  server.get(`${base}/subscription/:subscriptionId/cancellation-reasons/:entryId`, staffRoute(guard, cookie('recorded-reason'), support.recordedOne));
-  server.post(`${base}/subscription/:subscriptionId/pause`, staffRoute(guard, cookie('pause'), support.pause));
-  server.post(`${base}/subscription/:subscriptionId/force-activate`, staffRoute(guard, cookie('force-activate'), support.forceActivate));
+  route(cancellationReasonsContract, cookie('cancellation-reasons'), support.reasons);
+  route(recordedReasonsContract, cookie('recorded-reasons'), support.recorded);
+  route(recordReasonsContract, cookie('record-reasons'), support.record);
+  route(recordedReasonContract, cookie('recorded-reason'), support.recordedOne);
+  route(pauseContract, cookie('pause'), support.pause);
+  route(forceActivateContract, cookie('force-activate'), support.forceActivate);
 
   const discounts = renewalDiscountHandlers(staff);
-  server.get('/renewal-discounts/v1/renewal-discount-types', staffRoute(guard, discountStaff('discount-types'), discounts.types));
-  server.get('/renewal-discounts/v1/discounts', staffRoute(guard, discountStaff('discounts'), discounts.list));
-  server.post('/renewal-discounts/v1/discounts', staffRoute(guard, discountStaff('create-discount'), discounts.create));
-  server.get('/renewal-discounts/v1/discounts/:id', staffRoute(guard, discountStaff('discount'), discounts.one));
-  server.del('/renewal-discounts/v1/discounts/:id', staffRoute(guard, discountStaff('cancel-discount'), discounts.cancel));
+  route(discountTypesContract, discountStaff('discount-types'), discounts.types);
+  route(discountsContract, discountStaff('discounts'), discounts.list);
+  route(createDiscountContract, discountStaff('create-discount'), discounts.create);
+  route(discountContract, discountStaff('discount'), discounts.one);
+  route(cancelDiscountContract, discountStaff('cancel-discount'), discounts.cancel);
 
   const orders = orderPaymentHandlers(deps.hub);
-  server.get('/payment-hub/v1/orders/:orderId/payments', staffRoute(guard, orderStaff('order-payments'), orders.payments));
-  server.post('/payment-hub/v1/orders/:orderId/reconcile', staffRoute(guard, orderStaff('reconcile-order'), orders.reconcile));
+  route(orderPaymentsContract, orderStaff('order-payments'), orders.payments);
+  route(reconcileOrderContract, orderStaff('reconcile-order'), orders.reconcile);
 }

@@ -1,17 +1,20 @@
 import type { Request, Response } from 'restify';
 import type { PaymentHub } from '../../composition/payment-hub';
-import { answerInTime, readBody, sendError, sendJson } from '../http-io';
+import { answerInTime, readBody, sendError, sendJson, sendRefusal } from '../http-io';
+import { webhookContract } from './webhook.contract';
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** POST /payment-hub/v1/webhook/{provider}: the signature first, then store (card gateway) or act (mobile wallet). */
+/**
+ * POST /payment-hub/v1/webhook/{provider}: the signature first, then the event checked against its schema (in the
+ * provider's use case, so a body nobody signed learns nothing), then store (card gateway) or act (mobile wallet).
+ */
 export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' | 'receiveMobileWalletWebhook'>) {
   return async (req: Request, res: Response): Promise<void> => {
     const arrived = performance.now();
-    const provider = req.params.provider;
-    if (provider !== 'card_gateway' && provider !== 'mobile_wallet') {
-      return sendError(res, 404, 'unknown_provider', `Unknown payment provider "${String(provider).slice(0, 40)}".`);
-    }
+    const params = webhookContract.checkParams(req.params);
+    if (!params.ok) return sendRefusal(res, params.refusal);
+    const { provider } = params.value;
     const body = await readBody(req, WEBHOOK_BODY_LIMIT_BYTES);
     if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
 

@@ -1,15 +1,9 @@
 /**
- * JSON Schemas (2020-12, as OpenAPI 3.1 uses them) of what the routes take and answer. The limits come
- * from the constants the handlers check with, so a changed limit changes the document too; the tests
- * validate real answers against these schemas, so a changed answer shape fails there.
+ * JSON Schemas (2020-12, as OpenAPI 3.1 uses them) of what the routes answer, shared by several routes and
+ * named in the document's components. What a route takes is in its contract (`routes/*.contract.ts`). The
+ * tests validate real answers against these schemas, so a changed answer shape fails there.
  */
-import {
-  CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_AGREEMENT_EVENTS, MOBILE_WALLET_CHARGE_EVENTS,
-} from '../../../payments/providers/events';
 import { DISCOUNT_SCHEMES } from '../../../renewal-discounts/discount-schemes';
-import { MAX_CREATED_VIA } from '../../../renewal-discounts/renewal-discounts.use-case';
-import { MAX_REASONS_PER_REQUEST } from '../../../subscriptions/cancellation-reasons.use-case';
-import { ORDER_STATUS_FIELD_MAX_LENGTH } from '../routes/order-status.route';
 
 export type Schema = Record<string, unknown>;
 
@@ -19,8 +13,6 @@ const dateTime: Schema = { type: 'string', format: 'date-time', description: 'IS
 const gmtDateTime: Schema = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS` as WordPress stores it.' };
 const utcTime: Schema = { type: 'string', format: 'date-time', description: 'UTC, ISO 8601 with milliseconds and `Z`.' };
 const decimal: Schema = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'A decimal as text, with the shop\'s price decimals.' };
-/** A positive ID: a JSON number, or a digit string as WordPress coerces it. */
-const idInput: Schema = { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\s*\\d{1,15}\\s*$' }] };
 
 export const components: Record<string, Schema> = {
   Error: {
@@ -41,18 +33,6 @@ export const components: Record<string, Schema> = {
           subscription_status: { type: 'string', description: 'With `invalid_state`: the subscription\'s status.' },
         },
       },
-    },
-  },
-
-  OrderStatusRequest: {
-    type: 'object',
-    description: '`order_number` and at least one of `email` and `phone`; a match on either is enough. Empty strings count as missing.',
-    required: ['order_number'],
-    anyOf: [{ required: ['email'] }, { required: ['phone'] }],
-    properties: {
-      order_number: { anyOf: [{ type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH }, { type: 'integer', minimum: 1 }] },
-      email: { type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH },
-      phone: { type: 'string', maxLength: ORDER_STATUS_FIELD_MAX_LENGTH, description: 'Compared after normalisation: `+45`, spaces and dashes do not matter.' },
     },
   },
 
@@ -162,20 +142,6 @@ export const components: Record<string, Schema> = {
     },
   },
 
-  RecordCancellationReasonsRequest: {
-    type: 'object',
-    required: ['reason_post_ids'],
-    properties: {
-      reason_post_ids: { type: 'array', minItems: 1, maxItems: MAX_REASONS_PER_REQUEST, items: idInput, description: 'Published `cancellation_reason` post IDs; all are recorded or none.' },
-    },
-  },
-
-  PauseRequest: {
-    type: 'object',
-    required: ['end_date'],
-    properties: { end_date: { type: 'string', format: 'date', description: 'A future date, in the shop\'s calendar; the subscription is active again then.' } },
-  },
-
   SubscriptionState: {
     type: 'object',
     additionalProperties: false,
@@ -208,21 +174,6 @@ export const components: Record<string, Schema> = {
     properties: { id: { type: 'integer' }, slug: { type: 'string' }, name: { type: 'string' }, description: nullable({ type: 'string' }), scheme: ref('DiscountScheme') },
   },
 
-  CreateDiscountRequest: {
-    type: 'object',
-    required: ['subscription', 'type', 'amount'],
-    properties: {
-      subscription: { ...idInput, description: 'A subscription of the shop that still renews.' },
-      type: { ...idInput, description: 'A discount type ID (`GET /renewal-discounts/v1/renewal-discount-types`).' },
-      amount: {
-        anyOf: [{ type: 'number', exclusiveMinimum: 0 }, { type: 'string', pattern: '^\\s*\\d{1,18}(\\.\\d{1,8})?\\s*$' }],
-        description: 'Positive; a percentage at most 100 with at most two decimals, money at most the recurring total with the shop\'s price decimals.',
-      },
-      created_via: { anyOf: [{ type: 'string', minLength: 1, maxLength: MAX_CREATED_VIA }, { type: 'null' }], description: 'Default `rest`.' },
-      order: { anyOf: [idInput, { type: 'null' }], description: 'The subscription\'s parent or one of its renewal orders.' },
-    },
-  },
-
   Discount: {
     type: 'object',
     additionalProperties: false,
@@ -242,40 +193,6 @@ export const components: Record<string, Schema> = {
       date_created: nullable(dateTime),
       date_created_gmt: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' },
       order_edit_url: { type: 'string', format: 'uri', description: 'WP admin\'s edit screen of the linked order, else of the subscription.' },
-    },
-  },
-
-  CardGatewayEvent: {
-    type: 'object',
-    description: 'A card gateway webhook delivery. `signature` is the lowercase hex HMAC-SHA256 of `timestamp + id` under the webhook secret.',
-    required: ['id', 'event_id', 'event_type', 'timestamp', 'signature'],
-    properties: {
-      id: { type: 'string' },
-      event_id: { type: 'string', minLength: 1, description: 'The same in every resend; the dedupe key.' },
-      event_type: { type: 'string', examples: [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS] },
-      timestamp: { type: 'string' },
-      signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
-      invoice: { type: 'string' },
-      transaction: { type: 'string' },
-      customer: { type: 'string' },
-      subscription: { type: 'string' },
-      payment_method: { type: 'string' },
-      payment_method_reference: { type: 'string' },
-      credit_note: { type: 'string' },
-      credit: { type: 'string' },
-    },
-  },
-
-  MobileWalletEvent: {
-    type: 'object',
-    description: 'A mobile wallet (Vipps MobilePay Recurring) webhook event, authenticated by the `Authorization: HMAC-SHA256 ...`, `x-ms-date` and `x-ms-content-sha256` headers.',
-    required: ['eventType'],
-    properties: {
-      eventType: { type: 'string', minLength: 1, examples: [...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS] },
-      agreementId: { type: 'string' },
-      chargeId: { type: 'string' },
-      occurred: { type: 'string' },
-      msn: { type: ['string', 'integer'] },
     },
   },
 
