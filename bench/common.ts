@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -14,7 +15,7 @@ export interface MeasureRow {
 }
 
 /** One measured scenario: a line of the printed tables. */
-export interface Row { orders: number; target: string; scenario: string; node?: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; non2xxOrErrors: string }
+export interface Row { orders: number; target: string; scenario: string; node?: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; cpuUsPerRequest?: number; non2xxOrErrors: string }
 
 const root = path.resolve(__dirname, '../..');
 
@@ -46,9 +47,24 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
 }
 
 /** autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured. */
-export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10): Promise<autocannon.Result> {
+export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number): Promise<autocannon.Result & { cpuUsPerRequest?: number }> {
   await autocannon({ url, connections, duration: 3, requests });
-  return autocannon({ url, connections, duration, requests });
+  const before = processCpuMs(pid);
+  const result = await autocannon({ url, connections, duration, requests });
+  const after = processCpuMs(pid);
+  // The program's own CPU time per answered request: on a shared machine it varies far less than requests per second do.
+  return before === undefined || after === undefined || !result.requests.total ? result : { ...result, cpuUsPerRequest: Math.round(((after - before) * 1000) / result.requests.total) };
+}
+
+/** A process's CPU time so far (user + system), in milliseconds (Linux, USER_HZ 100). */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The table row of a run, printed as it completes; `expected` is how many answers had the expected status. */

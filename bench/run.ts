@@ -133,9 +133,9 @@ function orderStatusScenarios(label: string, size: number, samples: Samples, rou
     const rows: Row[] = [];
     for (const [scenario, bodies] of scenarios.filter(([name]) => !scenarioNames || scenarioNames.includes(name))) {
       for (const connections of connectionCounts) {
-        const result = await measure(url, duration, orderStatusRequests(bodies), connections);
+        const result = await measure(url, duration, orderStatusRequests(bodies), connections, pid);
         const row = resultRow(size, `${label}, ${connections} conn.`, scenario, result, scenario.startsWith('match') ? result['2xx'] : result['4xx']);
-        rows.push({ ...row, target: label, connections, round, rssMiB: peakRssMiB(pid) });
+        rows.push({ ...row, target: label, connections, round, rssMiB: peakRssMiB(pid), cpuUsPerRequest: result.cpuUsPerRequest });
       }
     }
     return rows;
@@ -156,20 +156,30 @@ const median = (values: number[]) => {
  * rounds of each program, and the API's ratios to the bare program (and to the baseline, when run).
  */
 function comparisonTable(rows: Row[]): string {
-  const lines = ['| Node | orders | request | conn. | program | req/s | p50 ms | p99 ms | peak RSS MiB | API / this |', '|---|---:|---|---:|---|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| Node | orders | request | conn. | program | req/s | p50 ms | p99 ms | peak RSS MiB | CPU µs / request | API / this | API CPU / this |',
+    '|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   const keyOf = (r: Row) => `${r.node}|${r.orders}|${r.scenario}|${r.connections}`;
   for (const key of [...new Set(rows.map(keyOf))]) {
     const [node, orders, scenario, connections] = key.split('|');
     const of = (target: string) => rows.filter((r) => keyOf(r) === key && r.target === target);
     const programs = [...new Set(rows.map((r) => r.target))];
     const api = median(of('shop-sidecar API').map((r) => r.rps));
+    const cpuOf = (measured: Row[]) => {
+      const values = measured.map((r) => r.cpuUsPerRequest).filter((v): v is number => v !== undefined);
+      return values.length ? median(values) : undefined;
+    };
+    const apiCpu = cpuOf(of('shop-sidecar API'));
     for (const program of programs) {
       const measured = of(program);
       if (!measured.length) continue;
       const rps = median(measured.map((r) => r.rps));
       const rss = measured.map((r) => r.rssMiB).filter((v): v is number => v !== undefined);
       const ratio = program === 'shop-sidecar API' ? '' : `${(api / rps).toFixed(2)}`;
-      lines.push(`| ${node} | ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${median(measured.map((r) => r.p99))} | ${rss.length ? Math.max(...rss) : ''} | ${ratio} |`);
+      const cpu = cpuOf(measured);
+      const cpuRatio = program === 'shop-sidecar API' || cpu === undefined || apiCpu === undefined ? '' : `${(apiCpu / cpu).toFixed(2)}`;
+      lines.push(`| ${node} | ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${median(measured.map((r) => r.p99))} | ${rss.length ? Math.max(...rss) : ''} | ${cpu ?? ''} | ${ratio} | ${cpuRatio} |`);
     }
   }
   return lines.join('\n');
@@ -252,7 +262,7 @@ async function main(): Promise<void> {
     }
   }
   if (rows.length) {
-    sections.push('## Order status route', '', `Medians of ${rounds} interleaved round(s); "API / this": the API's requests per second over this program's.`, '', comparisonTable(rows), '');
+    sections.push('## Order status route', '', `Medians of ${rounds} interleaved round(s); "API / this": the API's requests per second over this program's; "CPU µs / request": the program process's own CPU time per answer, which a shared machine disturbs far less than requests per second; "API CPU / this": the API's over this program's.`, '', comparisonTable(rows), '');
     sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., Node ${r.node}, round ${r.round}` }))), '', ...orderStatusTargets(rows.filter((r) => r.connections === 10 && r.node === process.version)));
   }
   if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
