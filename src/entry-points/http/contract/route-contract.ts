@@ -85,7 +85,7 @@ export function refusalOf(faults: Fault[], whole: string): Refusal {
     return {
       status: 400,
       code: 'invalid_params',
-      message: `Invalid parameter(s): ${[...new Set(named.map((fault) => (fault.rule ?? `${fault.field} ${fault.message}`).replace(/\.$/, '')))].join('; ')}.`,
+      message: invalidMessage(named),
       data: { params: [...new Set(named.map((fault) => fault.field))] },
     };
   }
@@ -98,6 +98,13 @@ export function refusalOf(faults: Fault[], whole: string): Refusal {
     message: known.message ?? faults[0].rule ?? `Refused: ${fields.join(', ')}.`,
     data: known.namesFields ? { params: fields } : {},
   };
+}
+
+/** Each bad field in ajv's words, or the rule across fields that failed in its schema's (then without the generic opening). */
+function invalidMessage(faults: Fault[]): string {
+  const parts = [...new Set(faults.map((fault) => (fault.rule ?? `${fault.field} ${fault.message}`).replace(/\.$/, '')))];
+  const text = `${parts.join('; ')}.`;
+  return faults.every((fault) => fault.rule) ? text : `Invalid parameter(s): ${text}`;
 }
 
 /** A route's contract with its checks compiled. */

@@ -23,7 +23,7 @@ export const orderStatusContract = defineRoute({
     phone: Type.Optional(Type.Never()),
   }, {
     [REFUSAL_KEYWORD]: 'params_must_be_in_body',
-    description: 'order_number, email and phone go in the JSON body, never in the query string (400 `params_must_be_in_body`, whatever the body holds).',
+    description: 'Send order_number, email and phone in the JSON body, never in the query string.',
   }),
   body: {
     required: true,
@@ -76,7 +76,7 @@ export const customerLookupContract = defineRoute({
     email: Type.Optional(lookupValue()),
     phone: Type.Optional(lookupValue('Any common notation; compared in E.164.')),
   }, {
-    description: 'Exactly one of `email` and `phone`, once (an empty one counts as not given).',
+    description: 'Give exactly one of email or phone, once; an empty one counts as not given.',
     // Given means not blank; a name given twice is given (and refused for that, by its own schema).
     oneOf: [
       { type: 'object', required: ['email'], properties: { email: { pattern: '\\S' } } },
