@@ -43,6 +43,8 @@ test('The customer lookup: exactly one of email and phone, once, at most 320 cha
     t.deepEqual(check(both), { status: 400, code: 'invalid_params', data: { params: ['email', 'phone'] } }, both);
   }
   t.deepEqual(check('email=a&email=b'), { status: 400, code: 'invalid_params', data: { params: ['email'] } });
+  t.is(check('email=a%40b.dk&__proto__=x&__proto__=y&constructor=z'), null, 'any other names are parameters like any other, and ignored');
+  t.deepEqual(check('__proto__=x&__proto__=y'), { status: 400, code: 'invalid_params', data: { params: ['email', 'phone'] } });
   t.deepEqual(check(`phone=${'1'.repeat(321)}`), { status: 400, code: 'invalid_params', data: { params: ['phone'] } });
 });
 

@@ -107,10 +107,3 @@ export function parseJsonObject(bytes: Buffer): JsonObjectOutcome {
   if (malformed.length) return { ok: false, message: `Not valid Unicode text (a lone surrogate): ${malformed.join(', ')}.`, params: malformed };
   return { ok: true, value: value as Record<string, unknown> };
 }
-
-/** Query-string parameter names of the request. */
-export function queryNames(req: Request): Set<string> {
-  if (!req.url?.includes('?')) return new Set();
-  const url = new URL(req.url, 'http://localhost');
-  return new Set(url.searchParams.keys());
-}

@@ -123,7 +123,8 @@ export type InputOf<C> = C extends RouteContract<infer P, infer Q, infer B> ? Ro
 
 /** The query string as an object: a name given once is its text, a name given more often the list of its texts. */
 export function queryObject(url: string | undefined): Record<string, string | string[]> {
-  const object: Record<string, string | string[]> = {};
+  // No prototype: a parameter named `__proto__` is a parameter like any other.
+  const object: Record<string, string | string[]> = Object.create(null);
   const at = url?.indexOf('?') ?? -1;
   if (at < 0) return object;
   for (const [name, value] of new URLSearchParams(url!.slice(at + 1))) {

@@ -1,6 +1,5 @@
 import type { Request, Response } from 'restify';
-import type { LookupOrderStatus } from '../../../order-status/lookup-order-status.use-case';
-type LookupInput = Parameters<LookupOrderStatus['execute']>[0];
+import type { LookupOrderStatus, OrderStatusQuery } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { answerInTime, errorBody, parseJsonObject, PAYLOAD_TOO_LARGE, readBody, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
@@ -34,7 +33,7 @@ async function waitUntil(moment: number): Promise<void> {
 }
 
 /** The lookup a checked body asks for: trimmed text, an empty field as none (the contract has made sure the needed ones are there). */
-function lookupOf(body: InputOf<typeof orderStatusContract>['body']): LookupInput {
+function lookupOf(body: InputOf<typeof orderStatusContract>['body']): OrderStatusQuery {
   const text = (value: string | number | null | undefined) => (value === undefined || value === null ? undefined : String(value).trim() || undefined);
   return { orderNumber: text(body.order_number)!, email: text(body.email), phone: text(body.phone) };
 }
