@@ -3,7 +3,9 @@ import { orderStatusContract, customerLookupContract } from '../../src/entry-poi
 import { pauseContract, recordedReasonContract, recordReasonsContract } from '../../src/entry-points/http/routes/subscription-support.contract';
 import { createDiscountContract, discountsContract } from '../../src/entry-points/http/routes/renewal-discounts.contract';
 import { webhookContract } from '../../src/entry-points/http/routes/webhook.contract';
-import { cardGatewayEventShape, mobileWalletEventShape } from '../../src/payments/providers/events';
+import {
+  cardGatewayEventShape, MOBILE_WALLET_AGREEMENT_EVENTS, MOBILE_WALLET_CHARGE_EVENTS, mobileWalletEventShape, parseMobileWalletEvent,
+} from '../../src/payments/providers/events';
 import type { Checked } from '../../src/entry-points/http/contract/route-contract';
 
 const refusal = <T>(checked: Checked<T>) => (checked.ok ? null : { status: checked.refusal.status, code: checked.refusal.code, data: checked.refusal.data });
@@ -74,4 +76,19 @@ test('The webhook route documents the event schemas its use cases check with', (
   const members = (webhookContract.shapes.body!.schema as unknown as { anyOf: unknown[] }).anyOf;
   t.is(members[0], cardGatewayEventShape.schema);
   t.is(members[1], mobileWalletEventShape.schema);
+});
+
+test('A mobile wallet event names the ids it is read back by: an agreement event its agreement, a charge event its agreement and charge', (t) => {
+  const [agreementEvent] = MOBILE_WALLET_AGREEMENT_EVENTS;
+  const [chargeEvent] = MOBILE_WALLET_CHARGE_EVENTS;
+  t.truthy(parseMobileWalletEvent({ eventType: agreementEvent, agreementId: 'agr_1' }));
+  t.truthy(parseMobileWalletEvent({ eventType: chargeEvent, agreementId: 'agr_1', chargeId: 'chr_1' }));
+  t.truthy(parseMobileWalletEvent({ eventType: 'recurring.some-new-event.v1' }), 'an event this version does not know needs neither');
+  for (const body of [
+    { eventType: agreementEvent }, { eventType: agreementEvent, agreementId: '  ' }, { eventType: agreementEvent, agreementId: 7 },
+    { eventType: chargeEvent, agreementId: 'agr_1' }, { eventType: chargeEvent, chargeId: 'chr_1' }, { eventType: chargeEvent, agreementId: 'agr_1', chargeId: '' },
+    { eventType: ' ' }, {},
+  ]) {
+    t.is(parseMobileWalletEvent(body), null, JSON.stringify(body));
+  }
 });

@@ -212,13 +212,24 @@ export const CardGatewayEventSchema = Type.Object({
   credit: Type.Optional(Type.String()),
 }, { description: 'A card gateway webhook delivery. `signature` is the lowercase hex HMAC-SHA256 of `timestamp + id` under the webhook secret.' });
 
+const eventTypeIn = (types: readonly string[]) => ({ type: 'object', required: ['eventType'], properties: { eventType: { enum: [...types] } } });
+/** A field that is there and more than spaces. */
+const givenText = (field: string) => ({ type: 'object', required: [field], properties: { [field]: { type: 'string', pattern: '\\S' } } });
+
 export const MobileWalletEventSchema = Type.Object({
   eventType: Type.String({ pattern: '\\S', examples: [...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS] }),
   agreementId: Type.Optional(storedId('Required by agreement and charge events.')),
   chargeId: Type.Optional(storedId('Required by charge events.')),
   occurred: Type.Optional(Type.String()),
   msn: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
-}, { description: 'A mobile wallet (Vipps MobilePay Recurring) webhook event, authenticated by the `Authorization: HMAC-SHA256 ...`, `x-ms-date` and `x-ms-content-sha256` headers.' });
+}, {
+  description: 'A mobile wallet (Vipps MobilePay Recurring) webhook event, authenticated by the `Authorization: HMAC-SHA256 ...`, `x-ms-date` and `x-ms-content-sha256` headers.',
+  // The ids an event is read back by: an agreement event's agreement, a charge event's agreement and charge (GET /agreements/{agreementId}/charges/{chargeId}).
+  allOf: [
+    { if: eventTypeIn([...MOBILE_WALLET_AGREEMENT_EVENTS, ...MOBILE_WALLET_CHARGE_EVENTS]), then: givenText('agreementId') },
+    { if: eventTypeIn(MOBILE_WALLET_CHARGE_EVENTS), then: givenText('chargeId') },
+  ],
+});
 
 export const cardGatewayEventShape = compileShape(CardGatewayEventSchema);
 export const mobileWalletEventShape = compileShape(MobileWalletEventSchema);
@@ -237,25 +248,23 @@ export function parseMobileWalletEvent(body: unknown): MobileWalletEvent | null 
     ...optional('msn', nonEmpty(object.msn) ?? (typeof object.msn === 'number' ? String(object.msn) : undefined)),
   };
 
+  // The schema has made sure the ids each kind of event is read back by are there.
   if ((MOBILE_WALLET_AGREEMENT_EVENTS as readonly string[]).includes(eventType)) {
-    if (!base.agreementId) return null;
     return {
       ...base,
       supported: true,
       eventType: eventType as MobileWalletAgreementEventType,
-      agreementId: base.agreementId,
+      agreementId: base.agreementId!,
       ...optional('actor', nonEmpty(object.actor)),
     };
   }
   if ((MOBILE_WALLET_CHARGE_EVENTS as readonly string[]).includes(eventType)) {
-    const chargeId = nonEmpty(object.chargeId);
-    // Both are needed to read the charge back (GET /agreements/{agreementId}/charges/{chargeId}).
-    if (!base.agreementId || !chargeId) return null;
+    const chargeId = object.chargeId as string;
     return {
       ...base,
       supported: true,
       eventType: eventType as MobileWalletChargeEventType,
-      agreementId: base.agreementId,
+      agreementId: base.agreementId!,
       chargeId,
       ...optional('chargeExternalId', nonEmpty(object.chargeExternalId)),
       ...optional('transactionId', nonEmpty(object.transactionId)),
