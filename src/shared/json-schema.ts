@@ -107,20 +107,21 @@ function acrossFields(schema: TSchema, error: ErrorObject): { fields: string[]; 
 
 const decodePointerSegment = (segment: string) => decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~');
 
+/** The keys from the schema's root to the failed keyword, from ajv's schemaPath (`#/allOf/0/anyOf`). */
+const schemaPathSegments = (schemaPath: string) => schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodePointerSegment);
+
 /** The schema node a schemaPath (`#/allOf/0/anyOf`) names, without its last segment (the keyword that failed). */
 function schemaAt(schema: TSchema, schemaPath: string): unknown {
-  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodePointerSegment);
   let node: unknown = schema;
-  for (const segment of segments.slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[segment];
+  for (const segment of schemaPathSegments(schemaPath).slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[segment];
   return node;
 }
 
 /** The innermost refusal annotation on the way from the root to the failed keyword. */
 function annotationAt(schema: TSchema, schemaPath: string): { refusal?: string; rule?: string } {
-  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodePointerSegment);
   let node: unknown = schema;
   let found: { refusal?: string; rule?: string } = {};
-  for (const segment of [undefined, ...segments]) {
+  for (const segment of [undefined, ...schemaPathSegments(schemaPath)]) {
     if (segment !== undefined) node = (node as Record<string, unknown> | undefined)?.[segment];
     if (!node || typeof node !== 'object') break;
     const annotated = node as Record<string, unknown>;

@@ -21,12 +21,19 @@ export function sendText(res: Response, status: number, text: string, headers: R
   res.end(text);
 }
 
-/** A refusal as the service answers it (a contract's, or a body that is not a JSON object). */
-export function sendRefusal(res: Response, refusal: { status: number; code: string; message: string; data: Record<string, unknown> }): void {
+/** A refusal as the service answers it: a contract's, or a body that is not a JSON object. */
+export interface ErrorAnswer {
+  status: number;
+  code: string;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+export function sendRefusal(res: Response, refusal: ErrorAnswer): void {
   sendError(res, refusal.status, refusal.code, refusal.message, refusal.data);
 }
 
-export const PAYLOAD_TOO_LARGE = { status: 413, code: 'payload_too_large', message: 'The body is too large.', data: {} };
+const PAYLOAD_TOO_LARGE: ErrorAnswer = { status: 413, code: 'payload_too_large', message: 'The body is too large.', data: {} };
 
 export function sendError(res: Response, status: number, code: string, message: string, data?: Record<string, unknown>, headers?: Record<string, string>): void {
   sendJson(res, status, errorBody(status, code, message, data), headers);
@@ -93,6 +100,21 @@ export function readBody(req: Request, limitBytes: number): Promise<BodyOutcome>
 }
 
 export type JsonObjectOutcome = { ok: true; value: Record<string, unknown> } | { ok: false; message: string; params: string[] };
+
+export type JsonObjectBody =
+  | { kind: 'json'; value: Record<string, unknown> }
+  | { kind: 'refused'; refusal: ErrorAnswer }
+  /** The client went away before the body's end: there is nobody to answer. */
+  | { kind: 'gone' };
+
+/** The request's JSON object body, read up to `limitBytes` (413 beyond); an empty body is `{}`. */
+export async function readJsonObject(req: Request, limitBytes: number): Promise<JsonObjectBody> {
+  const read = await readBody(req, limitBytes);
+  if (!read.ok) return read.reason === 'client_gone' ? { kind: 'gone' } : { kind: 'refused', refusal: PAYLOAD_TOO_LARGE };
+  if (!read.bytes.length) return { kind: 'json', value: {} };
+  const json = parseJsonObject(read.bytes);
+  return json.ok ? { kind: 'json', value: json.value } : { kind: 'refused', refusal: { status: 400, code: 'invalid_params', message: json.message, data: { params: json.params } } };
+}
 
 /** A JSON object body; refused when it is not one, or when any text in it is not well-formed Unicode (a lone surrogate). */
 export function parseJsonObject(bytes: Buffer): JsonObjectOutcome {

@@ -7,6 +7,7 @@
 import type { Server } from 'restify';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { compileShape, REFUSAL_KEYWORD, type Fault, type Shape } from '../../../shared/json-schema';
+import type { ErrorAnswer } from '../http-io';
 
 export type HttpMethod = 'get' | 'post' | 'delete';
 
@@ -45,12 +46,7 @@ export interface RouteInput<P = Record<string, never>, Q = Record<string, never>
 }
 
 /** A request the contract refuses: the service's error answer. */
-export interface Refusal {
-  status: number;
-  code: string;
-  message: string;
-  data: Record<string, unknown>;
-}
+export type Refusal = ErrorAnswer;
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
@@ -78,20 +74,20 @@ export function notFoundMessage(code: keyof typeof REFUSALS): string {
  * in the order the schema declares them); only when there is none does an annotated rule answer, with its
  * code and, for a rule in words, its schema's description as the message.
  */
-export function refusalOf(faults: Fault[], whole: string): Refusal {
+export function refusalOf(found: Fault[], whole: string): Refusal {
+  const faults = found.map((fault) => (fault.field === 'whole' ? { ...fault, field: whole } : fault));
   const plain = faults.filter((fault) => !fault.refusal);
   if (plain.length) {
-    const named = plain.map((fault) => ({ ...fault, field: fault.field === 'whole' ? whole : fault.field }));
     return {
       status: 400,
       code: 'invalid_params',
-      message: invalidMessage(named),
-      data: { params: [...new Set(named.map((fault) => fault.field))] },
+      message: invalidMessage(plain),
+      data: { params: [...new Set(plain.map((fault) => fault.field))] },
     };
   }
   const code = faults[0].refusal!;
   const known = REFUSALS[code] ?? { status: 400, namesFields: true };
-  const fields = [...new Set(faults.filter((fault) => fault.refusal === code).map((fault) => (fault.field === 'whole' ? whole : fault.field)))];
+  const fields = [...new Set(faults.filter((fault) => fault.refusal === code).map((fault) => fault.field))];
   return {
     status: known.status,
     code,

@@ -10,7 +10,7 @@ export const ORDER_STATUS_FIELD_MAX_LENGTH = 320;
 /** The longest email or phone the customer lookup reads (longer is 400 invalid_params). */
 export const LOOKUP_VALUE_MAX_LENGTH = 320;
 
-const lookupText = (description?: string) => Type.String({ maxLength: ORDER_STATUS_FIELD_MAX_LENGTH, ...(description ? { description } : {}) });
+const textUpTo = (maxLength: number, description?: string) => Type.String({ maxLength, ...(description ? { description } : {}) });
 /** Text that is more than spaces: an empty field counts as missing. */
 const given = { type: 'string', pattern: '\\S' };
 
@@ -28,9 +28,9 @@ export const orderStatusContract = defineRoute({
   body: {
     required: true,
     schema: Type.Object({
-      order_number: Type.Optional(Type.Union([lookupText(), Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
-      email: Type.Optional(Type.Union([lookupText(), Type.Null()])),
-      phone: Type.Optional(Type.Union([lookupText('Compared after normalisation: `+45`, spaces and dashes do not matter.'), Type.Null()])),
+      order_number: Type.Optional(Type.Union([textUpTo(ORDER_STATUS_FIELD_MAX_LENGTH), Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
+      email: Type.Optional(Type.Union([textUpTo(ORDER_STATUS_FIELD_MAX_LENGTH), Type.Null()])),
+      phone: Type.Optional(Type.Union([textUpTo(ORDER_STATUS_FIELD_MAX_LENGTH, 'Compared after normalisation: `+45`, spaces and dashes do not matter.'), Type.Null()])),
     }, {
       description: 'A match on either contact detail is enough. A field of the wrong type or too long is 400 `invalid_params`.',
       allOf: [{
@@ -67,14 +67,12 @@ export const orderStatusContract = defineRoute({
   },
 });
 
-const lookupValue = (description?: string) => Type.String({ maxLength: LOOKUP_VALUE_MAX_LENGTH, ...(description ? { description } : {}) });
-
 export const customerLookupContract = defineRoute({
   method: 'get',
   path: '/shop/v3/helpdesk/v1/list',
   query: Type.Object({
-    email: Type.Optional(lookupValue()),
-    phone: Type.Optional(lookupValue('Any common notation; compared in E.164.')),
+    email: Type.Optional(textUpTo(LOOKUP_VALUE_MAX_LENGTH)),
+    phone: Type.Optional(textUpTo(LOOKUP_VALUE_MAX_LENGTH, 'Any common notation; compared in E.164.')),
   }, {
     description: 'Give exactly one of email or phone, once; an empty one counts as not given.',
     // Given means not blank; a name given twice is given (and refused for that, by its own schema).

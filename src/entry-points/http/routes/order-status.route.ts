@@ -2,7 +2,7 @@ import type { Request, Response } from 'restify';
 import type { LookupOrderStatus, OrderStatusQuery } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { answerInTime, errorBody, parseJsonObject, PAYLOAD_TOO_LARGE, readBody, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
+import { answerInTime, errorBody, readJsonObject, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
 import type { InputOf, Refusal } from '../contract/route-contract';
 import { orderStatusContract } from './helpdesk.contract';
 import { databaseUnavailable } from '../../../data-access/connection-pool';
@@ -71,11 +71,9 @@ async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepare
   const refused = (refusal: Refusal): Prepared => ({ kind: 'refused', send: (res) => sendRefusal(res, refusal) });
   const query = orderStatusContract.checkQuery(req.url);
   if (!query.ok) return refused(query.refusal);
-  const body = await readBody(req, ORDER_STATUS_BODY_LIMIT_BYTES);
-  if (!body.ok) return body.reason === 'too_large' ? refused(PAYLOAD_TOO_LARGE) : { kind: 'gone' };
-  const json = body.bytes.length ? parseJsonObject(body.bytes) : { ok: true as const, value: {} };
-  if (!json.ok) return refused({ status: 400, code: 'invalid_params', message: json.message, data: { params: json.params } });
-  const checked = orderStatusContract.checkBody(json.value);
+  const body = await readJsonObject(req, ORDER_STATUS_BODY_LIMIT_BYTES);
+  if (body.kind !== 'json') return body.kind === 'gone' ? { kind: 'gone' } : refused(body.refusal);
+  const checked = orderStatusContract.checkBody(body.value);
   if (!checked.ok) return refused(checked.refusal);
   try {
     return { kind: 'looked_up', outcome: await lookup.execute(lookupOf(checked.value)) };

@@ -6,7 +6,7 @@ import type { StaffIdentity, UnauthenticatedReason } from '../../../staff-auth/s
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { PasswordChecksBusyError } from '../../../wordpress/password-check-pool';
 import { userCan } from '../../../wordpress/capabilities';
-import { parseJsonObject, PAYLOAD_TOO_LARGE, readBody, sendAttemptRefusal, sendError, sendRefusal } from '../http-io';
+import { readJsonObject, sendAttemptRefusal, sendError, sendRefusal } from '../http-io';
 import type { InputOf, Refusal, RouteContract, RouteInput } from '../contract/route-contract';
 import { arrivalMethod } from '../method-override';
 import type { Transport } from '../transport';
@@ -130,10 +130,8 @@ async function checkedInput(req: Request, contract: RouteContract<any, any, any>
   const query = contract.checkQuery(req.url);
   if (!query.ok) return query;
   if (!contract.definition.body) return { ok: true, value: { params: params.value, query: query.value, body: {} } };
-  const read = await readBody(req, STAFF_BODY_LIMIT_BYTES);
-  if (!read.ok) return read.reason === 'client_gone' ? { ok: false } : { ok: false, refusal: PAYLOAD_TOO_LARGE };
-  const json = read.bytes.length ? parseJsonObject(read.bytes) : { ok: true as const, value: {} };
-  if (!json.ok) return { ok: false, refusal: { status: 400, code: 'invalid_params', message: json.message, data: { params: json.params } } };
+  const json = await readJsonObject(req, STAFF_BODY_LIMIT_BYTES);
+  if (json.kind !== 'json') return json.kind === 'gone' ? { ok: false } : { ok: false, refusal: json.refusal };
   const body = contract.checkBody(json.value);
   if (!body.ok) return body;
   return { ok: true, value: { params: params.value, query: query.value, body: body.value } };
