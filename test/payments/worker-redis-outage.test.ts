@@ -74,6 +74,8 @@ test('When Redis stops, restarts, and restarts again after a 0.3 s gap, Then the
   await redis.stop();
   for (let i = 0; i < 5; i++) t.is(await deliverSettled(), 200, 'stored and answered while Redis is away');
   await allProcessed('the worker to process the stored webhooks from the table while Redis is away');
+  // The sweep logs after its batch commits, and the log reaches this test through a pipe: wait for the line.
+  await eventually(async () => sweptByWorker(0) >= 5, 10_000, 'the sweep to log what it processed').catch(() => undefined);
   t.is(sweptByWorker(0), 5, 'the sweep processed them, the queue being away');
   // The queue's stalled-job check runs every 5 s; it has been attempted during the outage by now.
   await new Promise((resolve) => setTimeout(resolve, 6000));
