@@ -48,7 +48,8 @@ export function startServiceProcess(script: 'api' | 'worker', env: Record<string
     }
   });
   let ended = false;
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => {
+  // 'close', not 'exit': it comes once the log pipe is drained, so what the process logged last is in `logs`.
+  const exited = new Promise<number | string>((resolve) => child.once('close', (code, signal) => {
     ended = true;
     resolve(code ?? signal ?? 'unknown');
   }));
