@@ -33,7 +33,7 @@ export function sendRefusal(res: Response, refusal: ErrorAnswer): void {
   sendError(res, refusal.status, refusal.code, refusal.message, refusal.data);
 }
 
-const PAYLOAD_TOO_LARGE: ErrorAnswer = { status: 413, code: 'payload_too_large', message: 'The body is too large.', data: {} };
+export const PAYLOAD_TOO_LARGE: ErrorAnswer = { status: 413, code: 'payload_too_large', message: 'The body is too large.', data: {} };
 
 export function sendError(res: Response, status: number, code: string, message: string, data?: Record<string, unknown>, headers?: Record<string, string>): void {
   sendJson(res, status, errorBody(status, code, message, data), headers);

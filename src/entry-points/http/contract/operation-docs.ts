@@ -4,7 +4,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { REFUSAL_KEYWORD } from '../../../shared/json-schema';
-import type { OperationDoc } from './route-contract';
+import { notFound as notFoundRefusal, type NotFoundCode, type OperationDoc } from './route-contract';
 import { ref, type Schema } from './answers';
 
 export const json = (schema: Schema | TSchema) => ({ 'application/json': { schema } });
@@ -24,6 +24,8 @@ export function error(status: number, codes: string[], description: string, head
 export const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } } };
 export const internalError = error(500, ['internal_error'], 'Something failed on the service\'s side; it has been logged.');
 export const tooLarge = error(413, ['payload_too_large'], 'The body is larger than the route reads.');
+/** The 404 of one not-found refusal, documented in the words its answer carries. */
+export const notFound = (code: NotFoundCode) => error(404, [code], notFoundRefusal(code).message);
 export const invalidBody = (what: string) => error(400, ['invalid_params'], `${what}; \`data.params\` names each field at fault (\`body\` when it is not a JSON object).`);
 
 type Security = Record<string, string[]>[];

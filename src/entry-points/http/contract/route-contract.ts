@@ -54,7 +54,7 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; refusal: Refusal 
  * The answers of the refusals a schema annotates (`x-refusal`), besides `invalid_params`. A not-found code's
  * message is also what its handler answers when the shop has no such thing: one wording for both.
  */
-export const REFUSALS: Record<string, { status: number; message?: string; namesFields: boolean }> = {
+export const REFUSALS = {
   missing_params: { status: 400, namesFields: false },
   params_must_be_in_body: { status: 400, namesFields: true },
   subscription_not_found: { status: 404, message: 'No subscription with that ID.', namesFields: false },
@@ -62,11 +62,15 @@ export const REFUSALS: Record<string, { status: number; message?: string; namesF
   discount_not_found: { status: 404, message: 'No discount with that ID.', namesFields: false },
   order_not_found: { status: 404, message: 'No order with that ID.', namesFields: false },
   unknown_provider: { status: 404, message: 'Not one of the payment providers.', namesFields: false },
-};
+} satisfies Record<string, { status: number; message?: string; namesFields: boolean }>;
 
-/** The message of a not-found refusal, for handlers that find nothing in the shop. */
-export function notFoundMessage(code: keyof typeof REFUSALS): string {
-  return REFUSALS[code].message ?? code;
+/** The refusals that answer a thing the shop does not have, each with its message. */
+export type NotFoundCode = { [C in keyof typeof REFUSALS]: (typeof REFUSALS)[C] extends { message: string } ? C : never }[keyof typeof REFUSALS];
+
+/** A not-found refusal as its handler answers it when the shop has no such thing: the same answer as a path that cannot name one. */
+export function notFound(code: NotFoundCode): Refusal {
+  const { status, message } = REFUSALS[code];
+  return { status, code, message, data: {} };
 }
 
 /**
@@ -86,7 +90,7 @@ export function refusalOf(found: Fault[], whole: string): Refusal {
     };
   }
   const code = faults[0].refusal!;
-  const known = REFUSALS[code] ?? { status: 400, namesFields: true };
+  const known: { status: number; message?: string; namesFields: boolean } = (REFUSALS as Record<string, typeof known>)[code] ?? { status: 400, namesFields: true };
   const fields = [...new Set(faults.filter((fault) => fault.refusal === code).map((fault) => fault.field))];
   return {
     status: known.status,

@@ -1,10 +1,10 @@
 /** One order's payments for staff: what the service knows of them, and asking the providers now. */
 import { ref } from '../contract/answers';
-import { error, json, pathId, staff } from '../contract/operation-docs';
+import { json, notFound, pathId, staff } from '../contract/operation-docs';
 import { defineRoute } from '../contract/route-contract';
 
 const params = { orderId: pathId('The order\'s ID (in whichever storage WooCommerce uses).', 'order_not_found') };
-const orderNotFound = error(404, ['order_not_found'], 'No order with that ID.');
+const orderNotFound = notFound('order_not_found');
 
 export const orderPaymentsContract = defineRoute({
   method: 'get',

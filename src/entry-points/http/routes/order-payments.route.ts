@@ -1,7 +1,7 @@
 import type { Response } from 'restify';
 import type { PaymentHub } from '../../composition/payment-hub';
-import { notFoundMessage, type InputOf } from '../contract/route-contract';
-import { sendError, sendJson } from '../http-io';
+import { notFound, type InputOf } from '../contract/route-contract';
+import { sendJson, sendRefusal } from '../http-io';
 import type { orderPaymentsContract, reconcileOrderContract } from './order-payments.contract';
 
 /** Handlers of `/payment-hub/v1/orders/{id}/...` (CONTRACT): what the service knows of one order's payments, and reconciling it now. */
@@ -10,7 +10,7 @@ export function orderPaymentHandlers(hub: Pick<PaymentHub, 'showOrderPayments' |
     /** GET `.../payments`: `{order_id, payments, retries, webhooks}`, each newest first. */
     async payments({ params }: InputOf<typeof orderPaymentsContract>, res: Response): Promise<void> {
       const outcome = await hub.showOrderPayments.execute(params.orderId);
-      if (outcome.kind === 'order_not_found') return sendError(res, 404, 'order_not_found', notFoundMessage('order_not_found'));
+      if (outcome.kind === 'order_not_found') return sendRefusal(res, notFound('order_not_found'));
       sendJson(res, 200, outcome.view);
     },
 
@@ -21,7 +21,7 @@ export function orderPaymentHandlers(hub: Pick<PaymentHub, 'showOrderPayments' |
      */
     async reconcile({ params }: InputOf<typeof reconcileOrderContract>, res: Response): Promise<void> {
       const outcome = await hub.reconcileNow.execute({ orderId: params.orderId }, { dryRun: false });
-      if (outcome.kind === 'order_not_found') return sendError(res, 404, 'order_not_found', notFoundMessage('order_not_found'));
+      if (outcome.kind === 'order_not_found') return sendRefusal(res, notFound('order_not_found'));
       if (outcome.kind === 'declined') throw new Error('reconcile was declined without being asked');
       sendJson(res, 200, outcome.document);
     },

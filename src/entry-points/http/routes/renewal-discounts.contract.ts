@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_CREATED_VIA } from '../../../renewal-discounts/renewal-discounts.use-case';
 import { ref } from '../contract/answers';
-import { bodyId, error, invalidBody, json, METHOD_OVERRIDE_NOTE, pathId, staff, tooLarge } from '../contract/operation-docs';
+import { bodyId, error, invalidBody, json, METHOD_OVERRIDE_NOTE, notFound, pathId, staff, tooLarge } from '../contract/operation-docs';
 import { defineRoute } from '../contract/route-contract';
 
 export const DEFAULT_PER_PAGE = 100;
@@ -10,7 +10,7 @@ export const MAX_PER_PAGE = 100;
 
 const queryId = (description: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description }));
 const discountParams = { id: pathId('The discount\'s ID.', 'discount_not_found') };
-const discountNotFound = error(404, ['discount_not_found'], 'No discount with that ID.');
+const discountNotFound = notFound('discount_not_found');
 
 export const discountTypesContract = defineRoute({
   method: 'get',

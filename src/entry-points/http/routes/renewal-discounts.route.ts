@@ -1,9 +1,9 @@
 import type { Response } from 'restify';
 import type { StaffServices } from '../../composition/staff-services';
 import type { StaffIdentity } from '../../../staff-auth/staff-identity';
-import { notFoundMessage, type InputOf } from '../contract/route-contract';
+import { notFound, type InputOf } from '../contract/route-contract';
 import { idValue } from '../contract/operation-docs';
-import { sendError, sendJson } from '../http-io';
+import { sendError, sendJson, sendRefusal } from '../http-io';
 import type { cancelDiscountContract, createDiscountContract, discountContract, discountsContract } from './renewal-discounts.contract';
 import { sendSubscriptionRefusal } from './subscription-support.route';
 
@@ -22,14 +22,14 @@ export function renewalDiscountHandlers(staff: StaffServices) {
 
     async one({ params }: InputOf<typeof discountContract>, res: Response): Promise<void> {
       const discount = await staff.getDiscount.execute(params.id);
-      if (!discount) return sendError(res, 404, 'discount_not_found', notFoundMessage('discount_not_found'));
+      if (!discount) return sendRefusal(res, notFound('discount_not_found'));
       sendJson(res, 200, discount);
     },
 
     /** DELETE: cancels a pending discount (200 with it, now cancelled); 409 once applied or cancelled. */
     async cancel({ params }: InputOf<typeof cancelDiscountContract>, res: Response): Promise<void> {
       const outcome = await staff.cancelDiscount.execute(params.id);
-      if (outcome.kind === 'discount_not_found') return sendError(res, 404, 'discount_not_found', notFoundMessage('discount_not_found'));
+      if (outcome.kind === 'discount_not_found') return sendRefusal(res, notFound('discount_not_found'));
       if (outcome.kind === 'invalid_state') return sendError(res, 409, 'invalid_state', outcome.message);
       sendJson(res, 200, outcome.discount);
     },

@@ -2,13 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_REASONS_PER_REQUEST } from '../../../subscriptions/cancellation-reasons.use-case';
 import { ref } from '../contract/answers';
-import { bodyId, error, invalidBody, json, pathId, staff, tooLarge } from '../contract/operation-docs';
+import { bodyId, error, invalidBody, json, notFound, pathId, staff, tooLarge } from '../contract/operation-docs';
 import { defineRoute } from '../contract/route-contract';
 
 const base = '/subscription-support/v1';
 const one = `${base}/subscription/{subscriptionId}`;
 const params = { subscriptionId: pathId('The subscription\'s ID.', 'subscription_not_found') };
-const subscriptionNotFound = error(404, ['subscription_not_found'], 'No subscription with that ID.');
+const subscriptionNotFound = notFound('subscription_not_found');
 
 export const cancellationReasonsContract = defineRoute({
   method: 'get',

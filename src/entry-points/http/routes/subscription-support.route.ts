@@ -2,9 +2,9 @@ import type { Response } from 'restify';
 import type { StaffServices } from '../../composition/staff-services';
 import type { StaffIdentity } from '../../../staff-auth/staff-identity';
 import type { StaffActor, SubscriptionRefusal } from '../../../subscriptions/subscription-outcomes';
-import { notFoundMessage, type InputOf } from '../contract/route-contract';
+import { notFound, type InputOf } from '../contract/route-contract';
 import { idValue } from '../contract/operation-docs';
-import { sendError, sendJson } from '../http-io';
+import { sendError, sendJson, sendRefusal } from '../http-io';
 import type {
   forceActivateContract, pauseContract, recordedReasonContract, recordedReasonsContract, recordReasonsContract,
 } from './subscription-support.contract';
@@ -16,7 +16,7 @@ export function sendSubscriptionRefusal(res: Response, refusal: Refusal): void {
   switch (refusal.kind) {
     case 'subscription_not_found':
     case 'cancellation_reason_not_found':
-      return sendError(res, 404, refusal.kind, notFoundMessage(refusal.kind));
+      return sendRefusal(res, notFound(refusal.kind));
     case 'invalid_params':
       return sendError(res, 400, 'invalid_params', refusal.message, { params: refusal.params, ...refusal.data });
     case 'invalid_state':

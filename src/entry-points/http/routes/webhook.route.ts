@@ -1,6 +1,6 @@
 import type { Request, Response } from 'restify';
 import type { PaymentHub } from '../../composition/payment-hub';
-import { answerInTime, readBody, sendError, sendJson, sendRefusal } from '../http-io';
+import { answerInTime, PAYLOAD_TOO_LARGE, readBody, sendError, sendJson, sendRefusal } from '../http-io';
 import { webhookContract } from './webhook.contract';
 
 export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -16,7 +16,7 @@ export function webhookRoute(hub: Pick<PaymentHub, 'receiveCardGatewayWebhook' |
     if (!params.ok) return sendRefusal(res, params.refusal);
     const { provider } = params.value;
     const body = await readBody(req, WEBHOOK_BODY_LIMIT_BYTES);
-    if (!body.ok) return body.reason === 'too_large' ? sendError(res, 413, 'payload_too_large', 'The body is too large.') : undefined;
+    if (!body.ok) return body.reason === 'too_large' ? sendRefusal(res, PAYLOAD_TOO_LARGE) : undefined;
 
     if (provider === 'card_gateway') {
       // A store that has not answered in time may still land: the provider sends the event again, and the repeat is a duplicate.
