@@ -24,10 +24,14 @@ export function schemeOf(id: string): DiscountScheme | null {
 
 const SCALE = 8;
 
+/** An amount's digits, as a regular expression's source: up to 18 whole digits and up to SCALE decimals. The contract's amount text is this too. */
+export const DECIMAL_DIGITS = '\\d{1,18}(\\.\\d{1,8})?';
+const DECIMAL_TEXT = new RegExp(`^${DECIMAL_DIGITS}$`);
+
 /** A non-negative decimal (JSON number or numeric string) as exact text, or null. */
-export function decimalText(value: unknown): string | null {
+function decimalText(value: unknown): string | null {
   const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : typeof value === 'string' ? value.trim() : '';
-  return /^\d{1,18}(\.\d{1,8})?$/.test(text) ? text : null;
+  return DECIMAL_TEXT.test(text) ? text : null;
 }
 
 /** The decimal scaled to 10^-8 units, for exact comparisons. */

@@ -1,5 +1,6 @@
 /** Renewal discounts' routes (SPEC 4.4): the types, and discounts listed, created, read and cancelled. */
 import { Type } from '@sinclair/typebox';
+import { DECIMAL_DIGITS } from '../../../renewal-discounts/discount-schemes';
 import { MAX_CREATED_VIA } from '../../../renewal-discounts/renewal-discounts.use-case';
 import { ref } from '../contract/answers';
 import { bodyId, error, invalidBody, json, METHOD_OVERRIDE_NOTE, notFound, pathId, staff, tooLarge } from '../contract/operation-docs';
@@ -58,7 +59,7 @@ export const createDiscountContract = defineRoute({
       type: bodyId('A discount type ID (`GET /renewal-discounts/v1/renewal-discount-types`).'),
       amount: Type.Union([
         Type.Number({ exclusiveMinimum: 0 }),
-        Type.String({ pattern: '^\\s*\\d{1,18}(\\.\\d{1,8})?\\s*$' }),
+        Type.String({ pattern: `^\\s*${DECIMAL_DIGITS}\\s*$` }),
       ], { description: 'Positive; a percentage at most 100 with at most two decimals, money at most the recurring total with the shop\'s price decimals.' }),
       created_via: Type.Optional(Type.Union([
         Type.String({ minLength: 1, maxLength: MAX_CREATED_VIA, pattern: '\\S' }),
