@@ -34,11 +34,3 @@ export function malformedFields(body: Record<string, unknown>): string[] {
   }
   return [...fields];
 }
-
-/** Whether `text` has more than `max` characters (code points, as MySQL counts them in a varchar). */
-export function longerThan(text: string, max: number): boolean {
-  if (text.length <= max) return false;
-  let count = 0;
-  for (const _ of text) if (++count > max) return true;
-  return false;
-}
