@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
@@ -49,21 +49,42 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
 /** autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured. */
 export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number): Promise<autocannon.Result & { cpuUsPerRequest?: number }> {
   await autocannon({ url, connections, duration: 3, requests });
-  const before = processCpuMs(pid);
+  const before = cpuSeconds(pid);
   const result = await autocannon({ url, connections, duration, requests });
-  const after = processCpuMs(pid);
+  const after = cpuSeconds(pid);
   // The program's own CPU time per answered request: on a shared machine it varies far less than requests per second do.
-  return before === undefined || after === undefined || !result.requests.total ? result : { ...result, cpuUsPerRequest: Math.round(((after - before) * 1000) / result.requests.total) };
+  return before === null || after === null || !result.requests.total ? result : { ...result, cpuUsPerRequest: Math.round(((after - before) * 1e6) / result.requests.total) };
 }
 
-/** A process's CPU time so far (user + system), in milliseconds (Linux, USER_HZ 100). */
-export function processCpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+const ticksPerSecond = (() => {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
-    return undefined;
+    return 100;
+  }
+})();
+
+/** CPU seconds a process (or one of its threads) has used so far (user and system), from /proc; null where unreadable. */
+export function cpuSeconds(pid: number | undefined, ofProcess?: number): number | null {
+  if (!pid) return null;
+  try {
+    const stat = fs.readFileSync(ofProcess === undefined ? `/proc/${pid}/stat` : `/proc/${ofProcess}/task/${pid}/stat`, 'utf8');
+    // utime and stime are fields 14 and 15, counted after the command name (which may hold spaces).
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds the whole machine has been busy so far (every core, every process: /proc/stat); null where unreadable. */
+export function machineBusySeconds(): number | null {
+  try {
+    const [, ...ticks] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are work.
+    return ticks.slice(0, 8).reduce((total, value, index) => (index === 3 || index === 4 ? total : total + value), 0) / ticksPerSecond;
+  } catch {
+    return null;
   }
 }
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { FakeCardGateway } from '../test/support/fake-card-gateway';
-import { benchShop, startProcess, type MeasureRow } from './common';
+import { benchShop, cpuSeconds, machineBusySeconds, startProcess, type MeasureRow } from './common';
 
 /**
  * What the service costs the shop's database when nothing happens, and how that grows with the shop: for each
@@ -66,34 +66,6 @@ export interface IdleRun {
   tables: Map<string, TableCounts> | null;
   /** The service's connections seen in the window. */
   connections: number;
-}
-
-/** CPU seconds a process (or one of its threads) has used so far (user and system), from /proc; null where unreadable. */
-function cpuSeconds(pid: number | undefined, ofProcess?: number): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(ofProcess === undefined ? `/proc/${pid}/stat` : `/proc/${ofProcess}/task/${pid}/stat`, 'utf8');
-    // utime and stime are fields 14 and 15, counted after the command name (which may hold spaces).
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-  } catch {
-    return null;
-  }
-}
-
-const ticksPerSecond = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds the whole machine has been busy (every core, every process). */
-function machineBusySeconds(): number {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  // user nice system idle iowait irq softirq steal: all but idle and iowait are work.
-  return ticks.slice(0, 8).reduce((total, value, index) => (index === 3 || index === 4 ? total : total + value), 0) / ticksPerSecond;
 }
 
 async function serverPid(db: mysql.Connection): Promise<number | undefined> {
@@ -196,7 +168,7 @@ async function measureShop(db: mysql.Connection, orders: number, storage: Storag
     };
     const cpuNow = () => ({
       database: cpuSeconds(pids.database) ?? NaN, api: cpuSeconds(api?.pid) ?? NaN, worker: cpuSeconds(worker?.pid) ?? NaN,
-      redis: cpuSeconds(pids.redis) ?? NaN, bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6, machine: machineBusySeconds(),
+      redis: cpuSeconds(pids.redis) ?? NaN, bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6, machine: machineBusySeconds() ?? NaN,
     });
     const useTables = (await db.query<mysql.RowDataPacket[]>('SELECT @@userstat AS on_'))[0][0].on_ ? true : false;
     const started = Date.now();

@@ -13,7 +13,7 @@ import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } 
 import { signCardGatewayEvent } from '../src/payments/providers/card-gateway/signature';
 import { FakeCardGateway, RAISED_LIMITS_ENV } from '../test/support/fake-card-gateway';
 import { CARD_GATEWAY_LIMITS } from '../src/payments/providers/card-gateway/client';
-import { startProcess, type MeasureRow } from './common';
+import { cpuSeconds, machineBusySeconds, startProcess, type MeasureRow } from './common';
 import type { ProbeSample } from './worker-probe';
 
 const dbName = 'shop_sidecar_bench_payments';
@@ -47,31 +47,6 @@ function delivery(eventId: string, invoice: string): string {
   const id = crypto.randomBytes(16).toString('hex');
   const timestamp = new Date().toISOString();
   return JSON.stringify({ id, event_id: eventId, event_type: 'invoice_settled', timestamp, invoice, customer: 'bench-customer', signature: signCardGatewayEvent({ timestamp, id }, SECRET) });
-}
-
-/** CPU seconds a process (or one thread of one) has used so far (user and system), from /proc; null where that cannot be read. */
-function cpuSeconds(pid: number | undefined, ofProcess?: number): number | null {
-  if (!pid) return null;
-  try {
-    // Fields 14 and 15 (utime, stime), counted after the command name, which may hold spaces. With
-    // `ofProcess`, `pid` is one of its threads.
-    const fields = readFileSync(ofProcess === undefined ? `/proc/${pid}/stat` : `/proc/${ofProcess}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds the whole machine has been busy so far (every core, every process: /proc/stat), null where unreadable. */
-function machineBusySeconds(): number | null {
-  try {
-    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    // user nice system idle iowait irq softirq steal: all but idle and iowait are work.
-    const busy = ticks.slice(0, 8).reduce((total, value, index) => (index === 3 || index === 4 ? total : total + value), 0);
-    return busy / 100;
-  } catch {
-    return null;
-  }
 }
 
 /**
