@@ -4,10 +4,10 @@
  * the request's checks (compiled when the server starts), the handler's typed input, the route restify
  * registers and the route's part of the OpenAPI document. README, "Adding a route".
  */
-import type { Server } from 'restify';
+import type { Request, Server } from 'restify';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { compileShape, REFUSAL_KEYWORD, type Fault, type Shape } from '../../../shared/json-schema';
-import type { ErrorAnswer } from '../http-io';
+import { readJsonObject, type ErrorAnswer } from '../http-io';
 
 export type HttpMethod = 'get' | 'post' | 'delete';
 
@@ -188,6 +188,29 @@ function compileSegment(schema: TSchema): Segment {
     type: 'object', required: ['value'], properties: { value: schema }, ...(refusal ? { [REFUSAL_KEYWORD]: refusal } : {}),
   } as unknown as TSchema, 'text') as Shape<{ value: unknown }>;
   return { schema, holder };
+}
+
+/** A request checked against its route's contract; `gone` when the client went away before its body's end (nobody to answer). */
+export type CheckedRequest<C> = { kind: 'input'; input: InputOf<C> } | { kind: 'refused'; refusal: Refusal } | { kind: 'gone' };
+
+/**
+ * The request's path, query string and body checked against the contract, in that order (an ID in the path that
+ * cannot be is answered before what the body says). The body is read, up to `bodyLimitBytes`, only when the
+ * route takes one; an empty body is `{}`.
+ */
+export async function checkRequest<C extends RouteContract<any, any, any>>(req: Request, contract: C, bodyLimitBytes: number): Promise<CheckedRequest<C>> {
+  const params = contract.checkParams(req.params);
+  if (!params.ok) return { kind: 'refused', refusal: params.refusal };
+  const query = contract.checkQuery(req.url);
+  if (!query.ok) return { kind: 'refused', refusal: query.refusal };
+  let body: Checked<unknown> = { ok: true, value: EMPTY };
+  if (contract.definition.body) {
+    const json = await readJsonObject(req, bodyLimitBytes);
+    if (json.kind !== 'json') return json.kind === 'gone' ? json : { kind: 'refused', refusal: json.refusal };
+    body = contract.checkBody(json.value);
+    if (!body.ok) return { kind: 'refused', refusal: body.refusal };
+  }
+  return { kind: 'input', input: { params: params.value, query: query.value, body: body.value } as InputOf<C> };
 }
 
 /** Registers `handler` at the contract's method and path. */

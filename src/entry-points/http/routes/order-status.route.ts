@@ -2,8 +2,8 @@ import type { Request, Response } from 'restify';
 import type { LookupOrderStatus, OrderStatusQuery } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { answerInTime, errorBody, readJsonObject, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
-import type { InputOf, Refusal } from '../contract/route-contract';
+import { answerInTime, errorBody, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
+import { checkRequest, type InputOf, type Refusal } from '../contract/route-contract';
 import { orderStatusContract } from './helpdesk.contract';
 import { databaseUnavailable } from '../../../data-access/connection-pool';
 import type { Transport } from '../transport';
@@ -69,14 +69,10 @@ type Prepared =
  */
 async function prepare(req: Request, lookup: LookupOrderStatus): Promise<Prepared> {
   const refused = (refusal: Refusal): Prepared => ({ kind: 'refused', send: (res) => sendRefusal(res, refusal) });
-  const query = orderStatusContract.checkQuery(req.url);
-  if (!query.ok) return refused(query.refusal);
-  const body = await readJsonObject(req, ORDER_STATUS_BODY_LIMIT_BYTES);
-  if (body.kind !== 'json') return body.kind === 'gone' ? { kind: 'gone' } : refused(body.refusal);
-  const checked = orderStatusContract.checkBody(body.value);
-  if (!checked.ok) return refused(checked.refusal);
+  const checked = await checkRequest(req, orderStatusContract, ORDER_STATUS_BODY_LIMIT_BYTES);
+  if (checked.kind !== 'input') return checked.kind === 'gone' ? checked : refused(checked.refusal);
   try {
-    return { kind: 'looked_up', outcome: await lookup.execute(lookupOf(checked.value)) };
+    return { kind: 'looked_up', outcome: await lookup.execute(lookupOf(checked.input.body)) };
   } catch (error) {
     if (databaseUnavailable(error)) return UNAVAILABLE;
     throw error;

@@ -6,8 +6,8 @@ import type { StaffIdentity, UnauthenticatedReason } from '../../../staff-auth/s
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { PasswordChecksBusyError } from '../../../wordpress/password-check-pool';
 import { userCan } from '../../../wordpress/capabilities';
-import { readJsonObject, sendAttemptRefusal, sendError, sendRefusal } from '../http-io';
-import type { InputOf, Refusal, RouteContract, RouteInput } from '../contract/route-contract';
+import { sendAttemptRefusal, sendError, sendRefusal } from '../http-io';
+import { checkRequest, type InputOf, type RouteContract } from '../contract/route-contract';
 import { arrivalMethod } from '../method-override';
 import type { Transport } from '../transport';
 
@@ -101,9 +101,9 @@ export function staffRoute<C extends RouteContract<any, any, any>>(
         deps.log.info('staff_request_forbidden', { route: route.name, userId: identity.userId, capability: route.capability });
         return sendError(res, 403, 'forbidden', 'You are not allowed to do that.');
       }
-      const input = await checkedInput(req, contract);
-      if (input.ok) await handler(input.value as InputOf<C>, res, identity);
-      else if (input.refusal) sendRefusal(res, input.refusal);
+      const checked = await checkRequest(req, contract, STAFF_BODY_LIMIT_BYTES);
+      if (checked.kind === 'input') await handler(checked.input, res, identity);
+      else if (checked.kind === 'refused') sendRefusal(res, checked.refusal);
     } catch (error) {
       if (error instanceof PasswordChecksBusyError) {
         deps.log.warn('staff_password_checks_busy', { route: route.name, ip: deps.transport.clientIp(req) });
@@ -117,22 +117,4 @@ export function staffRoute<C extends RouteContract<any, any, any>>(
       reservation.released();
     }
   };
-}
-
-/**
- * The request's path, query string and body checked against the contract, in that order (an ID in the path that
- * cannot be is answered before what the body says). The body is read only when the route takes one; an empty
- * body is `{}`. No refusal means the client went away before its body's end: there is nobody to answer.
- */
-async function checkedInput(req: Request, contract: RouteContract<any, any, any>): Promise<{ ok: true; value: RouteInput<unknown, unknown, unknown> } | { ok: false; refusal?: Refusal }> {
-  const params = contract.checkParams(req.params);
-  if (!params.ok) return params;
-  const query = contract.checkQuery(req.url);
-  if (!query.ok) return query;
-  if (!contract.definition.body) return { ok: true, value: { params: params.value, query: query.value, body: {} } };
-  const json = await readJsonObject(req, STAFF_BODY_LIMIT_BYTES);
-  if (json.kind !== 'json') return json.kind === 'gone' ? { ok: false } : { ok: false, refusal: json.refusal };
-  const body = contract.checkBody(json.value);
-  if (!body.ok) return body;
-  return { ok: true, value: { params: params.value, query: query.value, body: body.value } };
 }
