@@ -190,7 +190,8 @@ export type DunningCaseStatus = 'OPEN' | 'RECOVERED' | 'LOST';
 /** What the decline policy decided on the renewal's latest failure (src/dunning/decline-policy.ts). */
 export type DunningPolicy = 'retry' | 'retry_soon' | 'ask_customer' | 'provider_retrying';
 /** How a failed renewal was paid in the end. */
-export type RecoveryMeans = 'service_retry' | 'new_payment_method' | 'provider_retry' | 'reconciliation';
+/** `shop_payment`: paid through the shop itself (its checkout, its gateway plugin), not by a retry of the provider's or the service's. */
+export type RecoveryMeans = 'service_retry' | 'new_payment_method' | 'provider_retry' | 'shop_payment' | 'reconciliation';
 
 /**
  * One failed renewal order, from its first failed payment until it is paid (RECOVERED) or dunning ends
@@ -273,4 +274,26 @@ export class CardExpiryReminderPass {
   @Column({ type: 'varchar', length: 64, nullable: true, charset: 'ascii', collation: 'ascii_bin' }) holder!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'held_until', nullable: true }) heldUntil!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}
+
+/**
+ * A charge request a provider refused for a reason of the service's own (a 4xx that is not a decline: a
+ * field it refuses, a revoked or wrong key, an unknown resource, a conflict). The dunning attempt is held,
+ * not failed: the customer hears nothing and no cap is used. Open (no `resolved_at`) until the attempt's
+ * request is accepted; `payment-hub doctor` fails while one is open, and /metrics counts every row.
+ */
+@Entity({ name: 'sidecar_provider_refusals' })
+@Index('resolved_at', ['resolvedAt'])
+@Index('retry_id', ['retryId'])
+export class ProviderRefusal {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  @Column({ type: 'bigint', unsigned: true, name: 'retry_id' }) retryId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'int', unsigned: true, name: 'http_status', nullable: true }) httpStatus!: number | null;
+  /** The provider's error code (the card gateway's numeric code, the wallet's problem type), when it gave one. */
+  @Column({ type: 'varchar', length: 128, nullable: true }) code!: string | null;
+  @Column({ type: 'varchar', length: 255 }) message!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'resolved_at', nullable: true }) resolvedAt!: string | null;
 }

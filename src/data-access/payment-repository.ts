@@ -207,13 +207,16 @@ export class PaymentRepository {
     return Object.fromEntries(rows.map((row) => [row.key, row.value ?? '']));
   }
 
-  async listByOrder(orderId: number): Promise<(PaymentRecord & { meta: Record<string, string> })[]> {
+  async listByOrder(orderId: number, db: Executor = this.pool): Promise<(PaymentRecord & { meta: Record<string, string> })[]> {
     const { sql, values } = this.paymentsOfOrder.with({ orderId });
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
-    return Promise.all(rows.map(async (row) => {
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    const payments: (PaymentRecord & { meta: Record<string, string> })[] = [];
+    // One after another: on a transaction's connection statements cannot overlap.
+    for (const row of rows) {
       const payment = toPayment(row);
-      return { ...payment, meta: await this.meta(payment.id) };
-    }));
+      payments.push({ ...payment, meta: await this.meta(payment.id, db) });
+    }
+    return payments;
   }
 
   /** The agreement, locked; created pending when unknown. */

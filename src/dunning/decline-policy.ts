@@ -61,22 +61,27 @@ const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason, 
  * - `soft_declined` (e.g. insufficient funds): the dunning plan (DUNNING_PLAN);
  * - `processing_error` (the chain between gateway and bank failed, not the card) and the wallet's
  *   `technical_error`: the short processing plan (DUNNING_PROCESSING_PLAN);
- * - `hard_declined` whatever its `error`, error 147 (the method is in failed state), and the wallet's
- *   `user_action_required`, `charge_amount_too_high` and `non_technical_error`: never again on that
- *   payment method; the customer is asked for a new one.
+ * - `hard_declined` whatever its `error`, and error 147 (the method is in failed state): never again on
+ *   that card; the customer is asked for a new one;
+ * - the wallet's `user_action_required`, `charge_amount_too_high` and `non_technical_error`: the customer
+ *   fixes them in the app on the same agreement, so that agreement is charged again on the dunning plan; the
+ *   customer is asked for another payment method only when the plan is used up or the agreement has ended.
  * A decline that says nothing the policy knows goes on the dunning plan: the plan and the schemes' caps
  * bound what it costs.
  */
 export function decideOnDecline(provider: Provider, decline: Decline): DeclineDecision {
   const code = decline.code?.trim() || null;
   if (provider === 'mobile_wallet') {
+    // The wallet tells the customer in its app why a charge failed, and the customer fixes it there, on the
+    // same agreement (vipps-recurring-api recurring-api-guide.md, "Charge failure reasons"): the agreement is
+    // charged again on the plan, and nobody guesses the reason to the customer.
     switch (code) {
       case 'user_action_required':
-        return askCustomer(code, 'wallet_action_required', 'the wallet needs the customer in the app (funds, a blocked or expired card)');
+        return retry(code, 'the wallet asked the customer to act in its app; the same agreement is charged again on the plan');
       case 'charge_amount_too_high':
-        return askCustomer(code, 'wallet_amount_too_high', "the renewal is above the agreement's maximum amount, which only the customer can raise");
+        return retry(code, "the renewal is above the agreement's maximum amount, which the customer can raise in the app; the same agreement is charged again on the plan");
       case 'non_technical_error':
-        return askCustomer(code, 'wallet_unavailable', 'the wallet refused for a reason only the customer can resolve');
+        return retry(code, 'the wallet refused for a reason the customer resolves in its app; the same agreement is charged again on the plan');
       case 'no_agreement':
         return askCustomer(code, 'wallet_unavailable', 'the payment has no wallet agreement that can be charged');
       case 'technical_error':

@@ -90,7 +90,9 @@ export class Dunning {
         `Payment failed: ${decision.words}. Retry ${outcome.planAttempt} of ${plan.length} (${PLAN_NAMES[decision.plan]}) scheduled for ${retry.scheduledAt.slice(0, 19)} UTC${moved}.`,
         settings, now);
     } else if (outcome.kind === 'plan_used_up') {
-      await this.askCustomer(db, found, 'retries_exhausted', `Payment failed: ${decision.words}. All ${plan.length} retries of ${PLAN_NAMES[decision.plan]} were used`, event);
+      // The wallet's customer is sent to the app, which knows the reason; a card's customer is told the tries ran out.
+      const reason = event.provider === 'mobile_wallet' ? 'wallet_action_required' : 'retries_exhausted';
+      await this.askCustomer(db, found, reason, `Payment failed: ${decision.words}. All ${plan.length} retries of ${PLAN_NAMES[decision.plan]} were used`, event);
     }
   }
 
@@ -103,9 +105,12 @@ export class Dunning {
     const found = await this.deps.cases.lockCaseOfOrder(db, payment.orderId);
     if (found?.status !== 'OPEN') return;
     const meta = await metaOf();
+    // A payment that had failed and was then taken is the provider's own retry of it; one that never failed
+    // and that the service did not make was made through the shop (its checkout, its gateway plugin).
     const means: RecoveryMeans = via === 'reconciliation' ? 'reconciliation'
       : meta.retry_reason === 'new_payment_method' ? 'new_payment_method'
-        : meta.retry_of ? 'service_retry' : 'provider_retry';
+        : meta.retry_of ? 'service_retry'
+          : 'failure_code' in meta || 'failure_state' in meta || payment.id === found.paymentId ? 'provider_retry' : 'shop_payment';
     const attempts = meta.retry_of ? found.attempts + 1 : found.attempts;
     if (attempts !== found.attempts) await this.deps.cases.update(db, found.id, { policy: found.policy, attempts, paymentId: found.paymentId }, now);
     await this.deps.cases.recover(db, found.id, means, payment.amountMinor ?? found.amountMinor, now);

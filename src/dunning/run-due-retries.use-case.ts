@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
@@ -13,7 +14,9 @@ import type { MobileWalletClient } from '../payments/providers/mobile-wallet/cli
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
 import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
-import { capsInWords, type ChargeCaps } from './decline-policy';
+import { capsInWords, FAILED_PAYMENT_METHOD_CODE, type ChargeCaps } from './decline-policy';
+import type { UnwantedCharges } from '../payments/unwanted-charges';
+import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
 import { chargeMethodKey, earliestChargeAllowed } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 
@@ -44,12 +47,17 @@ export interface RetryRunSummary {
   canceled: number;
 }
 
+/** Wait before a held attempt (its request refused for a reason of the service's own) asks again. */
+const REFUSED_WAIT_MS = 10 * 60_000;
+
 /** An attempt's result from the provider, in the service's terms. */
 type ChargeResult =
   | { kind: 'paid'; externalId: string; status: 'CAPTURED' | 'AUTHORIZED' }
   | { kind: 'pending'; externalId: string }
   | { kind: 'declined'; externalId: string; failure: PaymentFailure }
-  | { kind: 'unreachable'; message: string };
+  | { kind: 'unreachable'; message: string }
+  /** The provider refused the request itself (a 4xx that is not a decline): the service's fault, never the customer's. */
+  | { kind: 'refused'; status: number | null; code: string | null; message: string };
 
 export function toMinorUnits(total: string): number {
   return Number(formatAmount(total, 2).replace('.', ''));
@@ -79,6 +87,8 @@ export class RunDueRetries {
     clock: () => Date;
     cases: DunningCaseRepository;
     caps: ChargeCaps;
+    unwantedCharges: Pick<UnwantedCharges, 'cancelOpenOfOrder'>;
+    refusals: ProviderRefusalRepository;
   }) {}
 
   async execute(limit = 20): Promise<RetryRunSummary> {
@@ -108,8 +118,11 @@ export class RunDueRetries {
     // or its subscription is no longer on hold (cancelled, or reactivated another way).
     if (!original || !order || !['failed', 'pending'].includes(order.status)) {
       const why = order ? `order is ${order.status}` : 'order or payment is gone';
-      // Paid some other way (the shop's own gateway plugin): the provider took it. Cancelled or gone: lost.
-      await this.endCase(retry, why, order && ['processing', 'completed', 'on-hold'].includes(order.status) ? 'provider_retry' : 'lost', now);
+      const paid = Boolean(order && ['processing', 'completed', 'on-hold'].includes(order.status));
+      // Paid some other way (the shop's own checkout or gateway plugin). Cancelled or gone: lost.
+      await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
+      // One renewal, one payment: a charge of ours the provider would still take for it is cancelled.
+      if (paid && order) await this.deps.unwantedCharges.cancelOpenOfOrder(order.id);
       return 'canceled';
     }
     const { subscriptionId } = retry;
@@ -148,7 +161,7 @@ export class RunDueRetries {
       log.info('retry_postponed', { retryId: retry.id, reason: still.why });
       return 'postponed';
     }
-    const target = await this.chargeTarget(retry, original, originalMeta);
+    const target = await this.chargeTarget(retry, original, originalMeta, settings);
     const chargeKey = chargeMethodKey(original.provider, target);
     const allowed = await earliestChargeAllowed(this.deps.cases, this.deps.cases.pool, chargeKey, now, now, this.deps.caps);
     if (allowed.getTime() > now.getTime()) {
@@ -164,6 +177,17 @@ export class RunDueRetries {
       log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
       return 'postponed';
     }
+    if (result.kind === 'refused') {
+      // Not the customer's decline: the attempt is held (no cap used, no e-mail, the case stays open) and
+      // asked again until the cause is fixed; the operator hears of it (log, metrics, alert, doctor).
+      const answer = `${result.status ?? ''}${result.code ? ` code ${result.code}` : ''} ${result.message}`.trim();
+      const why = `held: ${original.provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
+      await this.deps.refusals.record({ provider: original.provider, retryId: retry.id, orderId: order.id, httpStatus: result.status, code: result.code, message: result.message }, now);
+      await retries.postpone(retry.id, new Date(now.getTime() + REFUSED_WAIT_MS), why, now);
+      log.error('provider_refused_request', { retryId: retry.id, orderId: order.id, provider: original.provider, status: result.status, code: result.code, message: result.message });
+      return 'postponed';
+    }
+    await this.deps.refusals.resolve(retry.id, now);
 
     return orderWrites.transaction(async (db) => {
       const at = clock();
@@ -227,8 +251,12 @@ export class RunDueRetries {
    * What an attempt charges: the failed payment's customer (the card gateway charges their newest active
    * card) or wallet agreement; after a new payment method, the subscription's newest active agreement.
    */
-  private async chargeTarget(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>): Promise<{ customer_handle?: string; agreement_id?: string }> {
-    if (original.provider === 'card_gateway') return { customer_handle: meta.customer_handle || undefined };
+  private async chargeTarget(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>, settings: ShopSettings): Promise<ChargeTarget> {
+    if (original.provider === 'card_gateway') {
+      // The card the subscription is set to (the gateway plugin's `_reepay_token`), not the customer's newest.
+      const token = (await this.deps.orderWrites.getMeta(this.deps.cases.pool, retry.subscriptionId, SUBSCRIPTION_CARD_META, settings))?.trim();
+      return { customer_handle: meta.customer_handle || undefined, card: token || undefined };
+    }
     if (retry.plan === 'new_method') {
       const agreement = await this.deps.payments.activeAgreementOfSubscription('mobile_wallet', retry.subscriptionId);
       if (agreement) return { agreement_id: agreement.externalId };
@@ -257,27 +285,30 @@ export class RunDueRetries {
   }
 
   /** The attempt is dropped, and so is its renewal's dunning: lost, or paid some way the service did not charge. */
-  private async endCase(retry: RetryRecord, why: string, ending: 'lost' | 'provider_retry', now: Date): Promise<void> {
+  private async endCase(retry: RetryRecord, why: string, ending: 'lost' | 'shop_payment', now: Date): Promise<void> {
     await this.deps.orderWrites.transaction(async (db) => {
       await this.deps.retries.finish(db, retry.id, 'CANCELED', why, now);
       const found = await this.deps.cases.lockCaseOfOrder(db, retry.orderId);
       if (found?.status !== 'OPEN') return;
       if (ending === 'lost') await this.deps.cases.lose(db, found.id, now);
-      else await this.deps.cases.recover(db, found.id, 'provider_retry', found.amountMinor, now);
+      else await this.deps.cases.recover(db, found.id, 'shop_payment', found.amountMinor, now);
     });
   }
 
-  private async charge(retry: RetryRecord, original: PaymentRecord, target: { customer_handle?: string; agreement_id?: string }, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
+  private async charge(retry: RetryRecord, original: PaymentRecord, target: ChargeTarget, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
     const number = displayedOrderNumber(order, settings.orderNumbers);
     if (original.provider === 'card_gateway') {
       const customer = target.customer_handle;
-      const agreement = customer ? await this.deps.payments.activeAgreementOfCustomer('card_gateway', customer) : null;
-      const handle = `order-${number}-retry${retry.attempt}`;
+      const source = await this.cardSource(target, retry);
+      if (!source) {
+        return { kind: 'declined', externalId: cardGatewayRetryHandle(number, order.id, retry.attempt), failure: { code: 'no_card', description: 'the subscription has no card at the gateway that can be charged', state: 'hard_declined' } };
+      }
+      const handle = cardGatewayRetryHandle(number, order.id, retry.attempt);
       const result = await this.deps.cardGateway.createCharge({
-        handle, key: retry.idempotencyKey, amount, currency: order.currency, source: agreement?.paymentMethod ?? 'auto',
+        handle, key: retry.idempotencyKey, amount, currency: order.currency, source,
         customerHandle: customer, settle: true, recurring: true, ordertext: `Renewal order ${number}`,
       });
-      if (!result.ok) return refusedOrUnreachable(handle, result);
+      if (!result.ok) return classifyFailure('card_gateway', handle, result);
       const charge = result.value;
       if (charge.state === 'settled') return { kind: 'paid', externalId: handle, status: 'CAPTURED' };
       if (charge.state === 'authorized') return { kind: 'paid', externalId: handle, status: 'AUTHORIZED' };
@@ -288,14 +319,21 @@ export class RunDueRetries {
     }
 
     const agreementId = target.agreement_id;
-    if (!agreementId) return { kind: 'declined', externalId: retry.idempotencyKey, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
+    // The charge ID is the attempt's key with the shop's tag, unique across every shop on the merchant serial number.
+    const chargeId = walletRetryOrderId(settings, retry.idempotencyKey);
+    if (!agreementId) return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
+    // The wallet charges only an ACTIVE agreement; a stopped or expired one is the customer's to replace.
+    const agreement = await this.deps.mobileWallet.getAgreement(agreementId);
+    if (!agreement.ok && agreement.kind !== 'not_found') return { kind: 'unreachable', message: `reading agreement ${agreementId}: ${agreement.kind} ${agreement.status ?? ''} ${agreement.message}`.trim() };
+    const agreementStatus = agreement.ok ? agreement.value.status : 'UNKNOWN';
+    if (agreementStatus !== 'ACTIVE') {
+      return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } };
+    }
     const due = new Date(this.deps.clock().getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
-    // The charge ID is the attempt's key, so a charge this attempt made can always be found again.
-    const chargeId = retry.idempotencyKey;
     const result = await this.deps.mobileWallet.createCharge(agreementId, {
       // The wallet's own retries off: the decline policy plans every attempt on this charge's behalf.
       amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, processingMode: 'SINGLE_ATTEMPT', type: 'RECURRING', orderId: chargeId,
-    }, retry.idempotencyKey);
+    }, chargeId);
     if (result.ok) return { kind: 'pending', externalId: result.value.chargeId };
     if (result.kind === 'http' && result.status === 409) {
       // The key was used before with another body (an earlier run of this attempt, on another due date,
@@ -304,20 +342,75 @@ export class RunDueRetries {
       if (existing.ok) return { kind: 'pending', externalId: existing.value.id };
       return { kind: 'unreachable', message: `charge ${chargeId} conflicts but cannot be read: ${existing.kind} ${existing.status ?? ''}`.trim() };
     }
-    return refusedOrUnreachable(chargeId, result);
+    return classifyFailure('mobile_wallet', chargeId, result);
+  }
+
+  /**
+   * What a card attempt charges: the subscription's own card when the gateway still holds it active (one the
+   * gateway failed or that was deleted is not charged), else the customer's newest active card at the
+   * gateway; `auto` only with a customer, as the gateway requires one.
+   */
+  private async cardSource(target: ChargeTarget, retry: RetryRecord): Promise<string | null> {
+    if (target.card) {
+      const read = await this.deps.cardGateway.getPaymentMethod(target.card);
+      if (read.ok && read.value.state === 'active') return target.card;
+      if (!read.ok && read.kind !== 'not_found') return target.card;
+      if (retry.plan !== 'new_method') return null;
+    }
+    const customer = target.customer_handle;
+    const agreement = customer ? await this.deps.payments.activeAgreementOfCustomer('card_gateway', customer) : null;
+    if (agreement?.paymentMethod) return agreement.paymentMethod;
+    return customer ? 'auto' : null;
   }
 }
 
+/** What an attempt charges: the gateway customer and the card to use, or the wallet agreement. */
+interface ChargeTarget {
+  customer_handle?: string;
+  card?: string;
+  agreement_id?: string;
+}
+
+/** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
+const SUBSCRIPTION_CARD_META = '_reepay_token';
+
+/** Characters the card gateway allows in a handle (the create-charge reference: `[a-zA-Z0-9_.-@]`, at most 255). */
+const CARD_HANDLE = /^[a-zA-Z0-9_.@-]{1,255}$/;
+
 /**
- * A 4xx is the provider's final word on this attempt (a method in failed state, code 147, is a hard
- * decline); anything else means it could not be asked.
+ * The handle of a card attempt: `order-<number>-retry<n>` as the gateway plugin names its invoices, when the
+ * shop's order number is one the gateway accepts; otherwise the order's ID stands in for it, so whatever the
+ * shop's numbers look like (`#`, `/`, spaces), the gateway never refuses the handle.
  */
-function refusedOrUnreachable(externalId: string, failure: ProviderFailure): ChargeResult {
-  const refused = failure.kind === 'not_found' || (failure.kind === 'http' && failure.status !== undefined && failure.status >= 400 && failure.status < 500 && failure.status !== 408 && failure.status !== 429);
-  if (!refused) return { kind: 'unreachable', message: `${failure.kind} ${failure.status ?? ''} ${failure.message}`.trim() };
-  return {
-    kind: 'declined',
-    externalId,
-    failure: { code: String(failure.code ?? failure.status), description: failure.message, state: String(failure.code) === '147' ? 'hard_declined' : 'processing_error' },
-  };
+export function cardGatewayRetryHandle(number: string, orderId: number, attempt: number): string {
+  const byNumber = `order-${number}-retry${attempt}`;
+  return CARD_HANDLE.test(byNumber) && !number.includes('-') ? byNumber : `order-${orderId}-retry${attempt}`;
+}
+
+/**
+ * The wallet's `orderId` (and Idempotency-Key) of an attempt: at most 40 of `[a-zA-Z0-9-]` (the key's limit
+ * is the tighter: 1-40 characters; orderId: 50), unique per merchant serial number across all of the
+ * merchant's shops, so it carries a tag of the shop (its site URL's hash) before the attempt's key.
+ */
+export function walletRetryOrderId(settings: Pick<ShopSettings, 'siteUrl'>, attemptKey: string): string {
+  const tag = crypto.createHash('sha256').update(settings.siteUrl.trim().toLowerCase()).digest('hex').slice(0, 8);
+  const id = `${tag}-${attemptKey}`.replace(/[^a-zA-Z0-9-]/g, '-');
+  return id.length <= 40 ? id : `${tag}-${crypto.createHash('sha256').update(attemptKey).digest('hex').slice(0, 31)}`;
+}
+
+/**
+ * A charge request the provider did not answer with a charge. Only the card gateway's 400 with error code 147
+ * (the payment method is in failed state) is a decline; its create-charge reference lists every other 4xx
+ * as an error of the integration ("check your implementation"), and the wallet's 4xx answers are about the
+ * request (vipps-recurring-api openapi.yaml problems): those are refusals, the service's own fault. 408, 429,
+ * 5xx and no answer mean the provider could not be asked: the same request goes again later.
+ */
+export function classifyFailure(provider: 'card_gateway' | 'mobile_wallet', externalId: string, failure: ProviderFailure): ChargeResult {
+  const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
+  const clientError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  if (!clientError) return { kind: 'unreachable', message: `${failure.kind} ${failure.status ?? ''} ${failure.message}`.trim() };
+  if (provider === 'card_gateway' && String(failure.code) === FAILED_PAYMENT_METHOD_CODE) {
+    return { kind: 'declined', externalId, failure: { code: FAILED_PAYMENT_METHOD_CODE, description: failure.message, state: 'hard_declined' } };
+  }
+  return { kind: 'refused', status: status ?? null, code: failure.code === undefined ? null : String(failure.code), message: failure.message };
 }

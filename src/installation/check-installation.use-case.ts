@@ -8,6 +8,7 @@ import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
 import { within } from '../shared/within';
+import type { OpenRefusal } from '../data-access/provider-refusal-repository';
 import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -240,5 +241,22 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       : ok('mobile_wallet', `credentials accepted; webhook ${registration.id} registered for ${registration.url} with every event`);
   });
 
+  await step('provider_refusals', async () => refusalCheck(await hub.refusals.open()));
+
   return results;
+}
+
+/**
+ * Dunning attempts held because a provider refused the service's own request (a 4xx that is not a decline):
+ * the customer was told nothing and no cap was used, but nothing is charged until the cause is fixed.
+ */
+export function refusalCheck(open: OpenRefusal | null): CheckResult {
+  if (!open) return ok('provider_refusals', 'no dunning attempt is held by a provider\'s refusal');
+  const answer = `${open.httpStatus ?? ''}${open.code ? ` code ${open.code}` : ''} ${open.message}`.trim();
+  const held = `${open.open} dunning attempt(s) held: the ${open.provider === 'card_gateway' ? 'card gateway' : 'mobile wallet'} refused the service's request (${answer}) for renewal order ${open.orderId} at ${open.at.toISOString().slice(0, 19)} UTC`;
+  const fix = open.httpStatus === 401 || open.httpStatus === 403
+    ? (open.provider === 'card_gateway' ? 'set CARD_GATEWAY_API_KEY to the account\'s current private API key' : 'set MOBILE_WALLET_CLIENT_ID, _CLIENT_SECRET, _SUBSCRIPTION_KEY and _MSN to the current keys')
+      + ' and restart (npx pm2 reload ecosystem.config.js); the held attempts then go ahead within 10 minutes'
+    : 'the provider refused a field of the request (see the worker\'s provider_refused_request log line): report it with the provider\'s answer; the held attempts go ahead within 10 minutes of the fix';
+  return fail('provider_refusals', held, fix);
 }

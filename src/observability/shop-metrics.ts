@@ -22,6 +22,8 @@ export interface ShopMetricSources {
   dunning?(): Promise<DunningCaseCount[]>;
   /** The customer index's rolling sweep: each store's totals and pass, from the index's state row (at most two rows). */
   customerIndexSweep?(): Promise<SweepFigures[]>;
+  /** Charge requests the providers refused for a reason of the service's own: all of them by provider, and the attempts still held by one. */
+  providerRefusals?(): Promise<{ counts: { provider: Provider; count: number }[]; held: number }>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -46,10 +48,11 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation, dunning, customerIndexSweep] = await Promise.allSettled([
+  const [reconciliation, dunning, customerIndexSweep, refusals] = await Promise.allSettled([
     sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.customerIndexSweep ? within(sources.customerIndexSweep(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.providerRefusals ? within(sources.providerRefusals(), timeoutMs) : Promise.reject(new Error('not wired')),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
@@ -105,6 +108,20 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
   if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
   if (dunning.status === 'fulfilled') addDunningMetrics(registers, dunning.value);
   if (customerIndexSweep.status === 'fulfilled') addCustomerIndexMetrics(registers, customerIndexSweep.value);
+  if (refusals.status === 'fulfilled') {
+    const total = new Counter({
+      name: 'sidecar_provider_refusals_total',
+      help: 'Charge requests a provider refused for a reason of the service\'s own (a 4xx that is not a decline: a field, a key, a conflict), by provider. Never a customer\'s decline.',
+      labelNames: ['provider'], registers,
+    });
+    for (const provider of PROVIDERS) total.inc({ provider }, 0);
+    for (const row of refusals.value.counts) total.inc({ provider: row.provider }, row.count);
+    new Gauge({
+      name: 'sidecar_dunning_attempts_held',
+      help: 'Dunning attempts held because a provider refused the service\'s request; each goes ahead once the cause is fixed (`payment-hub doctor` names it).',
+      registers,
+    }).set(refusals.value.held);
+  }
   return registry;
 }
 

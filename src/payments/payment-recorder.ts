@@ -7,6 +7,7 @@ import type { WooCommerceChangeRepository } from '../data-access/woocommerce-cha
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import type { RenewalPaymentCompletion } from './payment-completion';
 import type { Dunning } from '../dunning/dunning';
+import type { UnwantedCharges } from './unwanted-charges';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 
@@ -46,6 +47,7 @@ export class PaymentRecorder {
     private readonly changes: WooCommerceChangeRepository,
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
     private readonly dunning: Pick<Dunning, 'onPaid'>,
+    private readonly unwanted?: Pick<UnwantedCharges, 'onOrderPaid'>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -60,6 +62,8 @@ export class PaymentRecorder {
       // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
       await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
       await this.dunning.onPaid(db, payment, () => this.payments.meta(payment.id, db), details.via, now);
+      // One renewal, one payment: what else the service asked the providers to take for it is cancelled.
+      await this.unwanted?.onOrderPaid(db, payment, now);
     }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';

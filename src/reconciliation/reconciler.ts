@@ -1,3 +1,4 @@
+import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { AgreementStatus, PaymentStatus, Provider, ReconcileKind } from '../../entities';
 import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
@@ -95,6 +96,8 @@ function isRateLimited(status: number | undefined, code: unknown, message: strin
   return status === 429 || code === 122 || code === 123 || code === '122' || code === '123' || /rate limit|concurrent request limit/i.test(message);
 }
 
+/** States in which a provider will still take a charge unless it is cancelled (the wallet's, the card gateway's). */
+const STILL_TO_TAKE = ['PENDING', 'DUE', 'pending', 'created'];
 const CAPTURED_AT_WALLET = ['CHARGED', 'PARTIALLY_CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED'];
 
 /** What the card gateway's invoice (or charge) state tells that the service does not know yet, in the order its webhooks would tell it. */
@@ -150,6 +153,8 @@ export interface ReconcilerDeps {
   mobileWalletHandler: MobileWalletEventHandler;
   /** Providers with credentials; the others are not asked. */
   configured: Provider[];
+  /** Cancels an open charge whose renewal was paid another way (one renewal, one payment). */
+  unwanted?: Pick<UnwantedCharges, 'cancelIfUnwanted'>;
   log: Logger;
   clock: () => Date;
 }
@@ -442,6 +447,11 @@ export class Reconciler {
       ...base, providerState: read.state, outcome: read.events.length ? (options.dryRun ? 'would_change' : 'unchanged') : 'unchanged',
       events: read.events.map((event) => event.type), notes: [], final: read.final, error: null, rateLimited: false,
     };
+    if (!options.dryRun && !read.events.length && target.kind === 'payment' && target.payment.status === null && STILL_TO_TAKE.includes(read.state ?? '')) {
+      // A charge the provider will still take, for a renewal paid another way meanwhile: cancelled before it is.
+      const cancelled = await this.deps.unwanted?.cancelIfUnwanted(target.payment.id);
+      if (cancelled?.kind === 'cancelled') return { ...finding, outcome: 'changed', notes: [cancelled.note], final: true };
+    }
     if (options.dryRun || !read.events.length) return finding;
     for (const event of read.events) {
       let outcome: EventOutcome;

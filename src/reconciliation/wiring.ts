@@ -1,3 +1,4 @@
+import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { Provider } from '../../entities';
 import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
@@ -26,6 +27,7 @@ export function buildReconciler(deps: {
   clock: () => Date;
   cardGatewayHandler: (client: CardGatewayClient) => CardGatewayEventHandler;
   mobileWalletHandler: (client: MobileWalletClient) => MobileWalletEventHandler;
+  unwanted?: Pick<UnwantedCharges, 'cancelIfUnwanted'>;
 }): Reconciler {
   const { config } = deps;
   const cardGateway = readOnlyPaced(deps.cardGateway, new Pacer(config.reconcile.maxPerSecond), ['getInvoice', 'getCharge', 'getPaymentMethod']);
@@ -38,6 +40,6 @@ export function buildReconciler(deps: {
   return new Reconciler({
     config: config.reconcile, repository: deps.repository, orders: deps.orders, settings: deps.settings, cardGateway, mobileWallet,
     cardGatewayHandler: deps.cardGatewayHandler(cardGateway), mobileWalletHandler: deps.mobileWalletHandler(mobileWallet),
-    configured, log: deps.log, clock: deps.clock,
+    configured, log: deps.log, clock: deps.clock, unwanted: deps.unwanted,
   });
 }

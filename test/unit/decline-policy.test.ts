@@ -41,13 +41,14 @@ test('A decline the policy does not know goes on the dunning plan, bounded by th
   t.like(card('pending', 'whatever'), { policy: 'retry', plan: 'soft', reason: 'pending' });
 });
 
-test("The wallet's reasons: the customer's to fix are never retried; its technical error soon; none, on the plan", (t) => {
-  t.like(wallet('user_action_required'), { policy: 'ask_customer', plan: null, reason: 'user_action_required', customerReason: 'wallet_action_required' });
-  t.like(wallet('charge_amount_too_high'), { policy: 'ask_customer', plan: null, customerReason: 'wallet_amount_too_high' });
-  t.like(wallet('non_technical_error'), { policy: 'ask_customer', plan: null, customerReason: 'wallet_unavailable' });
-  t.like(wallet('no_agreement'), { policy: 'ask_customer', plan: null });
+test("The wallet's reasons: what the customer fixes in the app is charged again on the same agreement on the plan; its technical error soon", (t) => {
+  t.like(wallet('user_action_required'), { policy: 'retry', plan: 'soft', reason: 'user_action_required', customerReason: null });
+  t.like(wallet('charge_amount_too_high'), { policy: 'retry', plan: 'soft', reason: 'charge_amount_too_high', customerReason: null });
+  t.like(wallet('non_technical_error'), { policy: 'retry', plan: 'soft', reason: 'non_technical_error', customerReason: null });
+  t.like(wallet('no_agreement'), { policy: 'ask_customer', plan: null, customerReason: 'wallet_unavailable' });
   t.like(wallet('technical_error'), { policy: 'retry_soon', plan: 'processing', reason: 'technical_error' });
   t.like(wallet(null), { policy: 'retry', plan: 'soft', reason: 'unknown' });
+  t.notRegex(wallet('user_action_required').words, /funds|blocked|expired/, 'no guess at the reason');
 });
 
 const at = (text: string) => new Date(`${text}Z`);

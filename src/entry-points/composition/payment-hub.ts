@@ -33,6 +33,8 @@ import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
 import { ShowOrderPayments } from '../../payments/order-payments.use-case';
 import { CardExpiryReminderRepository } from '../../data-access/card-expiry-reminder-repository';
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
+import { UnwantedCharges } from '../../payments/unwanted-charges';
+import { ProviderRefusalRepository } from '../../data-access/provider-refusal-repository';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -59,13 +61,16 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' }, shared: providerLimits,
   });
 
+  const refusals = new ProviderRefusalRepository(dataSource);
   const events = new PaymentEvents();
   const dunningCases = new DunningCaseRepository(dataSource);
   const dunning = new Dunning({ cases: dunningCases, retries, orders: orderWrites, changes, planSeconds: config.dunningPlanSeconds, config: config.dunning, log });
   events.on(SCHEDULE_RETRY, (event, db) => dunning.onFailedRenewal(event, db));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning);
+  const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock });
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning, unwantedCharges);
+  unwantedCharges.recorder = recorder;
   const links = new OrderLinks(orders, orderWrites, retries);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, dunning, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
@@ -73,6 +78,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     config, cardGateway, mobileWallet, repository: new ReconciliationRepository(dataSource), orders, settings, log, clock,
     cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, dunning, clock, 'reconciliation'),
     mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, dunning, clock, 'reconciliation'),
+    unwanted: unwantedCharges,
   });
 
   return {
@@ -94,9 +100,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, dunning, clock), log),
     runDueRetries: new RunDueRetries({
       retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
-      cases: dunningCases, caps: config.dunning.caps,
+      cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals,
     }),
-    dunningCases, dunning,
+    dunningCases, dunning, unwantedCharges, refusals,
     dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock }),
   };
 }

@@ -105,6 +105,10 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       reconciliation: () => hub.reconciliation.metrics(),
       dunning: () => dunningCounts.read(),
       customerIndexSweep: () => customerIndex.sweepFigures(),
+      providerRefusals: async () => {
+        const [counts, open] = await Promise.all([hub.refusals.countsByProvider(), hub.refusals.open()]);
+        return { counts, held: open?.open ?? 0 };
+      },
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },

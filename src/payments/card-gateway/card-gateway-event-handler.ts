@@ -63,7 +63,10 @@ export class CardGatewayEventHandler {
   ) {}
 
   async handle(event: CardGatewayEvent, finish?: Finish): Promise<EventOutcome> {
-    if (!event.supported) return skipped(`unsupported event ${event.eventType}`);
+    if (!event.supported) {
+      if (event.eventType === 'customer_payment_method_reactivated' && event.paymentMethod) return this.reactivated(event.paymentMethod, event.customer ?? null);
+      return skipped(`unsupported event ${event.eventType}`);
+    }
     const settings = await this.settings.current();
     const unit: Unit = (work) => this.orders.transaction(work, finish);
     if ('invoice' in event && event.eventType.startsWith('invoice_')) return this.invoiceEvent(event as CardGatewayInvoiceEvent, settings, unit);
@@ -168,6 +171,29 @@ export class CardGatewayEventHandler {
         await this.orders.addNote(db, orderId, `Refund${transaction ? ` ${transaction}` : ''} of payment ${handle} failed at the card gateway; the money was not returned.`, settings, now);
       }
       return processed('refund failure recorded');
+    });
+  }
+
+  /**
+   * `customer_payment_method_reactivated` is outside SPEC 6.1's list, so the event stays SKIPPED; but the card
+   * it names is read back, and a card the gateway holds active again after it had failed is used again: its
+   * agreement is active, and the renewals waiting on it are charged again at once, within the caps.
+   */
+  private async reactivated(paymentMethod: string, customerOfEvent: string | null): Promise<EventOutcome> {
+    const result = await this.client.getPaymentMethod(paymentMethod);
+    if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading payment method ${paymentMethod}`, result);
+    if (!result.ok || result.value.state !== 'active') return skipped(`unsupported event customer_payment_method_reactivated; payment method ${paymentMethod} is ${result.ok ? result.value.state : 'unknown'}`);
+    const customer = result.value.customer ?? customerOfEvent;
+    const settings = await this.settings.current();
+    const now = this.clock();
+    return this.orders.transaction(async (db) => {
+      const agreement = await this.payments.lockOrCreateAgreement(db, { provider: 'card_gateway', externalId: paymentMethod, customerHandle: customer }, gmtDateTimeMs(now));
+      if (agreement.status === 'ACTIVE') return skipped('unsupported event customer_payment_method_reactivated; the card is already active');
+      if (agreement.status === 'DISABLED' && agreement.disableReason === 'CANCELED') return skipped('unsupported event customer_payment_method_reactivated; a deleted card is not used again');
+      await this.payments.updateAgreement(db, agreement.id, { status: 'ACTIVE', disableReason: null, paymentMethod }, gmtDateTimeMs(now));
+      const methodKey = newMethodKey('card_gateway', { customer_handle: customer ?? undefined }, 0);
+      const renewals = methodKey ? await this.dunning.onNewPaymentMethod(db, { methodKey, method: paymentMethod, settings, now }) : 0;
+      return skipped(`unsupported event customer_payment_method_reactivated; card ${paymentMethod} read back active and used again${renewals ? `: ${renewals} failed renewal(s) charged again with it` : ''}`);
     });
   }
 

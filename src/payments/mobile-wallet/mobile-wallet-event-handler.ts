@@ -53,6 +53,8 @@ function walletEventTime(charge: Pick<MobileWalletCharge, 'history'>, to: Paymen
  * SPEC 6.2, inside the request: reads the agreement or charge back from the wallet, then moves the
  * agreement or payment forward only (a late or repeated event is harmless).
  */
+const STOPPED_BY: Record<string, string> = { MERCHANT: 'the shop', USER: 'the customer', ADMIN: 'the wallet, as the customer\'s profile was deleted' };
+
 export class MobileWalletEventHandler {
   constructor(
     private readonly client: MobileWalletClient,
@@ -88,7 +90,13 @@ export class MobileWalletEventHandler {
       if (agreement.status === status) return skipped(`agreement already ${status}`);
       await this.payments.updateAgreement(db, agreement.id, { status, disableReason: rule.disable, paymentMethod: event.agreementId }, gmtDateTimeMs(now));
       const ofSubscription = subscriptionId ?? agreement.subscriptionId;
-      if (rule.disable || ofSubscription === null) return processed(rule.disable ? `agreement disabled (${rule.disable})` : 'agreement activated');
+      if (event.eventType === 'recurring.agreement-stopped.v1' && ofSubscription !== null) {
+        // Who stopped it (the Recurring changelog: MERCHANT, USER, or ADMIN when the profile was deleted), so
+        // a stop by the shop itself is never read as the customer leaving.
+        const by = STOPPED_BY[event.actor ?? ''] ?? 'the wallet (who stopped it was not said)';
+        await this.orders.addNote(db, ofSubscription, `The wallet agreement ${event.agreementId} was stopped by ${by}${event.actor ? ` (actor ${event.actor})` : ''}.`, settings, now);
+      }
+      if (rule.disable || ofSubscription === null) return processed(rule.disable ? `agreement disabled (${rule.disable})${event.actor ? ` by ${event.actor}` : ''}` : 'agreement activated');
       // A new agreement for a subscription whose renewal failed: the renewal is charged on it at once.
       const renewals = await this.dunning.onNewPaymentMethod(db, { methodKey: newMethodKey('mobile_wallet', {}, ofSubscription)!, method: event.agreementId, settings, now });
       return processed(renewals ? `agreement activated; ${renewals} failed renewal(s) charged again with it` : 'agreement activated');

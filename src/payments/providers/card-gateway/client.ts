@@ -180,6 +180,11 @@ export class CardGatewayClient {
     return this.send('POST', '/v1/charge', body);
   }
 
+  /** POST /v1/charge/{handle}/cancel: a charge not yet settled (created, pending, authorized) is cancelled and never taken. */
+  cancelCharge(handle: string): Promise<CardGatewayResult<CardGatewayCharge>> {
+    return this.send('POST', `/v1/charge/${encodeURIComponent(handle)}/cancel`);
+  }
+
   getWebhookSettings(): Promise<CardGatewayResult<CardGatewayWebhookSettings>> {
     return this.send('GET', '/v1/account/webhook_settings');
   }

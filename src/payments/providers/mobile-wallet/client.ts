@@ -161,6 +161,21 @@ export class MobileWalletClient {
     return this.call('POST', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges`, charge, { 'Idempotency-Key': idempotencyKey });
   }
 
+  /**
+   * DELETE /recurring/v3/agreements/{agreementId}/charges/{chargeId}: cancels a charge that is PENDING or DUE,
+   * so that the wallet does not take it on its due date (vipps-recurring-api docs/openapi.yaml, cancelCharge).
+   * Refused once the charge is charged. The key makes a repeat of the same cancellation harmless.
+   */
+  cancelCharge(agreementId: string, chargeId: string, idempotencyKey: string): Promise<MobileWalletResult<null>> {
+    if (!isValidIdempotencyKey(idempotencyKey)) throw new RangeError('Idempotency-Key must be 1-40 characters without # ? / \\');
+    return this.call('DELETE', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges/${encodeURIComponent(chargeId)}`, undefined, { 'Idempotency-Key': idempotencyKey });
+  }
+
+  /** GET /recurring/v3/agreements/{agreementId}/charges?status=…: the agreement's charges in that status, whoever created them. */
+  listCharges(agreementId: string, status: MobileWalletChargeStatus): Promise<MobileWalletResult<MobileWalletCharge[]>> {
+    return this.call('GET', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges?status=${encodeURIComponent(status)}`);
+  }
+
   /** POST /webhooks/v1/webhooks. The secret is returned only here, once: store it. */
   registerWebhook(registration: { url: string; events: readonly string[] }): Promise<MobileWalletResult<{ id: string; secret: string }>> {
     return this.call('POST', '/webhooks/v1/webhooks', { url: registration.url, events: registration.events });

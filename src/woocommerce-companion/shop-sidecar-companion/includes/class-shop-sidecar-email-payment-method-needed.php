@@ -303,7 +303,7 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 			case 'card_expired':
 				return __( 'The card we have on file has expired.', 'shop-sidecar-companion' );
 			case 'wallet_action_required':
-				return __( 'Your mobile wallet needs you to act in its app, for example because the card in it is blocked or has expired, or there is not enough money on it.', 'shop-sidecar-companion' );
+				return __( 'Your mobile wallet could not take the payment. Its app tells you why, and you can put it right there.', 'shop-sidecar-companion' );
 			case 'wallet_amount_too_high':
 				return __( 'The amount is above the maximum you approved in your payment agreement in your mobile wallet.', 'shop-sidecar-companion' );
 			case 'wallet_unavailable':

@@ -1,0 +1,128 @@
+import crypto from 'node:crypto';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import { Transaction, type Executor } from '../data-access/transaction';
+import type { Logger } from '../logger';
+import { gmtDateTimeMs } from '../shop/shop-time';
+import type { CardGatewayClient } from './providers/card-gateway/client';
+import type { MobileWalletClient } from './providers/mobile-wallet/client';
+import type { PaymentRecorder } from './payment-recorder';
+
+/** Order statuses in which the shop holds the renewal as paid, whichever way it was paid. */
+const PAID_ORDER_STATUSES = ['processing', 'completed'];
+
+/** What became of a charge the renewal no longer needs. */
+export type CancelOutcome =
+  | { kind: 'cancelled'; note: string }
+  | { kind: 'still_wanted' }
+  | { kind: 'unreachable'; message: string }
+  | { kind: 'refused'; message: string };
+
+/**
+ * One renewal, one payment: a charge the service created for a renewal that the provider still holds (the
+ * wallet's PENDING or DUE charge, which it takes on its due date unless cancelled; a card charge still
+ * pending) is cancelled at the provider as soon as the renewal is paid another way. The wish is stored with
+ * the payment that paid (payment meta `cancel_wanted`), so reconciliation carries it out if the call right
+ * after the commit could not be made.
+ */
+export class UnwantedCharges {
+  constructor(private readonly deps: {
+    payments: PaymentRepository;
+    orders: OrderRepository;
+    orderWrites: OrderWriteRepository;
+    settings: ShopSettingsRepository;
+    cardGateway: CardGatewayClient;
+    mobileWallet: MobileWalletClient;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  /** Set once the recorder exists (it calls back here when a payment is paid). */
+  recorder: PaymentRecorder | null = null;
+
+  /**
+   * Inside the transaction that records `paid` as paid: each other charge of its order still open at the
+   * provider is marked unwanted, and cancelled right after the commit.
+   */
+  async onOrderPaid(db: Executor, paid: PaymentRecord, now: Date): Promise<void> {
+    if (paid.orderId === null) return;
+    for (const other of await this.deps.payments.listByOrder(paid.orderId, db)) {
+      if (other.id === paid.id || other.status !== null || other.meta.cancel_wanted || !cancellable(other)) continue;
+      await this.deps.payments.setMeta(db, other.id, { cancel_wanted: gmtDateTimeMs(now), cancel_because: paid.externalId });
+      if (db instanceof Transaction) {
+        db.afterCommit(() => {
+          void this.cancelIfUnwanted(other.id).then((outcome) => {
+            if (outcome.kind === 'unreachable') this.deps.log.warn('unwanted_charge_not_cancelled_yet', { paymentId: other.id, reason: outcome.message });
+          }, (error: unknown) => this.deps.log.error('unwanted_charge_cancel_failed', { paymentId: other.id, error }));
+        });
+      }
+    }
+  }
+
+  /** Every open charge of the order that it no longer needs (it is paid), cancelled at the provider. */
+  async cancelOpenOfOrder(orderId: number): Promise<CancelOutcome[]> {
+    const outcomes: CancelOutcome[] = [];
+    for (const payment of await this.deps.payments.listByOrder(orderId)) {
+      if (payment.status === null && cancellable(payment)) outcomes.push(await this.cancelIfUnwanted(payment.id));
+    }
+    return outcomes;
+  }
+
+  /**
+   * The open charge `paymentId`, cancelled at its provider when its order is paid: by another payment, or in
+   * the shop (its status). Reconciliation asks this of every open charge it looks at.
+   */
+  async cancelIfUnwanted(paymentId: number): Promise<CancelOutcome> {
+    const { payments, log } = this.deps;
+    const payment = await payments.findById(paymentId);
+    if (!payment || payment.status !== null || payment.orderId === null) return { kind: 'still_wanted' };
+    const ofOrder = await payments.listByOrder(payment.orderId);
+    const self = ofOrder.find((p) => p.id === payment.id);
+    if (!self || !cancellable(self)) return { kind: 'still_wanted' };
+    const paidBy = ofOrder.find((p) => p.id !== payment.id && (p.status === 'CAPTURED' || p.status === 'AUTHORIZED'));
+    const settings = await this.deps.settings.current();
+    let because = paidBy ? `payment ${paidBy.externalId}` : self.meta.cancel_because ? `payment ${self.meta.cancel_because}` : null;
+    if (!because) {
+      const order = await this.deps.orders.findById(payment.orderId, settings);
+      if (!order || !PAID_ORDER_STATUSES.includes(order.status)) return { kind: 'still_wanted' };
+      because = `the shop (the order is ${order.status})`;
+    }
+
+    const answer = payment.provider === 'mobile_wallet'
+      ? await this.deps.mobileWallet.cancelCharge(self.meta.agreement_id, payment.externalId, cancelKey(payment.externalId))
+      : await this.deps.cardGateway.cancelCharge(payment.externalId);
+    if (!answer.ok) {
+      const message = `${answer.kind}${answer.status ? ` ${answer.status}` : ''} ${answer.message}`.trim();
+      if (answer.kind === 'timeout' || answer.kind === 'network' || (answer.status ?? 0) >= 500 || answer.status === 429) return { kind: 'unreachable', message };
+      // Refused: most likely the provider took it already. Its capture then reaches the order's payments
+      // (webhook or reconciliation), where a second capture is flagged for staff to refund.
+      log.warn('unwanted_charge_cancel_refused', { paymentId, provider: payment.provider, externalId: payment.externalId, message });
+      return { kind: 'refused', message };
+    }
+    const now = this.deps.clock();
+    const note = `${payment.provider === 'mobile_wallet' ? 'Wallet charge' : 'Card charge'} ${payment.externalId} was cancelled at the provider before it was taken: the renewal was paid by ${because}.`;
+    await this.deps.orderWrites.transaction(async (db) => {
+      const locked = await payments.lock(db, payment.provider, payment.externalId);
+      if (locked && locked.status === null) await this.recorder?.move(db, locked, 'CANCELED', settings, now);
+      await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
+      await this.deps.orderWrites.addNote(db, payment.orderId!, note, settings, now);
+    });
+    log.info('unwanted_charge_cancelled', { paymentId, provider: payment.provider, externalId: payment.externalId, orderId: payment.orderId });
+    return { kind: 'cancelled', note };
+  }
+}
+
+/** A charge the service can cancel: a wallet charge on a known agreement, or a card charge it created. */
+function cancellable(payment: PaymentRecord & { meta: Record<string, string> }): boolean {
+  if (payment.provider === 'mobile_wallet') return Boolean(payment.meta.agreement_id);
+  return Boolean(payment.meta.retry_of);
+}
+
+/** The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. */
+function cancelKey(chargeId: string): string {
+  const key = `cancel-${chargeId}`;
+  return key.length <= 40 ? key : `cancel-${crypto.createHash('sha256').update(chargeId).digest('hex').slice(0, 33)}`;
+}
+
