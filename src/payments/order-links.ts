@@ -43,13 +43,14 @@ export class OrderLinks {
 
   /**
    * Mobile wallet: the order whose `_charge_id` is the charge, else the order of the dunning attempt whose
-   * key the charge ID is (`retry-<order>-<attempt>`), for a charge whose creation answer was lost.
+   * key the charge ID holds (`<shop tag>-retry-<order>-<attempt>`), for a charge whose creation answer was lost.
    */
   async orderForWalletCharge(chargeId: string, settings: ShopSettings): Promise<number | null> {
     const [id] = await this.writes.findIdsByMeta('_charge_id', chargeId, 'shop_order', settings);
     if (id) return id;
-    const attempt = /^retry-(\d+)-\d+$/.exec(chargeId);
-    return attempt && (await this.retries.hasKey(Number(attempt[1]), chargeId)) ? Number(attempt[1]) : null;
+    // The attempt's key, after the shop's tag (walletRetryOrderId) on charges made since the tag was added.
+    const attempt = /^(?:[0-9a-f]{8}-)?(retry-(\d+)-\d+)$/.exec(chargeId);
+    return attempt && (await this.retries.hasKey(Number(attempt[2]), attempt[1])) ? Number(attempt[2]) : null;
   }
 
   /** Mobile wallet: the subscription whose `_agreement_id` is the agreement. */

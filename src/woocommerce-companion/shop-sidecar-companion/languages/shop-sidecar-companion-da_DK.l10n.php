@@ -110,7 +110,7 @@ return array(
 		'Your card was declined by your bank, and trying it again will not help.' => 'Dit kort blev afvist af din bank, og det hjælper ikke at prøve det igen.',
 		'Your login could not be confirmed. Reload the page, log in again if asked, and try again.' => 'Dit login kunne ikke bekræftes. Genindlæs siden, log ind igen hvis du bliver bedt om det, og prøv igen.',
 		'Your mobile wallet could not be charged, for a reason only you can resolve in its app.' => 'Vi kunne ikke trække betalingen via din betalingsapp, af en årsag som kun du kan løse i appen.',
-		'Your mobile wallet needs you to act in its app, for example because the card in it is blocked or has expired, or there is not enough money on it.' => 'Din betalingsapp kræver, at du gør noget i appen, for eksempel fordi kortet i den er spærret eller udløbet, eller fordi der ikke er penge nok på det.',
+		'Your mobile wallet could not take the payment. Its app tells you why, and you can put it right there.' => 'Din betalingsapp kunne ikke gennemføre betalingen. Appen fortæller dig hvorfor, og du kan rette det dér.',
 		'Your next renewal is on %s.' => 'Din næste fornyelse er den %s.',
 		'Your subscription will be cancelled soon' => 'Dit abonnement bliver snart annulleret',
 		'Your user is not allowed to do this.' => 'Din bruger har ikke lov til at gøre dette.',
