@@ -180,11 +180,28 @@ export interface DunningConfig {
   reminderDays: number;
 }
 
+/**
+ * The card schemes' ceilings on charges to one card, which the caps may not pass: above them a retry costs the
+ * shop a fee or is refused outright, whatever the decline (sources: shared/reference/payment-providers.md,
+ * "Card schemes"). Mastercard's 35 in 30 days is looser than Visa's 20, so Visa's binds the 30 days.
+ */
+const CARD_SCHEME_CAPS = {
+  perDay: { most: 10, rule: 'Mastercard allows 10 attempts per card in 24 hours' },
+  per30Days: { most: 20, rule: 'Visa allows 20 reattempts per card in 30 days (since 19 May 2025)' },
+};
+
+/** A whole number from 1 up to a card scheme's ceiling; one above it is refused with the scheme's rule. */
+function schemeCap(env: Env, name: string, fallback: number, cap: { most: number; rule: string }): number {
+  const raw = text(env, name);
+  if (raw !== undefined && /^\d+$/.test(raw) && Number(raw) > cap.most) throw new ConfigError(`${name} must be at most ${cap.most}: ${cap.rule}`);
+  return integer(env, name, fallback, 1, cap.most);
+}
+
 function dunningConfig(env: Env): DunningConfig {
   const processingPlanSeconds = parseDunningPlan(text(env, 'DUNNING_PROCESSING_PLAN', '1h,6h,1d')!);
   if (!processingPlanSeconds) throw new ConfigError('DUNNING_PROCESSING_PLAN must be a comma-separated list of waits such as 1h,6h,1d');
-  const perDay = integer(env, 'DUNNING_MAX_CHARGES_PER_DAY', 3, 1, 100);
-  const per30Days = integer(env, 'DUNNING_MAX_CHARGES_PER_30_DAYS', 20, 1, 1000);
+  const perDay = schemeCap(env, 'DUNNING_MAX_CHARGES_PER_DAY', 3, CARD_SCHEME_CAPS.perDay);
+  const per30Days = schemeCap(env, 'DUNNING_MAX_CHARGES_PER_30_DAYS', 20, CARD_SCHEME_CAPS.per30Days);
   if (per30Days < perDay) throw new ConfigError('DUNNING_MAX_CHARGES_PER_30_DAYS must be at least DUNNING_MAX_CHARGES_PER_DAY');
   const customerDays = integer(env, 'DUNNING_CUSTOMER_DAYS', 14, 1, 365);
   const reminderDays = integer(env, 'DUNNING_REMINDER_DAYS', 3, 0, 365);

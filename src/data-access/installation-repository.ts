@@ -10,6 +10,11 @@ import { serializedStringList } from '../wordpress/serialized-values';
 export const NEEDED_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'INDEX', 'DROP'] as const;
 
 const SUBSCRIPTIONS_PLUGIN = 'woocommerce-subscriptions/woocommerce-subscriptions.php';
+/**
+ * Subscriptions' switch for its own retry of failed renewals (WCS_Retry_Manager::is_retry_enabled: on only
+ * when exactly 'yes'; its settings default is 'no', so an absent option is off).
+ */
+const SUBSCRIPTIONS_RETRY_OPTION = 'woocommerce_subscriptions_enable_retry';
 
 /** What `payment-hub doctor` reads of the database server and the shop's installation. */
 export class InstallationRepository {
@@ -20,7 +25,7 @@ export class InstallationRepository {
     this.pool = rawPool(dataSource);
     this.pluginOptions = PreparedStatement.from(dataSource.createQueryBuilder().select('o.name', 'name').addSelect('o.value', 'value')
       .from(WpOption, 'o').where('o.name IN (:names)')
-      .setParameters({ names: ['woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins'] })).with({});
+      .setParameters({ names: ['woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins', SUBSCRIPTIONS_RETRY_OPTION] })).with({});
   }
 
   /** The server's version, and its UTC clock as it answered (with the local time around the round trip). */
@@ -45,14 +50,15 @@ export class InstallationRepository {
     return held.has('ALL PRIVILEGES') ? [] : NEEDED_PRIVILEGES.filter((privilege) => !held.has(privilege));
   }
 
-  /** WooCommerce's and Subscriptions' versions as they recorded them, and whether Subscriptions is active. */
-  async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean }> {
+  /** WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether its own retry system is on. */
+  async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean; subscriptionsRetry: boolean }> {
     const [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
     const value = new Map(rows.map((row) => [String(row.name), String(row.value)]));
     return {
       woocommerce: value.get('woocommerce_version') ?? null,
       subscriptions: value.get('woocommerce_subscriptions_active_version') ?? null,
       subscriptionsActive: serializedStringList(value.get('active_plugins') ?? '').includes(SUBSCRIPTIONS_PLUGIN),
+      subscriptionsRetry: value.get(SUBSCRIPTIONS_RETRY_OPTION) === 'yes',
     };
   }
 }

@@ -107,6 +107,19 @@ export async function redisCheck(config: Config): Promise<CheckResult> {
 }
 
 /**
+ * One dunning engine: WooCommerce Subscriptions' retry system, left on, retries every failed renewal on its own
+ * rules whatever the decline (a hard decline or a card past the schemes' limits too), on top of the service's
+ * plan, so the same card is charged by both.
+ */
+export function subscriptionsRetryCheck(plugins: { subscriptionsActive: boolean; subscriptionsRetry: boolean }): CheckResult {
+  if (!plugins.subscriptionsActive) return skip('subscriptions_retry', 'no active Subscriptions');
+  return plugins.subscriptionsRetry
+    ? fail('subscriptions_retry', 'WooCommerce Subscriptions\' own retry of failed payments is on (woocommerce_subscriptions_enable_retry = yes): it retries every failed renewal whatever the decline, on top of the service\'s dunning',
+      'turn off WooCommerce → Settings → Subscriptions → "Retry Failed Payments", or wp option update woocommerce_subscriptions_enable_retry no')
+    : ok('subscriptions_retry', 'WooCommerce Subscriptions\' own retry of failed payments is off: the service alone retries');
+}
+
+/**
  * The workers as they reported themselves: one that stalled in the last day (its jobs, or one of its loops,
  * stopped moving; it then exited to be replaced) or none alive is a warning, with why.
  */
@@ -158,7 +171,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
     const storage = settings.hpos ? `HPOS${settings.sync ? ' with sync to posts' : ''}` : `posts${settings.sync ? ' with sync to HPOS' : ''}`;
     const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${plugins.subscriptions ?? '(version unknown)'}` : 'no active Subscriptions';
     const detail = `WooCommerce ${plugins.woocommerce}, ${subscriptions}, storage: ${storage}`;
-    return plugins.subscriptionsActive ? ok('woocommerce', detail) : warn('woocommerce', detail, 'activate WooCommerce Subscriptions: renewals, dunning and pauses need it');
+    const woocommerce = plugins.subscriptionsActive ? ok('woocommerce', detail) : warn('woocommerce', detail, 'activate WooCommerce Subscriptions: renewals, dunning and pauses need it');
+    return [woocommerce, subscriptionsRetryCheck(plugins)];
   });
 
   await step('migrations', async () => (await dataSource.showMigrations()
