@@ -5,7 +5,7 @@ import type { PaymentRecord, PaymentRepository } from '../data-access/payment-re
 import type { RetryRecord, RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
-import { formatAmount } from '../order-status/lookup-order-status.use-case';
+import { toMinorUnits } from '../shared/currency';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { FailedPaymentHandling, PaymentFailure } from '../payments/failed-payment-handling';
 import type { PaymentRecorder } from '../payments/payment-recorder';
@@ -59,9 +59,6 @@ type ChargeResult =
   /** The provider refused the request itself (a 4xx that is not a decline): the service's fault, never the customer's. */
   | { kind: 'refused'; status: number | null; code: string | null; message: string };
 
-export function toMinorUnits(total: string): number {
-  return Number(formatAmount(total, 2).replace('.', ''));
-}
 
 /**
  * The worker's dunning step: for each attempt that is due, a new recurring charge through the
@@ -170,8 +167,11 @@ export class RunDueRetries {
       log.info('retry_postponed', { retryId: retry.id, reason: why });
       return 'postponed';
     }
-    const amount = toMinorUnits(order.total);
-    const result = await this.charge(retry, original, target, amount, order, settings);
+    const minor = toMinorUnits(original.provider, order.currency, order.total);
+    const result: ChargeResult = minor.ok
+      ? await this.charge(retry, original, target, minor.minor, order, settings)
+      : { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` };
+    const amount = minor.ok ? minor.minor : 0;
     if (result.kind === 'unreachable') {
       await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
       log.warn('retry_postponed', { retryId: retry.id, reason: result.message });

@@ -1,12 +1,11 @@
-/** The decimals of a currency's major unit (ISO 4217 as Intl knows it: DKK 2, JPY 0); 2 for none or an unknown code. */
+import { isoExponent } from '../shared/currency';
+
+/**
+ * The decimals of a currency's minor unit as ISO 4217 has them (DKK 2, ISK and JPY 0), from the one table of
+ * exponents (src/shared/currency.ts); 2 for none.
+ */
 export function currencyDecimals(currency: string | null): number {
-  if (!currency) return 2;
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    // An unknown currency code: two decimals is the common case.
-    return 2;
-  }
+  return currency ? isoExponent(currency) : 2;
 }
 
 /** Minor units as a decimal string in the currency's major unit (`9900` DKK → `99.00`), without the code. */

@@ -11,10 +11,13 @@ import { processed, ProviderUnavailableError, skipped, type EventOutcome } from 
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
+import { fromMinorUnits } from '../../shared/currency';
+import { formatAmount } from '../../order-status/lookup-order-status.use-case';
 
-/** An amount in the provider's minor units as WooCommerce's decimal text (the card gateway uses hundredths). */
-function minorToDecimal(minor: number, decimals: number): string {
-  return (minor / 100).toFixed(decimals);
+/** An amount in the card gateway's minor units of `currency` as WooCommerce's decimal text (ISK has none). */
+function minorToDecimal(minor: number, currency: string, decimals: number): string {
+  const amount = fromMinorUnits('card_gateway', currency, minor);
+  return formatAmount(amount.ok ? amount.text : (minor / 100).toFixed(2), decimals);
 }
 
 /**
@@ -105,7 +108,7 @@ export class CardGatewayEventHandler {
           await this.changes.enqueue(db, {
             op: 'order_refunded',
             objectId: orderId,
-            payload: { refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, settings.priceDecimals), reason: `Refunded at the card gateway (invoice ${handle}).` },
+            payload: { refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, invoice.currency, settings.priceDecimals), reason: `Refunded at the card gateway (invoice ${handle}).` },
           }, settings, now);
           return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
         }
