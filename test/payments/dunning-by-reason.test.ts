@@ -267,20 +267,65 @@ test.serial('The failed payment itself paid later: by webhook the case is recove
   t.deepEqual((await retriesOf(found.orderId)).map((r) => r.status), ['CANCELED'], 'its planned attempt dropped');
 });
 
-test.serial("The wallet's reasons only the customer can fix are never retried: each asks the customer instead", async (t) => {
-  for (const reason of ['user_action_required', 'charge_amount_too_high', 'non_technical_error']) {
-    const agreementId = `agr-reason-${reason}`;
-    const chargeId = `chr-reason-${reason}`.replace(/_/g, '-');
+test.serial("The wallet's reasons the customer fixes in the app are charged again on the same agreement on the plan: after the customer acts, the next charge captures, recovered by a service retry, and no e-mail asks for a new payment method", async (t) => {
+  await companion(true);
+  t.teardown(() => companion(false));
+  for (const reason of ['user_action_required', 'charge_amount_too_high']) {
+    const agreementId = `agr-app-${reason}`.replace(/_/g, '-');
+    const chargeId = `chr-app-${reason}`.replace(/_/g, '-');
     const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
     const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
     wallet.setAgreement(agreementId);
     wallet.setCharge(agreementId, chargeId, { status: 'FAILED', failureReason: reason });
     t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId }), 'PROCESSED', reason);
-    t.deepEqual(await retriesOf(orderId), [], `${reason}: no attempt`);
-    t.like(await caseOf(orderId), { status: 'OPEN', first_reason: reason, policy: 'ask_customer' }, reason);
-    t.true((await notesOf(orderId)).some((n) => n.startsWith('Payment failed: ') && n.includes('No retry on this payment method')), reason);
+    // WooCommerce (the companion's hand-over, which no WordPress applies here) holds the subscription.
+    await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+    t.like(await caseOf(orderId), { status: 'OPEN', first_reason: reason, policy: 'retry' }, reason);
+    const [planned] = await retriesOf(orderId);
+    t.like(planned, { plan: 'soft', status: 'PENDING' }, `${reason}: an attempt on the dunning plan`);
+    t.true((await notesOf(orderId)).some((n) => n.startsWith('Payment failed: ') && n.includes('the same agreement is charged again on the plan')), reason);
+    t.deepEqual(await changesOf(subscriptionId, 'customer_payment_method_needed'), [], `${reason}: no e-mail guesses the reason`);
+
+    // The customer acts in the app; the planned attempt charges the same agreement, and the wallet takes it.
+    const before = walletCharges().length;
+    await tickAfter(12 * HOUR);
+    const created = walletCharges().slice(before);
+    t.is(created.length, 1, `${reason}: one charge`);
+    t.true(created[0].path.includes(`/agreements/${agreementId}/charges`), `${reason}: on the same agreement`);
+    const newCharge = String((created[0].json as { orderId: string }).orderId);
+    wallet.setCharge(agreementId, newCharge, { status: 'CHARGED', amount: 9900, summary: { captured: 9900, refunded: 0, cancelled: 0 } });
+    t.is(await walletWebhook({ eventType: 'recurring.charge-captured.v1', agreementId, chargeId: newCharge }), 'PROCESSED', reason);
+    t.like(await caseOf(orderId), { status: 'RECOVERED', recovered_by: 'service_retry' }, reason);
+    t.deepEqual(await changesOf(subscriptionId, 'customer_payment_method_needed'), [], `${reason}: no "new payment method" e-mail went`);
   }
-  const before = walletCharges().length;
-  await tickAfter(3 * DAY);
-  t.is(walletCharges().length, before, 'nothing charged');
+});
+
+test.serial("A wallet case whose plan is used up asks the customer, sending them to the app: the e-mail's reason is the wallet's, not a guess", async (t) => {
+  await companion(true);
+  t.teardown(() => companion(false));
+  const agreementId = 'agr-app-used-up';
+  const chargeId = 'chr-app-used-up';
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
+  wallet.setAgreement(agreementId);
+  wallet.setCharge(agreementId, chargeId, { status: 'FAILED', failureReason: 'user_action_required' });
+  t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId }), 'PROCESSED');
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+  // Each planned attempt's charge fails in the app too, until DUNNING_PLAN (5 attempts) is used up.
+  for (let attempt = 1; attempt <= 5; attempt += 1) {
+    const [next] = (await retriesOf(orderId)).filter((r) => r.status === 'PENDING');
+    t.truthy(next, `attempt ${attempt} planned`);
+    now = new Date(Date.parse(`${next.scheduled_at.slice(0, 19).replace(' ', 'T')}Z`) + MINUTE);
+    const before = walletCharges().length;
+    await worker.tick();
+    const [created] = walletCharges().slice(before);
+    t.truthy(created, `attempt ${attempt} charged`);
+    const id = String((created.json as { orderId: string }).orderId);
+    wallet.setCharge(agreementId, id, { status: 'FAILED', failureReason: 'user_action_required' });
+    t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: id }), 'PROCESSED', `attempt ${attempt}`);
+  }
+  const asked = await changesOf(subscriptionId, 'customer_payment_method_needed');
+  t.is(asked.length, 1);
+  t.like(asked[0], { kind: 'failed_renewal', order_id: orderId, reason: 'wallet_action_required' });
+  t.like(await caseOf(orderId), { status: 'OPEN', policy: 'ask_customer' });
 });

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { walletRetryOrderId } from '../../src/dunning/run-due-retries.use-case';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
@@ -357,7 +358,9 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     advance(12 * HOUR);
     t.like(await hub.runDueRetries.execute(), { attempted: 1, succeeded: 1 });
     const [create] = wallet.requestsTo('POST', '/recurring/v3/agreements/agr-d/charges');
-    t.is(create.headers['idempotency-key'], `retry-${orderId}-1`);
+    // The attempt's key, tagged with the shop so it is unique across the merchant's shops (the wallet's orderId rule).
+    t.is(create.headers['idempotency-key'], walletRetryOrderId(await hub.settings.current(), `retry-${orderId}-1`));
+    t.regex(create.headers['idempotency-key'] as string, new RegExp(`^[0-9a-f]{8}-retry-${orderId}-1$`));
     t.like(create.json, { amount: 9900, transactionType: 'DIRECT_CAPTURE', type: 'RECURRING' });
     const payments = await q(`SELECT * FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
     t.is(payments.length, 2);
@@ -420,9 +423,10 @@ test.serial('When a wallet attempt\'s answer is lost and it runs again on anothe
     t.like(await hub.runDueRetries.execute(), { attempted: 0 }, 'no further attempt');
 
     const creates = wallet.requestsTo('POST', '/recurring/v3/agreements/agr-m/charges');
-    t.deepEqual(new Set(creates.map((request) => request.headers['idempotency-key'])), new Set([`retry-${orderId}-1`]));
+    const key = walletRetryOrderId(await hub.settings.current(), `retry-${orderId}-1`);
+    t.deepEqual(new Set(creates.map((request) => request.headers['idempotency-key'])), new Set([key]));
     const payments = await q(`SELECT external_id FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
-    t.deepEqual(payments.map((payment) => payment.external_id), ['chr-m', `retry-${orderId}-1`], 'the attempt\'s payment is the charge the lost request made');
+    t.deepEqual(payments.map((payment) => payment.external_id), ['chr-m', key], 'the attempt\'s payment is the charge the lost request made');
   } finally {
     await hub.close();
   }
