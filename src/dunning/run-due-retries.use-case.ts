@@ -152,7 +152,8 @@ export class RunDueRetries {
         return 'canceled' as const;
       });
     }
-    const still = await this.walletStillTrying(order.id, original, now);
+    // Whatever charge for this renewal is already under way, ours or the shop's: nothing is charged on top.
+    const still = await this.chargeUnderWay(order, original, originalMeta, settings, now);
     if (still) {
       await retries.postpone(retry.id, still.until, still.why, now);
       log.info('retry_postponed', { retryId: retry.id, reason: still.why });
@@ -265,21 +266,48 @@ export class RunDueRetries {
   }
 
   /**
-   * A wallet charge of this order that the wallet is still retrying itself (`DUE` through its `retryDays`):
-   * nothing is charged on top of it; the attempt waits until the wallet's window has ended.
+   * A charge for this renewal already under way at the provider, the service's own or the shop's: a wallet
+   * charge the wallet still holds (`DUE` through its `retryDays`, until its window ends), one it has taken
+   * (until the shop shows it), or a card charge still pending. Nothing is charged on top of it.
    */
-  private async walletStillTrying(orderId: number, original: PaymentRecord, now: Date): Promise<{ until: Date; why: string } | null> {
-    if (original.provider !== 'mobile_wallet') return null;
-    for (const payment of await this.deps.payments.listByOrder(orderId)) {
-      if (payment.provider !== 'mobile_wallet' || payment.status !== null || !payment.meta.agreement_id) continue;
-      const read = await this.deps.mobileWallet.getCharge(payment.meta.agreement_id, payment.externalId);
+  private async chargeUnderWay(order: ShopOrder, original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<{ until: Date; why: string } | null> {
+    const wait = (why: string) => ({ until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why });
+    const known = await this.deps.payments.listByOrder(order.id);
+    if (original.provider === 'card_gateway') {
+      // A card charge of ours still pending (an asynchronous method) may yet be taken: nothing is charged on top.
+      for (const payment of known) {
+        if (payment.provider !== 'card_gateway' || payment.status !== null || payment.id === original.id) continue;
+        const read = await this.deps.cardGateway.getCharge(payment.externalId);
+        if (!read.ok) {
+          if (read.kind === 'not_found') continue;
+          return wait(`reading charge ${payment.externalId}: ${read.kind} ${read.message}`);
+        }
+        if (['pending', 'created', 'authorized', 'settled'].includes(read.value.state)) {
+          return { until: new Date(now.getTime() + DAY_MS / 24), why: `charge ${payment.externalId} is ${read.value.state} at the card gateway; nothing charged on top` };
+        }
+      }
+      return null;
+    }
+    // The wallet: our own charges still open, and the charge the shop's own wallet plugin made for the order (`_charge_id`).
+    const charges = known.filter((payment) => payment.provider === 'mobile_wallet' && payment.status === null && payment.meta.agreement_id)
+      .map((payment) => ({ agreementId: payment.meta.agreement_id, chargeId: payment.externalId, whose: 'our' }));
+    const shopCharge = (await this.deps.orderWrites.getMeta(this.deps.cases.pool, order.id, '_charge_id', settings))?.trim();
+    const agreementOfShop = originalMeta.agreement_id || (await this.deps.orderWrites.getMeta(this.deps.cases.pool, order.id, '_agreement_id', settings))?.trim();
+    if (shopCharge && agreementOfShop && !known.some((payment) => payment.externalId === shopCharge && payment.status !== null)) {
+      charges.push({ agreementId: agreementOfShop, chargeId: shopCharge, whose: "the shop's" });
+    }
+    for (const { agreementId, chargeId, whose } of charges) {
+      const read = await this.deps.mobileWallet.getCharge(agreementId, chargeId);
       if (!read.ok) {
         if (read.kind === 'not_found') continue;
-        return { until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why: `reading charge ${payment.externalId}: ${read.kind} ${read.message}` };
+        return wait(`reading charge ${chargeId}: ${read.kind} ${read.message}`);
+      }
+      if (['CHARGED', 'RESERVED', 'PARTIALLY_CAPTURED'].includes(read.value.status)) {
+        return { until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
       }
       if (!WALLET_STILL_TRYING.includes(read.value.status)) continue;
       const until = walletRetryWindowEnd(read.value, now);
-      return { until, why: `charge ${payment.externalId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
+      return { until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
     }
     return null;
   }

@@ -89,6 +89,7 @@ test('When dunning report --json runs with no --since, Then it prints the last 3
     service_retry: { count: 3, amount: { DKK: '322.25' } },
     new_payment_method: { count: 1, amount: { DKK: '99.00' } },
     provider_retry: { count: 1, amount: { SEK: '49.95' } },
+    shop_payment: { count: 0, amount: {} },
     reconciliation: { count: 1, amount: { EUR: '12.50' } },
   });
   // Days to recover: 0.25, 1, 1, 1.6, 2, 3: the median is (1 + 1.6) / 2.
@@ -124,6 +125,7 @@ test('When --since reaches further back, Then the older cases count too; when it
     service_retry: { count: 0, amount: {} },
     new_payment_method: { count: 0, amount: {} },
     provider_retry: { count: 1, amount: { SEK: '49.95' } },
+    shop_payment: { count: 0, amount: {} },
     reconciliation: { count: 0, amount: {} },
   });
   t.is(recent.median_days_to_recover, 2);
@@ -143,6 +145,7 @@ test('When nothing failed in the period, Then the counts are 0, the amounts empt
       service_retry: { count: 0, amount: {} },
       new_payment_method: { count: 0, amount: {} },
       provider_retry: { count: 0, amount: {} },
+      shop_payment: { count: 0, amount: {} },
       reconciliation: { count: 0, amount: {} },
     },
     median_days_to_recover: null,

@@ -32,8 +32,9 @@ const AGREEMENT_EVENTS: Record<MobileWalletAgreementEvent['eventType'], { disabl
 };
 
 /**
- * The wallet's failure reasons as failure states: a reason the customer must fix, or an amount
- * over the limit, fails again on every retry (hard); a technical error is the provider's.
+ * The wallet's failure reasons as failure states, from what the decline policy decides of them: what the
+ * customer fixes in the app on the same agreement (funds, a blocked card, the agreement's maximum) may pass
+ * on a later charge (soft); a technical error is the provider's; no agreement to charge is hard.
  */
 export function walletFailureState(reason: string | null | undefined): string | null {
   if (!reason) return null;
