@@ -7,6 +7,8 @@ import type { DunningCaseCount } from '../data-access/dunning-case-report-reposi
 import { addDunningMetrics } from './dunning-metrics';
 import type { SweepFigures } from '../data-access/customer-contact-index';
 import { addCustomerIndexMetrics } from './customer-index-metrics';
+import type { FlaggedCapture } from '../data-access/second-capture-repository';
+import { addSecondCaptureMetrics } from './second-capture-metrics';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -22,6 +24,8 @@ export interface ShopMetricSources {
   dunning?(): Promise<DunningCaseCount[]>;
   /** The customer index's rolling sweep: each store's totals and pass, from the index's state row (at most two rows). */
   customerIndexSweep?(): Promise<SweepFigures[]>;
+  /** The payments flagged as second captures of an order, with their status and that of the payment they duplicate. */
+  secondCaptures?(): Promise<FlaggedCapture[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -46,10 +50,11 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation, dunning, customerIndexSweep] = await Promise.allSettled([
+  const [reconciliation, dunning, customerIndexSweep, secondCaptures] = await Promise.allSettled([
     sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.customerIndexSweep ? within(sources.customerIndexSweep(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.secondCaptures ? within(sources.secondCaptures(), timeoutMs) : Promise.reject(new Error('not wired')),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
@@ -105,6 +110,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
   if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
   if (dunning.status === 'fulfilled') addDunningMetrics(registers, dunning.value);
   if (customerIndexSweep.status === 'fulfilled') addCustomerIndexMetrics(registers, customerIndexSweep.value);
+  if (secondCaptures.status === 'fulfilled') addSecondCaptureMetrics(registers, secondCaptures.value);
   return registry;
 }
 

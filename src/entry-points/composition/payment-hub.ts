@@ -33,6 +33,9 @@ import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
 import { ShowOrderPayments } from '../../payments/order-payments.use-case';
 import { CardExpiryReminderRepository } from '../../data-access/card-expiry-reminder-repository';
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
+import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
+import { PassMarks } from '../../data-access/pass-marks';
+import { FlagSecondCaptures } from '../../payments/second-captures';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -67,6 +70,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning);
   const links = new OrderLinks(orders, orderWrites, retries);
+  const secondCaptureRecords = new SecondCaptureRepository(dataSource);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, dunning, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
   const reconciliation = buildReconciler({
@@ -80,6 +84,12 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     changes, handOver: shop.handOver, reconciliation,
     /** The operator's `reconcile` and staff's reconcile of one order. */
     reconcileNow: new ReconcileNow(reconciliation),
+    /** The payments flagged as second captures, for /metrics. */
+    secondCaptureRecords,
+    /** The worker's sweep that flags a second capture of one order (src/payments/second-captures.ts). */
+    secondCaptures: new FlagSecondCaptures({
+      captures: secondCaptureRecords, payments, orders: orderWrites, settings, marks: new PassMarks(dataSource), log, clock,
+    }),
     /** One order's payments, dunning attempts and webhooks, for staff. */
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */

@@ -105,6 +105,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
       reconciliation: () => hub.reconciliation.metrics(),
       dunning: () => dunningCounts.read(),
       customerIndexSweep: () => customerIndex.sweepFigures(),
+      secondCaptures: () => hub.secondCaptureRecords.flagged(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },
