@@ -35,7 +35,7 @@ import { CardExpiryReminderRepository } from '../../data-access/card-expiry-remi
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
 import { PassMarks } from '../../data-access/pass-marks';
-import { FlagSecondCaptures } from '../../payments/second-captures';
+import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
