@@ -59,6 +59,8 @@ export class Payment {
 
 @Entity({ name: 'sidecar_payment_meta' })
 @Index('payment_key', ['paymentId', 'key'], { unique: true })
+/** The payments carrying one key (the second captures flagged, `second_capture_of`), for /metrics (migration SecondCaptures). */
+@Index('key_payment', ['key', 'paymentId'])
 export class PaymentMeta {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
   @Column({ type: 'bigint', unsigned: true, name: 'payment_id' }) paymentId!: string;
@@ -178,7 +180,10 @@ export class ReconcileCount {
   @Column({ type: 'bigint', unsigned: true, default: 0 }) count!: string;
 }
 
-/** How far reconciliation has looked through the payments and agreements tables for items that opened or changed. */
+/**
+ * How far a periodic pass has looked through a table, one row per pass by name (see PassMarks): reconciliation's
+ * discovery of payments, agreements and orders that opened or changed, and the second-capture sweep.
+ */
 @Entity({ name: 'sidecar_reconcile_state' })
 export class ReconcileState {
   @PrimaryColumn({ type: 'varchar', length: 32 }) name!: string;

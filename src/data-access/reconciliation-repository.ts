@@ -1,10 +1,11 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import {
-  Agreement, HposOrder, HposOrderMeta, Payment, PaymentMeta, PaymentRetry, Post, PostMeta, ReconcileCount, ReconcileItem, ReconcileState,
+  Agreement, HposOrder, HposOrderMeta, Payment, PaymentMeta, PaymentRetry, Post, PostMeta, ReconcileCount, ReconcileItem,
   type AgreementStatus, type PaymentStatus, type Provider, type ReconcileItemStatus, type ReconcileKind,
 } from '../../entities';
 import { rawPool } from './data-source';
+import { PassMarks, type PassMark } from './pass-marks';
 import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import type { Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
@@ -225,10 +226,9 @@ function targetReads(dataSource: DataSource) {
 /** The statements of the reconciliation's own tables: its schedule of items, its totals and its marks. */
 function scheduleStatements(dataSource: DataSource) {
   const query = () => dataSource.createQueryBuilder();
-  const s = slots('name', 'kind', 'refId', 'refIds', 'providers', 'id', 'nextAt', 'leaseUntil', 'status', 'checks', 'failures', 'state', 'error', 'now');
+  const s = slots('kind', 'refId', 'refIds', 'providers', 'id', 'nextAt', 'leaseUntil', 'status', 'checks', 'failures', 'state', 'error', 'now');
 
   // Upserts whose updates are expressions, which the query builder cannot write.
-  const { table: stateTable, column: state } = sqlNames(dataSource, ReconcileState);
   const { table: itemsTable, column: i } = sqlNames(dataSource, ReconcileItem);
   const { table: countsTable, column: counts } = sqlNames(dataSource, ReconcileCount);
   // MariaDB assigns left to right, each seeing the ones before: the opening goes last.
@@ -237,11 +237,6 @@ function scheduleStatements(dataSource: DataSource) {
 
   const items = () => selectEntity(dataSource, ReconcileItem, 'i');
   return {
-    watermark: PreparedStatement.from<'name'>(query().select('s.value', 'value').from(ReconcileState, 's').where('s.name = :name').setParameters(s)),
-    /** Moves the mark forward only. */
-    advanceWatermarkSql: `INSERT INTO ${stateTable} (${state.name}, ${state.value}, ${state.updatedAt}) VALUES (?, ?, ?)
-      ON DUPLICATE KEY UPDATE ${state.updatedAt} = IF(VALUES(${state.value}) > ${state.value}, VALUES(${state.updatedAt}), ${state.updatedAt}),
-        ${state.value} = GREATEST(${state.value}, VALUES(${state.value}))`,
     /** A new item, or a known one started again if it opened later. */
     openSql: `INSERT INTO ${itemsTable} (${i.kind}, ${i.refId}, ${i.provider}, ${i.status}, ${i.openedAt}, ${i.nextAt}, ${i.checks}, ${i.failures}, ${i.createdAt}, ${i.updatedAt})
       VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
@@ -284,9 +279,11 @@ export class ReconciliationRepository {
   private readonly reads: ReturnType<typeof targetReads>;
   private readonly awaiting: ReturnType<typeof awaitingGateway>;
   private readonly changedOrderReads: ReturnType<typeof changedOrderStatements>;
+  private readonly marks: PassMarks;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
+    this.marks = new PassMarks(dataSource);
     this.schedule = scheduleStatements(dataSource);
     this.reads = targetReads(dataSource);
     this.awaiting = awaitingGateway(dataSource);
@@ -389,16 +386,13 @@ export class ReconciliationRepository {
   // ------------------------------------------------------------------------------------------------------------
   // The schedule: what is open, when it is asked about next
 
-  async watermark(name: string): Promise<{ at: string; id: number } | null> {
-    const rows = await this.rows(this.schedule.watermark.with({ name }));
-    if (!rows.length) return null;
-    const [at, id] = String(rows[0].value).split('|');
-    return { at, id: Number(id) || 0 };
+  watermark(name: string): Promise<PassMark | null> {
+    return this.marks.get(name);
   }
 
   /** Moves the mark forward only (two workers may look at once); the caller writes only a mark that moved. */
-  async advanceWatermark(name: string, mark: { at: string; id: number }, now: Date): Promise<void> {
-    await this.pool.query(this.schedule.advanceWatermarkSql, [name, `${mark.at}|${mark.id}`, gmtDateTimeMs(now)]);
+  advanceWatermark(name: string, mark: PassMark, now: Date): Promise<void> {
+    return this.marks.advance(name, mark, now);
   }
 
   /**

@@ -7,6 +7,8 @@ import type { DunningCaseCount } from '../data-access/dunning-case-report-reposi
 import { addDunningMetrics } from './dunning-metrics';
 import type { SweepFigures } from '../data-access/customer-contact-index';
 import { addCustomerIndexMetrics } from './customer-index-metrics';
+import type { FlaggedCapture } from '../data-access/second-capture-repository';
+import { addSecondCaptureMetrics } from './second-capture-metrics';
 
 /** Where the shop-wide numbers come from; each read is one index-only query (or one Redis round trip). */
 export interface ShopMetricSources {
@@ -24,6 +26,8 @@ export interface ShopMetricSources {
   customerIndexSweep?(): Promise<SweepFigures[]>;
   /** Charge requests the providers refused for a reason of the service's own: all of them by provider, and the attempts still held by one. */
   providerRefusals?(): Promise<{ counts: { provider: Provider; count: number }[]; held: number }>;
+  /** The payments flagged as second captures of an order, with their status and that of the payment they duplicate. */
+  secondCaptures?(): Promise<FlaggedCapture[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
@@ -48,11 +52,12 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation, dunning, customerIndexSweep, refusals] = await Promise.allSettled([
+  const [reconciliation, dunning, customerIndexSweep, refusals, secondCaptures] = await Promise.allSettled([
     sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.customerIndexSweep ? within(sources.customerIndexSweep(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.providerRefusals ? within(sources.providerRefusals(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.secondCaptures ? within(sources.secondCaptures(), timeoutMs) : Promise.reject(new Error('not wired')),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
@@ -122,6 +127,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
       registers,
     }).set(refusals.value.held);
   }
+  if (secondCaptures.status === 'fulfilled') addSecondCaptureMetrics(registers, secondCaptures.value);
   return registry;
 }
 

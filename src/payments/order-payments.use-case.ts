@@ -1,5 +1,7 @@
 import type { OrderRepository } from '../data-access/order-repository';
-import type { PaymentRepository } from '../data-access/payment-repository';
+import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
+import { SECOND_CAPTURE_META } from '../data-access/second-capture-repository';
+import { secondCaptureMessage, secondCaptureUnresolved } from './second-captures';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { WebhookRepository } from '../data-access/webhook-repository';
@@ -29,17 +31,45 @@ export interface OrderPaymentsView {
   }[];
   retries: { attempt: number; status: string; scheduled_at: string; result: string | null }[];
   webhooks: { id: number; provider: string; external_id: string; event_type: string; status: string; created_at: string }[];
+  /** What staff must act on: a second capture of the order waiting for its refund (see second-captures.ts). */
+  warnings: { code: 'second_capture'; refund: PaymentReference; kept: PaymentReference; message: string }[];
+}
+
+/** A payment as a warning names it. */
+export interface PaymentReference {
+  id: number;
+  provider: string;
+  external_id: string;
+  amount: number | null;
+  currency: string | null;
 }
 
 export type OrderPaymentsOutcome = { kind: 'found'; view: OrderPaymentsView } | { kind: 'order_not_found' };
 
 const orNull = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value);
+
+const reference = (payment: PaymentRecord): PaymentReference => ({
+  id: payment.id, provider: payment.provider, external_id: payment.externalId, amount: payment.amountMinor, currency: payment.currency,
+});
+
+/** The order's flagged second captures that still wait for a refund, newest first. */
+function secondCaptureWarnings(payments: (PaymentRecord & { meta: Record<string, string> })[]): OrderPaymentsView['warnings'] {
+  const warnings: OrderPaymentsView['warnings'] = [];
+  for (const refund of [...payments].sort((a, b) => b.id - a.id)) {
+    const keptId = Number(refund.meta[SECOND_CAPTURE_META]);
+    const kept = keptId ? payments.find((payment) => payment.id === keptId) : undefined;
+    if (!kept || !secondCaptureUnresolved(refund.status, kept.status)) continue;
+    warnings.push({ code: 'second_capture', refund: reference(refund), kept: reference(kept), message: secondCaptureMessage(refund, kept) });
+  }
+  return warnings;
+}
 const newestFirst = <T extends { id: number }>(key: (item: T) => string) => (a: T, b: T) => key(b).localeCompare(key(a)) || b.id - a.id;
 
 /**
  * One order's payments with their failure, its dunning attempts planned or made, and the webhooks stored about
  * its payments, each newest first: what `payment-hub payments list --order` and `retries list --order` show,
- * plus the webhooks. The order must exist in the storage WooCommerce uses.
+ * plus the webhooks, and a warning for each second capture still to refund. The order must exist in the storage
+ * WooCommerce uses.
  */
 export class ShowOrderPayments {
   constructor(private readonly deps: {
@@ -84,6 +114,7 @@ export class ShowOrderPayments {
           id: webhook.id, provider: webhook.provider, external_id: webhook.externalId, event_type: webhook.eventType, status: webhook.status,
           created_at: isoFromGmt(webhook.createdAt),
         })),
+        warnings: secondCaptureWarnings(payments),
       },
     };
   }

@@ -68,6 +68,11 @@ test.before(async () => {
     `INSERT INTO ${shop.prefix}sidecar_webhooks (provider, external_id, event_type, status, raw_body, attempts, created_at, updated_at)
      VALUES ('card_gateway', ?, 'invoice_failed', 'PROCESSED', ?, 1, NOW(3), NOW(3))`, [String(about.payload.event_id), about.body]);
   await payment(ids.unreachableOrder, `order-${ids.unreachableOrder}`, 'AUTHORIZED');
+  // An order captured twice, the later capture flagged by the worker's sweep.
+  ids.twiceOrder = await shop.seeder.createOrder({ status: 'processing', billing: otherBilling, total: '99.00' });
+  const kept = await payment(ids.twiceOrder, `order-${ids.twiceOrder}`, 'CAPTURED');
+  const later = await payment(ids.twiceOrder, `order-${ids.twiceOrder}-2`, 'CAPTURED');
+  await shop.db.query(`INSERT INTO ${shop.prefix}sidecar_payment_meta (payment_id, meta_key, meta_value) VALUES (?, 'second_capture_of', ?)`, [later, String(kept)]);
   key = await createApiKey(shop, manager.id, 'read_write');
   session = await logIn(shop, manager);
   const config = shop.config({
@@ -177,7 +182,10 @@ test('When an order\'s payments and its reconcile answer 200, 401, 403 and 404, 
   t.is(shown.json.payments.length, 1);
   t.is(shown.json.retries.length, 1);
   t.is(shown.json.webhooks.length, 1);
-  t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [] });
+  t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [], warnings: [] });
+  const twice = await exchange(t, 'GET', payments, { url: at(payments, ids.twiceOrder), headers: staffHeaders() });
+  t.deepEqual(twice.json.warnings.map((warning: any) => [warning.code, warning.refund.external_id, warning.kept.external_id]),
+    [['second_capture', `order-${ids.twiceOrder}-2`, `order-${ids.twiceOrder}`]]);
   t.is((await exchange(t, 'GET', payments, { url: at(payments, 999999), headers: session.headers })).status, 404);
   t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { 'x-forwarded-proto': 'https' } })).status, 401);
   t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { cookie: session.cookie, 'x-forwarded-proto': 'https' } })).status, 403);

@@ -171,7 +171,7 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
 
     const res = await asManager('GET', `/payment-hub/v1/orders/${renewal.orderId}/payments?_locale=user`);
     t.is(res.status, 200, res.text);
-    t.deepEqual(Object.keys(res.json), ['order_id', 'payments', 'retries', 'webhooks']);
+    t.deepEqual(Object.keys(res.json), ['order_id', 'payments', 'retries', 'webhooks', 'warnings']);
     t.is(res.json.order_id, renewal.orderId);
 
     t.is(res.json.payments.length, 1);
@@ -204,7 +204,7 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
     const orderId = await shop.seeder.createOrder({ status: 'processing', total: '10.00' });
     const res = await asManager('GET', `/payment-hub/v1/orders/${orderId}/payments`);
     t.is(res.status, 200, res.text);
-    t.deepEqual(res.json, { order_id: orderId, payments: [], retries: [], webhooks: [] });
+    t.deepEqual(res.json, { order_id: orderId, payments: [], retries: [], webhooks: [], warnings: [] });
   });
 
   test('When the order is unknown, not a number, or a subscription, Then it is 404 order_not_found', async (t) => {

@@ -173,6 +173,13 @@ async function fillAtRest(shop: TestShop, now: Date): Promise<void> {
   await q(`INSERT INTO ${p}sidecar_payments (provider, external_id, status, order_id, amount_minor, currency, created_at, updated_at)
     SELECT IF(seq % 4 = 0, 'mobile_wallet', 'card_gateway'), CONCAT('inv-', seq), IF(seq % 9 = 0, 'FAILED', 'CAPTURED'), 1000000 + seq, 14900, 'DKK',
       ${at('seq * 3 HOUR')}, ${at('seq * 3 HOUR')} FROM seq_1_to_${ROWS}`);
+  // An order captured twice a month ago, flagged then (the later capture refunded since).
+  await q(`INSERT INTO ${p}sidecar_payments (provider, external_id, status, order_id, amount_minor, currency, created_at, updated_at)
+    VALUES ('card_gateway', 'inv-twice', 'CAPTURED', 999999, 14900, 'DKK', ${at('30 DAY')}, ${at('30 DAY')}),
+      ('mobile_wallet', 'charge-twice', 'REFUNDED', 999999, 14900, 'DKK', ${at('30 DAY')}, ${at('29 DAY')})`);
+  await q(`INSERT INTO ${p}sidecar_payment_meta (payment_id, meta_key, meta_value)
+    SELECT twice.id, 'second_capture_of', first.id FROM ${p}sidecar_payments twice JOIN ${p}sidecar_payments first ON first.external_id = 'inv-twice'
+    WHERE twice.external_id = 'charge-twice'`);
   await q(`INSERT INTO ${p}sidecar_agreements (provider, external_id, status, customer_handle, subscription_id, created_at, updated_at)
     SELECT IF(seq % 2 = 0, 'mobile_wallet', 'card_gateway'), CONCAT('agr-', seq), 'DISABLED', CONCAT('cust-', seq), 2000000 + seq,
       ${at('seq * 5 HOUR')}, ${at('seq * 5 HOUR')} FROM seq_1_to_1000`);
@@ -248,12 +255,14 @@ function periodicChecks(s: Stage): [string, number, () => Promise<unknown>][] {
       await hub.workers.prune();
     }],
     ['reconciliation pass', AT_REST, () => hub.reconciliation.pass()],
+    ['second-capture sweep', AT_REST, () => hub.secondCaptures.pass()],
     ['metrics: webhooks', COUNTS, () => hub.webhooks.countsByProviderAndStatus()],
     ['metrics: oldest pending webhook', AT_REST, () => hub.webhooks.oldestPendingAgeSeconds()],
     ['metrics: dunning attempts', COUNTS, () => hub.retries.countsByStatus()],
     ['metrics: hand-over backlog', AT_REST, () => data.changes.backlog(s.now)],
     ['metrics: workers', AT_REST, () => hub.workers.recent()],
     ['metrics: reconciliation', AT_REST, () => hub.reconciliation.metrics()],
+    ['metrics: second captures', AT_REST, () => hub.secondCaptureRecords.flagged()],
   ];
 }
 
@@ -268,6 +277,8 @@ for (const storage of ['posts', 'hpos'] as const) {
     // The first pass puts what is open on the schedule, and each item has had its checks of the day (at rest,
     // none is due for hours); the one measured is a pass a minute later.
     await s.hub.reconciliation.discover(s.now);
+    // The second-capture sweep's first pass on a shop looks a week back; the one measured follows it.
+    await s.hub.secondCaptures.pass();
     await s.shop.db.query(`UPDATE ${s.shop.prefix}sidecar_reconcile_items SET next_at = ? WHERE next_at IS NOT NULL`, [new Date(s.now.getTime() + DAY).toISOString().slice(0, 23).replace('T', ' ')]);
     s.now = new Date(s.now.getTime() + MINUTE + 1000);
     let seen = 0;

@@ -35,6 +35,9 @@ import { CardExpiryReminderRepository } from '../../data-access/card-expiry-remi
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
 import { UnwantedCharges } from '../../payments/unwanted-charges';
 import { ProviderRefusalRepository } from '../../data-access/provider-refusal-repository';
+import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
+import { PassMarks } from '../../data-access/pass-marks';
+import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -72,6 +75,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning, unwantedCharges);
   unwantedCharges.recorder = recorder;
   const links = new OrderLinks(orders, orderWrites, retries);
+  const secondCaptureRecords = new SecondCaptureRepository(dataSource);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, dunning, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
   const reconciliation = buildReconciler({
@@ -86,6 +90,12 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     changes, handOver: shop.handOver, reconciliation,
     /** The operator's `reconcile` and staff's reconcile of one order. */
     reconcileNow: new ReconcileNow(reconciliation),
+    /** The payments flagged as second captures, for /metrics. */
+    secondCaptureRecords,
+    /** The worker's sweep that flags a second capture of one order (src/payments/second-captures.ts). */
+    secondCaptures: new FlagSecondCaptures({
+      captures: secondCaptureRecords, payments, orders: orderWrites, settings, marks: new PassMarks(dataSource), log, clock,
+    }),
     /** One order's payments, dunning attempts and webhooks, for staff. */
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */

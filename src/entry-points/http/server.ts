@@ -109,6 +109,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
         const [counts, open] = await Promise.all([hub.refusals.countsByProvider(), hub.refusals.open()]);
         return { counts, held: open?.open ?? 0 };
       },
+      secondCaptures: () => hub.secondCaptureRecords.flagged(),
       // Without Redis the queue would wait for its connection; answer at once instead.
       queueCounts: () => (redis.isReady ? hub.queue.counts() : Promise.reject(new Error('Redis is not connected'))),
     },

@@ -57,6 +57,8 @@ export interface WorkerOptions {
   /** How often the card expiry reminders' loop looks whether a pass is due or under way (a pass itself starts at most once per CARD_EXPIRY_REMINDER_INTERVAL_SECONDS). */
   cardExpiryRemindersIntervalMs?: number;
   heartbeatIntervalMs?: number;
+  /** How often the sweep for second captures of one order runs (a minute: each is flagged within a few). */
+  secondCapturesIntervalMs?: number;
   /** Called once when the watchdog finds the worker stuck, after it logged why and let go of its claims (main exits). */
   onStall?: (report: StallReport) => void;
   clock?: () => Date;
@@ -96,7 +98,7 @@ export interface RunningWorker {
  * whose job never reached Redis or failed for a while (processing them itself while Redis is away);
  * runs the dunning attempts that are due; keeps the customer lookup index current; reactivates
  * paused subscriptions whose pause has ended; has customers e-mailed before their stored cards expire;
- * and deletes the changes WooCommerce applied long ago.
+ * flags an order captured twice; and deletes the changes WooCommerce applied long ago.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { config, dataSource, log } = options;
@@ -165,6 +167,11 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const cardExpiryReminders = async (progress: () => void) => {
     await hub.cardExpiryReminders.execute({ progress, stopRequested: () => stopping });
   };
+  /** One renewal, one payment: a second capture of an order is flagged for a refund by staff (src/payments/second-captures.ts). */
+  const secondCaptures = async (progress: () => void) => {
+    const summary = await hub.secondCaptures.pass(progress);
+    if (summary.flagged) log.info('second_captures_pass', { ...summary });
+  };
   const loops = new WorkerLoops();
   const loop = (name: string, work: (progress: () => void) => Promise<void>, intervalMs: number) => setInterval(() => {
     if (stopping) return;
@@ -230,6 +237,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     loop('woocommerce_handover', handOverWaiting, options.handOverIntervalMs ?? 5000),
     loop('woocommerce_changes_prune', changesPrune, options.changesPruneIntervalMs ?? 3_600_000),
     loop('reconcile', reconcile, config.reconcile.intervalSeconds * 1000),
+    loop('second_captures', secondCaptures, options.secondCapturesIntervalMs ?? 60_000),
     loop('card_expiry_reminders', cardExpiryReminders, options.cardExpiryRemindersIntervalMs ?? Math.min(60, config.cardExpiryReminders.intervalSeconds) * 1000),
     loop('heartbeat', heartbeat, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
   ];
@@ -245,6 +253,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await track(handOverWaiting());
       await track(changesPrune());
       await track(reconcile());
+      await track(secondCaptures(() => undefined));
     },
     async stop(graceMs = QUEUE_CLOSE_TIMEOUT_MS) {
       stopping = true;

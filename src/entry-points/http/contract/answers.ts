@@ -216,12 +216,40 @@ export const components: Record<string, Schema> = {
     type: 'object',
     description: 'What the service knows of one order\'s payments; each list newest first, empty when there is none.',
     additionalProperties: false,
-    required: ['order_id', 'payments', 'retries', 'webhooks'],
+    required: ['order_id', 'payments', 'retries', 'webhooks', 'warnings'],
     properties: {
       order_id: { type: 'integer', minimum: 1 },
       payments: { type: 'array', items: ref('OrderPayment') },
       retries: { type: 'array', items: ref('DunningAttempt'), description: 'The dunning attempts planned or made for the order.' },
       webhooks: { type: 'array', items: ref('OrderWebhook'), description: 'The webhooks stored about the order\'s payments.' },
+      warnings: { type: 'array', items: ref('OrderPaymentWarning'), description: 'What staff must act on; empty when nothing.' },
+    },
+  },
+
+  OrderPaymentWarning: {
+    type: 'object',
+    description: '`second_capture`: the order was paid twice (one renewal, one payment). `refund` is the later capture, to be refunded '
+      + 'at its provider; `kept` the payment that had already paid the order. Shown until one of the two is refunded; nothing is refunded automatically.',
+    additionalProperties: false,
+    required: ['code', 'refund', 'kept', 'message'],
+    properties: {
+      code: { enum: ['second_capture'] },
+      refund: ref('PaymentReference'),
+      kept: ref('PaymentReference'),
+      message: { type: 'string', description: 'For people, in English (the order note says the same).' },
+    },
+  },
+
+  PaymentReference: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'provider', 'external_id', 'amount', 'currency'],
+    properties: {
+      id: { type: 'integer', description: 'As in `payments`.' },
+      provider: { enum: ['card_gateway', 'mobile_wallet'] },
+      external_id: { type: 'string' },
+      amount: nullable({ type: 'integer', description: 'In the currency\'s minor units.' }),
+      currency: nullable({ type: 'string' }),
     },
   },
 

@@ -14,7 +14,7 @@ export const orderPaymentsContract = defineRoute({
     operationId: 'orderPayments',
     summary: 'One order\'s payments, dunning attempts and webhooks',
     description: 'What `payment-hub payments list --order` and `retries list --order` show, with the webhooks stored about the order\'s payments; '
-      + 'each newest first. Capability `edit_shop_orders`.',
+      + 'each newest first. `warnings` names what staff must act on: a second capture of the order, and the payment to refund. Capability `edit_shop_orders`.',
     responses: {
       200: { description: 'The order\'s payments (empty lists when it has none).', content: json(ref('OrderPayments')) },
       404: orderNotFound,

@@ -405,6 +405,21 @@
 
 		const failure = ( payment ) => [ payment.failure_description || payment.failure_code, payment.failure_state ].filter( Boolean ).join( ' · ' ) || '—';
 
+		/** A second capture of the order (one renewal, one payment): which payment to refund. Nothing is refunded by the service. */
+		const warning = ( found ) => el(
+			Notice,
+			{ key: found.refund.id, status: 'warning', isDismissible: false, className: 'shop-sidecar-second-capture' },
+			sprintf(
+				/* translators: 1: the payment to refund (its reference), 2: its amount, 3: the payment that had paid the order, 4: its amount, 5: the provider to refund at. */
+				__( 'Second capture: %1$s (%2$s) was captured after %3$s (%4$s) had already paid this order. Refund %1$s, the later capture, at %5$s. Nothing is refunded automatically.', 'shop-sidecar-companion' ),
+				found.refund.external_id,
+				money( found.refund.amount, found.refund.currency ),
+				found.kept.external_id,
+				money( found.kept.amount, found.kept.currency ),
+				found.refund.provider
+			)
+		);
+
 		return el(
 			Fragment,
 			null,
@@ -414,6 +429,7 @@
 			known && el(
 				Fragment,
 				null,
+				( known.warnings || [] ).map( warning ),
 				el(
 					Section,
 					{ title: __( 'Payments', 'shop-sidecar-companion' ) },

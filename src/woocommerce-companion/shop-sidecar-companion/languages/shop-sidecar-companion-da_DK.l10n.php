@@ -68,6 +68,7 @@ return array(
 		'Reference' => 'Reference',
 		'Renewal discounts' => 'Fornyelsesrabatter',
 		'Result' => 'Resultat',
+		'Second capture: %1$s (%2$s) was captured after %3$s (%4$s) had already paid this order. Refund %1$s, the later capture, at %5$s. Nothing is refunded automatically.' => 'Dobbelt betaling: %1$s (%2$s) blev trukket, efter at %3$s (%4$s) allerede havde betalt denne ordre. Refundér %1$s, den seneste af de to, hos %5$s. Intet refunderes automatisk.',
 		'Sent to the customer when a subscription needs a new payment method: a renewal payment failed in a way only the customer can fix, the last reminder before the subscription is cancelled, or the stored card expires before the next renewal. It links to the page where the customer adds a new payment method.' => 'Sendes til kunden, når et abonnement har brug for en ny betalingsmetode: en fornyelsesbetaling mislykkedes på en måde, som kun kunden kan løse, den sidste påmindelse før abonnementet annulleres, eller det gemte kort udløber før næste fornyelse. Den linker til siden, hvor kunden tilføjer en ny betalingsmetode.',
 		'Status' => 'Status',
 		'Subject (card expiring)' => 'Emne (kortet udløber)',
