@@ -31,6 +31,7 @@ export class ProviderRefusalRepository {
   private readonly newestOpen: PreparedStatement<never>;
   private readonly countOpen: PreparedStatement<never>;
   private readonly countsOfProvider: PreparedStatement<never>;
+  private readonly ofRetry: PreparedStatement<'retryId'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -45,12 +46,20 @@ export class ProviderRefusalRepository {
       .addSelect('r.httpStatus', 'httpStatus').addSelect('r.code', 'code').addSelect('r.message', 'message').addSelect('r.createdAt', 'createdAt')
       .from(ProviderRefusal, 'r').where('r.resolvedAt IS NULL').orderBy('r.id', 'DESC').limit(1));
     this.countOpen = PreparedStatement.from(query().select('COUNT(*)', 'n').from(ProviderRefusal, 'r').where('r.resolvedAt IS NULL'));
+    this.ofRetry = PreparedStatement.from(query().select('COUNT(*)', 'n').from(ProviderRefusal, 'r').where('r.retryId = :retryId').setParameters(s));
     this.countsOfProvider = PreparedStatement.from(query().select('r.provider', 'provider').addSelect('COUNT(*)', 'n').from(ProviderRefusal, 'r').groupBy('r.provider'));
   }
 
   async record(input: ProviderRefusalInput, now: Date): Promise<void> {
     const { sql, values } = this.recording.with({ ...input, message: input.message.slice(0, 255), code: input.code?.slice(0, 128) ?? null, now: gmtDateTimeMs(now) });
     await this.pool.query(sql, values);
+  }
+
+  /** How many times the provider refused the requests of this attempt. */
+  async countOfRetry(retryId: number): Promise<number> {
+    const { sql, values } = this.ofRetry.with({ retryId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** The held attempt's request was accepted (or the attempt ended): its refusals are closed. */

@@ -333,7 +333,7 @@ export class RunDueRetries {
       }
       const handle = cardGatewayRetryHandle(number, order.id, retry.attempt);
       const result = await this.deps.cardGateway.createCharge({
-        handle, key: retry.idempotencyKey, amount, currency: order.currency, source,
+        handle, key: await this.requestKey(retry), amount, currency: order.currency, source,
         customerHandle: customer, settle: true, recurring: true, ordertext: `Renewal order ${number}`,
       });
       if (!result.ok) return classifyFailure('card_gateway', handle, result);
@@ -348,7 +348,7 @@ export class RunDueRetries {
 
     const agreementId = target.agreement_id;
     // The charge ID is the attempt's key with the shop's tag, unique across every shop on the merchant serial number.
-    const chargeId = walletRetryOrderId(settings, retry.idempotencyKey);
+    const chargeId = walletRetryOrderId(settings, await this.requestKey(retry));
     if (!agreementId) return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
     // The wallet charges only an ACTIVE agreement; a stopped or expired one is the customer's to replace.
     const agreement = await this.deps.mobileWallet.getAgreement(agreementId);
@@ -371,6 +371,17 @@ export class RunDueRetries {
       return { kind: 'unreachable', message: `charge ${chargeId} conflicts but cannot be read: ${existing.kind} ${existing.status ?? ''}`.trim() };
     }
     return classifyFailure('mobile_wallet', chargeId, result);
+  }
+
+  /**
+   * The idempotency key of the attempt's request: its own, and after each refusal of the service's own a new
+   * one. A refused request made nothing, but the providers keep their answer under its key (the wallet's 4xx
+   * answers included; the same key with another body is 409), so the corrected request needs a key of its own.
+   * The card gateway's handle stays the attempt's: one settled charge per handle.
+   */
+  private async requestKey(retry: RetryRecord): Promise<string> {
+    const refused = await this.deps.refusals.countOfRetry(retry.id);
+    return refused ? `${retry.idempotencyKey}-r${refused}` : retry.idempotencyKey;
   }
 
   /**

@@ -49,7 +49,7 @@ export class OrderLinks {
     const [id] = await this.writes.findIdsByMeta('_charge_id', chargeId, 'shop_order', settings);
     if (id) return id;
     // The attempt's key, after the shop's tag (walletRetryOrderId) on charges made since the tag was added.
-    const attempt = /^(?:[0-9a-f]{8}-)?(retry-(\d+)-\d+)$/.exec(chargeId);
+    const attempt = /^(?:[0-9a-f]{8}-)?(retry-(\d+)-\d+)(?:-r\d+)?$/.exec(chargeId);
     return attempt && (await this.retries.hasKey(Number(attempt[2]), attempt[1])) ? Number(attempt[2]) : null;
   }
 
