@@ -40,6 +40,9 @@ export async function earliestChargeAllowed(
   return earliestWithinCaps(at, await cases.chargesOfMethodSince(db, chargeKey, new Date(now.getTime() - 30 * DAY_MS)), caps);
 }
 
+/** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
+export const SUBSCRIPTION_CARD_META = '_reepay_token';
+
 const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
 
 /**
@@ -126,6 +129,7 @@ export class Dunning {
     const { settings, now } = input;
     let planned = 0;
     for (const found of await this.deps.cases.openOfMethod(db, input.methodKey)) {
+      if (!(await this.isSubscriptionsCard(db, found.subscriptionId, input, settings))) continue;
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, `new payment method ${input.method} saved; charged with it instead`, now);
       const outcome = await this.deps.retries.scheduleNext(db, {
         orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, plan: 'new_method', planSeconds: [0], now,
@@ -137,6 +141,18 @@ export class Dunning {
         `A new payment method (${input.method}) was saved: the renewal is charged with it at ${outcome.retry.scheduledAt.slice(0, 19)} UTC, once.`, settings, now);
     }
     return planned;
+  }
+
+  /**
+   * A card is charged for the renewals of the subscription it was saved for: one whose card (the gateway
+   * plugin's `_reepay_token`) is another is left to its own. A subscription that names no card takes the
+   * customer's new one, as before the plugin kept one per subscription. A wallet agreement is the
+   * subscription's own already.
+   */
+  private async isSubscriptionsCard(db: Executor, subscriptionId: number, input: { methodKey: string; method: string }, settings: ShopSettings): Promise<boolean> {
+    if (!input.methodKey.startsWith('card_gateway:')) return true;
+    const card = (await this.deps.orders.getMeta(db, subscriptionId, SUBSCRIPTION_CARD_META, settings))?.trim();
+    return !card || card === input.method;
   }
 
   private withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {

@@ -17,7 +17,7 @@ import type { DunningCaseRepository } from '../data-access/dunning-case-reposito
 import { capsInWords, FAILED_PAYMENT_METHOD_CODE, type ChargeCaps } from './decline-policy';
 import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
-import { chargeMethodKey, earliestChargeAllowed } from './dunning';
+import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 
 const DAY_MS = 86_400_000;
@@ -410,8 +410,6 @@ interface ChargeTarget {
   agreement_id?: string;
 }
 
-/** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
-const SUBSCRIPTION_CARD_META = '_reepay_token';
 
 /** Characters the card gateway allows in a handle (the create-charge reference: `[a-zA-Z0-9_.-@]`, at most 255). */
 const CARD_HANDLE = /^[a-zA-Z0-9_.@-]{1,255}$/;

@@ -276,3 +276,27 @@ test.serial('A wallet charge due for a renewal that is paid by card meanwhile is
   const [payment] = await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE external_id = ?`, [due]);
   t.is(payment.status, 'CANCELED');
 });
+
+test.serial('A new card saved for one subscription is charged for that subscription\'s failed renewal only, not for every failed renewal of the customer', async (t) => {
+  serial += 1;
+  const customer = `cust-one-two-${serial}`;
+  const renewals: { orderId: number; subscriptionId: number }[] = [];
+  for (const token of ['ca-one-old-a', 'ca-one-old-b']) {
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'on-hold', total: '149.00', meta: { _reepay_token: token } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, customer, error: 'credit_card_expired', error_state: 'hard_declined' });
+    t.is(await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` }), 'PROCESSED');
+    renewals.push({ orderId, subscriptionId });
+  }
+  const [a, b] = renewals;
+  // The customer saves a new card on subscription A's change-payment-method page: the gateway plugin sets it there.
+  await q(`UPDATE ${shop.prefix}postmeta SET meta_value = 'ca-one-new-a' WHERE post_id = ? AND meta_key = '_reepay_token'`, [a.subscriptionId]);
+  card.setPaymentMethod('ca-one-new-a', { customer, state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4444' } });
+  t.is(await cardWebhook({ event_type: 'customer_payment_method_added', customer, payment_method: 'ca-one-new-a' }), 'PROCESSED');
+  t.like((await retriesOf(a.orderId))[0], { plan: 'new_method', status: 'PENDING' });
+  t.deepEqual(await retriesOf(b.orderId), [], "subscription B's renewal waits for its own new card");
+  card.queueChargeOutcome({ kind: 'settled' });
+  await tickAfter(5000);
+  t.like(cardChargesOf(a.orderId)[0]?.json, { source: 'ca-one-new-a' });
+  t.deepEqual(cardChargesOf(b.orderId), []);
+});

@@ -1,0 +1,93 @@
+import path from 'node:path';
+import test from 'ava';
+import { request } from '../support/http-client';
+import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { eventually } from '../support/payment-hub-fixture';
+import { serveOverHttp, type ServedShop } from './support/serve-over-http';
+import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
+import { createWooCommerceShop, type RecordedEvent, type WooCommerceShop } from './support/woocommerce-shop';
+
+/**
+ * A wallet renewal the customer fixes in the app, on real WordPress + WooCommerce + Subscriptions served over HTTP
+ * with the companion: the wallet's signed `charge-failed` with `user_action_required` reaches the real API;
+ * WooCommerce fails the renewal and holds the subscription; the worker charges the same agreement again on the
+ * dunning plan (here a few seconds apart); the customer has acted in the app, so the wallet takes it, and its
+ * `charge-captured` makes WooCommerce complete the renewal, once. No e-mail of the service's goes to the customer.
+ */
+
+const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
+const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
+const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+const WALLET_SECRET = 'wallet-secret-for-the-wallet-recovery-test';
+const SHOWN_WITHIN_MS = 30_000;
+
+let shop: WooCommerceShop;
+let served: ServedShop;
+let wallet: FakeMobileWallet;
+let service: ServiceBesideShop;
+
+test.before(async () => {
+  shop = await createWooCommerceShop('wallet_recovery', 'current', 'posts', { companion: COMPANION });
+  served = await serveOverHttp(shop);
+  wallet = new FakeMobileWallet();
+  await wallet.start();
+  service = await startServiceBeside(shop, served, {
+    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
+    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    // The dunning plan in seconds, so that the real worker's first attempt comes within the test.
+    DUNNING_PLAN: '3s,3s,3s,3s,3s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
+  });
+});
+
+test.after.always(async () => {
+  await service?.stop();
+  await wallet?.stop();
+  await served?.stop();
+  if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
+});
+
+/** A signed wallet delivery sent to the real API, as the wallet sends it. */
+async function walletWebhook(event: MobileWalletDeliveryEvent): Promise<number> {
+  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
+  const res = await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body });
+  return res.status;
+}
+
+const dunningMails = async (id: number) => (await shop.log(id)).filter((event: RecordedEvent) => event.kind === 'mail' && event.name === DUNNING_EMAIL);
+const walletCharges = (agreementId: string) => wallet.requests.filter((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`);
+
+test.serial('user_action_required, then the customer fixes it in the app: the same agreement is charged on the plan, WooCommerce completes the renewal once, and no e-mail of the service\'s goes out', async (t) => {
+  const agreementId = 'agr-wc-app';
+  const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: 'chr-wc-app' } });
+  const orderId = fixture.renewal_order_id!;
+  const subscriptionId = fixture.subscription_id!;
+  wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
+  wallet.setCharge(agreementId, 'chr-wc-app', { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
+
+  t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-app' }), 200);
+  await eventually(async () =>
+    (await statusInWooCommerce(shop, orderId)) === 'wc-failed' && (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
+
+  // The worker charges the same agreement on the plan.
+  await eventually(async () => walletCharges(agreementId).length > 0, SHOWN_WITHIN_MS, 'a charge on the same agreement');
+  const [created] = walletCharges(agreementId);
+  const chargeId = String((created.json as { orderId: string }).orderId);
+  t.like(created.json, { retryDays: 0, processingMode: 'SINGLE_ATTEMPT' });
+
+  // The customer acted in the app; on its due date the wallet takes the charge and says so.
+  wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount: (created.json as { amount: number }).amount, summary: { captured: (created.json as { amount: number }).amount, refunded: 0, cancelled: 0 } });
+  t.is(await walletWebhook({ eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
+  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+
+  // The same capture told again, and a while for anything else to happen: nothing more.
+  t.is(await walletWebhook({ eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
+  await new Promise((resolve) => setTimeout(resolve, 6000));
+  t.is(walletCharges(agreementId).length, 1, 'charged once');
+  const completed = (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete');
+  t.is(completed.length, 1, 'WooCommerce completed the payment once');
+  t.deepEqual(await dunningMails(subscriptionId), [], 'no "payment method needed" e-mail');
+  const [recovered] = await shop.sql<{ status: string; recovered_by: string }>(`SELECT status, recovered_by FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]);
+  t.like(recovered, { status: 'RECOVERED', recovered_by: 'service_retry' });
+});
