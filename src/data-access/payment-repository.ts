@@ -207,6 +207,13 @@ export class PaymentRepository {
     return Object.fromEntries(rows.map((row) => [row.key, row.value ?? '']));
   }
 
+  /** The order's payments without their meta: one statement. */
+  async ofOrder(orderId: number, db: Executor = this.pool): Promise<PaymentRecord[]> {
+    const { sql, values } = this.paymentsOfOrder.with({ orderId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.map(toPayment);
+  }
+
   async listByOrder(orderId: number, db: Executor = this.pool): Promise<(PaymentRecord & { meta: Record<string, string> })[]> {
     const { sql, values } = this.paymentsOfOrder.with({ orderId });
     const [rows] = await db.query<RowDataPacket[]>(sql, values);

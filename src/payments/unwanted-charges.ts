@@ -48,8 +48,11 @@ export class UnwantedCharges {
    */
   async onOrderPaid(db: Executor, paid: PaymentRecord, now: Date): Promise<void> {
     if (paid.orderId === null) return;
-    for (const other of await this.deps.payments.listByOrder(paid.orderId, db)) {
-      if (other.id === paid.id || other.status !== null || other.meta.cancel_wanted || !cancellable(other)) continue;
+    // One statement when nothing else of the order is open (the usual case); the meta only of what is.
+    for (const payment of await this.deps.payments.ofOrder(paid.orderId, db)) {
+      if (payment.id === paid.id || payment.status !== null) continue;
+      const other = { ...payment, meta: await this.deps.payments.meta(payment.id, db) };
+      if (other.meta.cancel_wanted || !cancellable(other)) continue;
       await this.deps.payments.setMeta(db, other.id, { cancel_wanted: gmtDateTimeMs(now), cancel_because: paid.externalId });
       if (db instanceof Transaction) {
         db.afterCommit(() => {
