@@ -11,7 +11,7 @@ const root = path.resolve(__dirname, '../..');
  * (real WordPress + WooCommerce + Subscriptions served over HTTP by PHP's built-in server, WP-Cron on, no page
  * requests; the real API and worker) for BENCH_HANDOVER_TRIALS settled renewals, and reports the time from the
  * webhook's 200 to the renewal showing processing in WooCommerce. Needs what test:woocommerce needs (PHP and
- * the release files; see the README).
+ * the release files; see docs/developers-guide.md).
  */
 export async function benchHandOver(): Promise<MeasureRow[]> {
   const trials = Number(process.env.BENCH_HANDOVER_TRIALS ?? 20);

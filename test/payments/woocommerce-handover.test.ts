@@ -67,7 +67,7 @@ test.serial('When a renewal payment fails, Then WooCommerce is asked to fail the
 
     t.is(await statusOf(orderId), 'wc-pending', 'WooCommerce changes the order, not the service');
     t.is(await statusOf(subscriptionId), 'wc-active');
-    // Dunning's own notes are the service's, written directly (a deliberate difference, README).
+    // Dunning's own notes are the service's, written directly (a deliberate difference, docs/companion.md).
     t.deepEqual(await notesOf(orderId), [{ comment_content: 'Payment failed: a soft decline (insufficient_funds), which may pass later. Retry 1 of 5 (DUNNING_PLAN) scheduled for 2026-11-23 20:00:00 UTC.' }]);
     const retries = await q(`SELECT attempt, status FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [orderId]);
     t.deepEqual(retries, [{ attempt: 1, status: 'PENDING' }], 'the subscription is about to be on hold, so dunning goes on');

@@ -15,7 +15,7 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
 
 /**
  * The staff panels in WP admin, as a shop manager uses them: real WordPress + WooCommerce + Subscriptions with the
- * companion installed as the README says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
+ * companion installed as docs/companion.md says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
  * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php. In posts and in HPOS storage:
  * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation, a
  * renewal discount created and another cancelled (the second after the page's nonce went stale), a failed renewal's
@@ -76,7 +76,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
   const payments = '#shop-sidecar-payments';
   try {
     shop = await createWooCommerceShop(`admin_panels_${mode}`, 'current', mode);
-    // Installed as the README says: the loader and its folder copied into wp-content/mu-plugins/.
+    // Installed as docs/companion.md says: the loader and its folder copied into wp-content/mu-plugins/.
     const muPlugins = path.join(shop.siteDir, 'wp-content', 'mu-plugins');
     await fs.copyFile(COMPANION_LOADER, path.join(muPlugins, 'shop-sidecar-companion.php'));
     await fs.cp(COMPANION_FOLDER, path.join(muPlugins, 'shop-sidecar-companion'), { recursive: true });

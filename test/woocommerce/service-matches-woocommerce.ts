@@ -592,7 +592,7 @@ function withoutLog(snapshot: { by_id: Record<string, OrderSnapshot> }): unknown
 
 /**
  * The service's dunning notes (the plan, and why there is none): the service runs the dunning, so it
- * writes them itself, straight to the order. A deliberate difference from the twin (README).
+ * writes them itself, straight to the order. A deliberate difference from the twin (docs/companion.md, "Where the service deliberately differs").
  */
 export const DUNNING_NOTE = /^(Payment failed: |No payment retry scheduled|The "Payment method needed" e-mail )/;
 

@@ -13,7 +13,7 @@
  * nginx address, and takes a request as HTTPS when nginx says so in X-Forwarded-Proto (the served wp-config.php).
  * The service believes X-Forwarded-Proto from 127.0.0.1 (TRUSTED_PROXIES' default).
  *
- * nginxServerBlock() is the part a shop's own nginx needs (the README's example); nginxConfig() wraps it in what
+ * nginxServerBlock() is the part a shop's own nginx needs (the example in docs/companion.md, "On the shop's own origin"); nginxConfig() wraps it in what
  * a private nginx process needs (its own pid file, logs and temp folders).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
