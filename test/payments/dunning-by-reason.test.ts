@@ -62,6 +62,8 @@ async function failedCardRenewal(error: string, errorState: 'soft_declined' | 'h
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
   card.setCharge(handle, { state: 'failed', amount: 14900, customer, error, error_state: errorState });
+  // The customer's saved card, which the renewal was charged on and a retry charges again (`source: auto`).
+  card.setPaymentMethod(`ca-reason-${serial}`, { customer });
   if ((await cardWebhook({ event_type: 'invoice_failed', invoice: handle })) !== 'PROCESSED') throw new Error('failure not processed');
   return { orderId, subscriptionId, handle, customer };
 }
@@ -75,7 +77,8 @@ async function tickAfter(ms: number) {
 test.before(async () => {
   shop = await createTestShop('dunning_reason', { hpos: false });
   card = new FakeCardGateway();
-  wallet = new FakeMobileWallet();
+  // The wallet's today is the test's: its charges' due dates are counted from it.
+  wallet = new FakeMobileWallet({ now: clock });
   await Promise.all([card.start(), wallet.start()]);
   hub = await openHub(env(), clock);
   await hub.registrations.add({ registrationId: 'reg-reason', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.agreement-activated.v1'], secret: WALLET_SECRET });

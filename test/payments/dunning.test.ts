@@ -54,6 +54,8 @@ async function failedCardRenewal(hub: PaymentHub, errorState: 'soft_declined' | 
   const handle = `order-${orderId}`;
   // A customer of its own: the charge caps count each customer's charges, and these tests are not about them.
   card.setCharge(handle, { state: 'failed', amount: 14900, customer: `cust-dun-${orderId}`, error: 'insufficient_funds', error_state: errorState });
+  // The customer's saved card, which the renewal was charged on and a retry charges again (`source: auto`).
+  card.setPaymentMethod(`ca_dun_${orderId}`, { customer: `cust-dun-${orderId}` });
   await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle });
   return { orderId, subscriptionId, handle };
 }
@@ -84,7 +86,8 @@ async function failedWalletRenewal(hub: PaymentHub, tag: string) {
 test.before(async () => {
   shop = await createTestShop('dunning', { hpos: false });
   card = new FakeCardGateway();
-  wallet = new FakeMobileWallet();
+  // The wallet's today is the test's: its charges' due dates are counted from it.
+  wallet = new FakeMobileWallet({ now: clock });
   await Promise.all([card.start(), wallet.start()]);
 });
 

@@ -89,7 +89,8 @@ const chargesCreated = () => card.requestsTo('POST', '/v1/charge').length + wall
 test.before(async () => {
   shop = await createTestShop('reconciliation', { hpos: false });
   card = new FakeCardGateway();
-  wallet = new FakeMobileWallet();
+  // The wallet's today is the test's: its charges' due dates are counted from it.
+  wallet = new FakeMobileWallet({ now: clock });
   await Promise.all([card.start(), wallet.start()]);
   hub = await openHub(env(), clock);
   worker = await startQuietWorker();

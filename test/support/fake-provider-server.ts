@@ -12,8 +12,10 @@ export interface RecordedRequest {
 /** One answer of a fake provider: a JSON body (or none), optionally late. */
 export interface ProviderAnswer {
   status: number;
-  body: Record<string, unknown> | null;
+  body: Record<string, unknown> | unknown[] | null;
   delayMs?: number;
+  /** Extra response headers (e.g. Retry-After on a 429). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -148,11 +150,11 @@ export abstract class FakeProviderServer {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (res.destroyed) return;
     if (answer.body === null) {
-      res.writeHead(answer.status);
+      res.writeHead(answer.status, answer.headers ?? {});
       res.end();
       return;
     }
-    res.writeHead(answer.status, { 'Content-Type': this.contentType(answer.status) });
+    res.writeHead(answer.status, { 'Content-Type': this.contentType(answer.status), ...answer.headers });
     res.end(JSON.stringify(answer.body));
   }
 }

@@ -9,6 +9,8 @@ import { FakeMobileWallet } from '../support/fake-mobile-wallet.js';
 async function cardGateway(timeoutMs = 2000): Promise<{ fake: FakeCardGateway; client: CardGatewayClient }> {
   const fake = new FakeCardGateway();
   const { url } = await fake.start();
+  // The saved card the charges below name as their source: the gateway charges only a customer's existing method.
+  fake.setPaymentMethod('ca_abc', { customer: 'customer-1' });
   return { fake, client: new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs }) };
 }
 
@@ -16,7 +18,8 @@ async function mobileWallet(
   options: Partial<MobileWalletClientOptions> = {},
   fakeOptions: ConstructorParameters<typeof FakeMobileWallet>[0] = {},
 ): Promise<{ fake: FakeMobileWallet; client: MobileWalletClient }> {
-  const fake = new FakeMobileWallet(fakeOptions);
+  // The wallet's today: the charges below are due 2030-01-10, which must lie 2 days to 2 years ahead of it.
+  const fake = new FakeMobileWallet({ now: () => new Date('2029-12-01T12:00:00Z'), ...fakeOptions });
   const { url } = await fake.start();
   const client = new MobileWalletClient({
     apiUrl: url,
@@ -254,7 +257,7 @@ test('mobile wallet: 4xx answers are kept under their key, 5xx are not', async (
   const { fake, client } = await mobileWallet();
   t.teardown(() => fake.stop());
   fake.setAgreement('agr_1');
-  const charge = { amount: 100, description: 'x', transactionType: 'DIRECT_CAPTURE' as const, due: '2030-01-10' };
+  const charge = { amount: 100, description: 'x', transactionType: 'DIRECT_CAPTURE' as const, due: '2030-01-10', retryDays: 0 };
   fake.queueChargeOutcome({ kind: 'http', status: 500 });
   t.like(await client.createCharge('agr_1', charge, 'k-500'), { ok: false, kind: 'http', status: 500 });
   t.like(await client.createCharge('agr_1', charge, 'k-500'), { ok: true });

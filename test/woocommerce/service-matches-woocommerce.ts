@@ -280,6 +280,8 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
     const { order, subscription } = await renewals();
     const handle = `order-${order.service}`;
     failedCharge(handle);
+    // The customer's saved card, which the renewal was charged on and the retry charges again (`source: auto`).
+    card.setPaymentMethod('ca_wc_renewal', { customer: 'cust-wc' });
     let now = new Date();
     const clock = () => now;
     await withHub((hub) => deliver(hub, { event_type: 'invoice_failed', invoice: handle }), clock);
