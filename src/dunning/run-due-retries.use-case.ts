@@ -138,6 +138,7 @@ export class RunDueRetries {
     const originalMeta = await payments.meta(original.id);
     // The failed payment may have been paid since, its webhook late or lost: then there is nothing to charge.
     const meanwhile = await this.stateAtProvider(original, originalMeta);
+    if (meanwhile.kind === 'refused') return this.hold(retry, original, order.id, meanwhile, now);
     if (meanwhile.kind === 'unreachable') {
       await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), meanwhile.message, now);
       log.warn('retry_postponed', { retryId: retry.id, reason: meanwhile.message });
@@ -154,6 +155,7 @@ export class RunDueRetries {
     }
     // Whatever charge for this renewal is already under way, ours or the shop's: nothing is charged on top.
     const still = await this.chargeUnderWay(order, original, originalMeta, settings, now);
+    if (still?.kind === 'refused') return this.hold(retry, original, order.id, still, now);
     if (still) {
       await retries.postpone(retry.id, still.until, still.why, now);
       log.info('retry_postponed', { retryId: retry.id, reason: still.why });
@@ -178,16 +180,7 @@ export class RunDueRetries {
       log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
       return 'postponed';
     }
-    if (result.kind === 'refused') {
-      // Not the customer's decline: the attempt is held (no cap used, no e-mail, the case stays open) and
-      // asked again until the cause is fixed; the operator hears of it (log, metrics, alert, doctor).
-      const answer = `${result.status ?? ''}${result.code ? ` code ${result.code}` : ''} ${result.message}`.trim();
-      const why = `held: ${original.provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
-      await this.deps.refusals.record({ provider: original.provider, retryId: retry.id, orderId: order.id, httpStatus: result.status, code: result.code, message: result.message }, now);
-      await retries.postpone(retry.id, new Date(now.getTime() + REFUSED_WAIT_MS), why, now);
-      log.error('provider_refused_request', { retryId: retry.id, orderId: order.id, provider: original.provider, status: result.status, code: result.code, message: result.message });
-      return 'postponed';
-    }
+    if (result.kind === 'refused') return this.hold(retry, original, order.id, result, now);
     await this.deps.refusals.resolve(retry.id, now);
 
     return orderWrites.transaction(async (db) => {
@@ -227,22 +220,36 @@ export class RunDueRetries {
   }
 
   /**
+   * Not the customer's decline: the provider refused the service's own request (a revoked key, a field). The
+   * attempt is held (no cap used, no e-mail, the case stays open) and asked again until the cause is fixed;
+   * the operator hears of it (log, metrics, alert, doctor).
+   */
+  private async hold(retry: RetryRecord, original: PaymentRecord, orderId: number, refusal: Refusal, now: Date): Promise<'postponed'> {
+    const answer = `${refusal.status ?? ''}${refusal.code ? ` code ${refusal.code}` : ''} ${refusal.message}`.trim();
+    const why = `held: ${original.provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
+    await this.deps.refusals.record({ provider: original.provider, retryId: retry.id, orderId, httpStatus: refusal.status, code: refusal.code, message: refusal.message }, now);
+    await this.deps.retries.postpone(retry.id, new Date(now.getTime() + REFUSED_WAIT_MS), why, now);
+    this.deps.log.error('provider_refused_request', { retryId: retry.id, orderId, provider: original.provider, status: refusal.status, code: refusal.code, message: refusal.message });
+    return 'postponed';
+  }
+
+  /**
    * What the provider says now of the payment an attempt would replace: taken or reserved since it failed
    * (and nobody told us), still unpaid, or not known because the provider could not be asked (then no
    * charge is made either).
    */
   private async stateAtProvider(original: PaymentRecord, meta: Record<string, string>): Promise<
-    { kind: 'paid'; status: 'CAPTURED' | 'AUTHORIZED' } | { kind: 'unpaid' } | { kind: 'unreachable'; message: string }> {
+    { kind: 'paid'; status: 'CAPTURED' | 'AUTHORIZED' } | { kind: 'unpaid' } | { kind: 'unreachable'; message: string } | Refusal> {
     if (original.provider === 'card_gateway') {
       const result = await this.deps.cardGateway.getInvoice(original.externalId);
-      if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : { kind: 'unreachable', message: `reading invoice ${original.externalId}: ${result.kind} ${result.message}` };
+      if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : readProblem(`reading invoice ${original.externalId}`, result);
       if (result.value.state === 'settled') return { kind: 'paid', status: 'CAPTURED' };
       if (result.value.state === 'authorized') return { kind: 'paid', status: 'AUTHORIZED' };
       return { kind: 'unpaid' };
     }
     if (!meta.agreement_id) return { kind: 'unpaid' };
     const result = await this.deps.mobileWallet.getCharge(meta.agreement_id, original.externalId);
-    if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : { kind: 'unreachable', message: `reading charge ${original.externalId}: ${result.kind} ${result.message}` };
+    if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : readProblem(`reading charge ${original.externalId}`, result);
     if (['CHARGED', 'PARTIALLY_CAPTURED'].includes(result.value.status)) return { kind: 'paid', status: 'CAPTURED' };
     if (result.value.status === 'RESERVED') return { kind: 'paid', status: 'AUTHORIZED' };
     return { kind: 'unpaid' };
@@ -270,8 +277,11 @@ export class RunDueRetries {
    * charge the wallet still holds (`DUE` through its `retryDays`, until its window ends), one it has taken
    * (until the shop shows it), or a card charge still pending. Nothing is charged on top of it.
    */
-  private async chargeUnderWay(order: ShopOrder, original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<{ until: Date; why: string } | null> {
-    const wait = (why: string) => ({ until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why });
+  private async chargeUnderWay(order: ShopOrder, original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<{ kind: 'wait'; until: Date; why: string } | Refusal | null> {
+    const cannotRead = (what: string, failure: ProviderFailure) => {
+      const problem = readProblem(what, failure);
+      return problem.kind === 'refused' ? problem : { kind: 'wait' as const, until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why: problem.message };
+    };
     const known = await this.deps.payments.listByOrder(order.id);
     if (original.provider === 'card_gateway') {
       // A card charge of ours still pending (an asynchronous method) may yet be taken: nothing is charged on top.
@@ -280,10 +290,10 @@ export class RunDueRetries {
         const read = await this.deps.cardGateway.getCharge(payment.externalId);
         if (!read.ok) {
           if (read.kind === 'not_found') continue;
-          return wait(`reading charge ${payment.externalId}: ${read.kind} ${read.message}`);
+          return cannotRead(`reading charge ${payment.externalId}`, read);
         }
         if (['pending', 'created', 'authorized', 'settled'].includes(read.value.state)) {
-          return { until: new Date(now.getTime() + DAY_MS / 24), why: `charge ${payment.externalId} is ${read.value.state} at the card gateway; nothing charged on top` };
+          return { kind: 'wait', until: new Date(now.getTime() + DAY_MS / 24), why: `charge ${payment.externalId} is ${read.value.state} at the card gateway; nothing charged on top` };
         }
       }
       return null;
@@ -300,14 +310,14 @@ export class RunDueRetries {
       const read = await this.deps.mobileWallet.getCharge(agreementId, chargeId);
       if (!read.ok) {
         if (read.kind === 'not_found') continue;
-        return wait(`reading charge ${chargeId}: ${read.kind} ${read.message}`);
+        return cannotRead(`reading charge ${chargeId}`, read);
       }
       if (['CHARGED', 'RESERVED', 'PARTIALLY_CAPTURED'].includes(read.value.status)) {
-        return { until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
+        return { kind: 'wait', until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
       }
       if (!WALLET_STILL_TRYING.includes(read.value.status)) continue;
       const until = walletRetryWindowEnd(read.value, now);
-      return { until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
+      return { kind: 'wait', until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
     }
     return null;
   }
@@ -352,7 +362,7 @@ export class RunDueRetries {
     if (!agreementId) return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
     // The wallet charges only an ACTIVE agreement; a stopped or expired one is the customer's to replace.
     const agreement = await this.deps.mobileWallet.getAgreement(agreementId);
-    if (!agreement.ok && agreement.kind !== 'not_found') return { kind: 'unreachable', message: `reading agreement ${agreementId}: ${agreement.kind} ${agreement.status ?? ''} ${agreement.message}`.trim() };
+    if (!agreement.ok && agreement.kind !== 'not_found') return readProblem(`reading agreement ${agreementId}`, agreement);
     const agreementStatus = agreement.ok ? agreement.value.status : 'UNKNOWN';
     if (agreementStatus !== 'ACTIVE') {
       return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } };
@@ -442,6 +452,26 @@ export function walletRetryOrderId(settings: Pick<ShopSettings, 'siteUrl'>, atte
  * request (vipps-recurring-api openapi.yaml problems): those are refusals, the service's own fault. 408, 429,
  * 5xx and no answer mean the provider could not be asked: the same request goes again later.
  */
+/** A refusal of the service's own request: its HTTP status, the provider's error code and message. */
+interface Refusal {
+  kind: 'refused';
+  status: number | null;
+  code: string | null;
+  message: string;
+}
+
+/**
+ * A read the provider did not answer: refused (401 or 403, a wrong or revoked key; another 4xx but 404, 408
+ * and 429) is the service's own fault, held as a charge request's refusal is; anything else, unreachable.
+ */
+function readProblem(what: string, failure: ProviderFailure): { kind: 'unreachable'; message: string } | Refusal {
+  const status = failure.status;
+  if (status !== undefined && status >= 400 && status < 500 && ![404, 408, 429].includes(status)) {
+    return { kind: 'refused', status, code: failure.code === undefined ? null : String(failure.code), message: `${what}: ${failure.message}` };
+  }
+  return { kind: 'unreachable', message: `${what}: ${failure.kind} ${status ?? ''} ${failure.message}`.trim() };
+}
+
 export function classifyFailure(provider: 'card_gateway' | 'mobile_wallet', externalId: string, failure: ProviderFailure): ChargeResult {
   const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
   const clientError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
