@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import type { AgreementDisableReason } from '../../entities';
 import {
   Agreement, HposOrder, HposOrderMeta, Payment, PaymentMeta, PaymentRetry, Post, PostMeta, ReconcileCount, ReconcileItem,
   type AgreementStatus, type PaymentStatus, type Provider, type ReconcileItemStatus, type ReconcileKind,
@@ -41,6 +42,8 @@ export interface AgreementTarget {
   provider: Provider;
   externalId: string;
   status: AgreementStatus;
+  /** Why a DISABLED agreement is: a card the gateway FAILED may become active again. */
+  disableReason: AgreementDisableReason | null;
   customerHandle: string | null;
   updatedAt: Date;
 }
@@ -83,9 +86,16 @@ export function paymentIsOpen(status: PaymentStatus | null, retryPlanned: boolea
   return status === null || status === 'AUTHORIZED' || (status === 'FAILED' && retryPlanned);
 }
 
-export function agreementIsOpen(status: AgreementStatus): boolean {
-  return status === 'PENDING' || status === 'ACTIVE';
+/**
+ * Agreements reconciliation asks about: pending or active ones, and a card the gateway failed, which it may
+ * report active again (`customer_payment_method_reactivated`, a webhook that can be lost like any other).
+ */
+export function agreementIsOpen(status: AgreementStatus, provider?: Provider, disableReason?: AgreementDisableReason | null): boolean {
+  return status === 'PENDING' || status === 'ACTIVE' || (status === 'DISABLED' && provider === 'card_gateway' && disableReason === 'FAILED');
 }
+
+/** The same as agreementIsOpen's last case, in SQL over alias `a`. */
+const FAILED_CARD = "(a.status = 'DISABLED' AND a.provider = 'card_gateway' AND a.disableReason = 'FAILED')";
 
 /** The card gateway's WooCommerce gateways are all `reepay_...` (reepay_checkout, reepay_mobilepay, ...). */
 export const CARD_GATEWAY_METHOD_PREFIX = 'reepay';
@@ -192,9 +202,9 @@ function targetReads(dataSource: DataSource) {
   const openPayment = "(p.status IS NULL OR p.status IN ('AUTHORIZED', 'FAILED'))";
   const agreements = () => query()
     .select('a.id', 'id').addSelect('a.provider', 'provider').addSelect('a.externalId', 'externalId').addSelect('a.status', 'status')
-    .addSelect('a.customerHandle', 'customerHandle').addSelect('a.updatedAt', 'updatedAt')
+    .addSelect('a.customerHandle', 'customerHandle').addSelect('a.disableReason', 'disableReason').addSelect('a.updatedAt', 'updatedAt')
     .from(Agreement, 'a');
-  const openAgreements = () => agreements().where("a.status IN ('PENDING', 'ACTIVE')").orderBy('a.id');
+  const openAgreements = () => agreements().where(`(a.status IN ('PENDING', 'ACTIVE') OR ${FAILED_CARD})`).orderBy('a.id');
   // The item the schedule has for the row, through the items' unique (kind, ref_id) index.
   const withItem = (builder: ReturnType<typeof query>, kind: ReconcileKind, alias: string) => builder
     .leftJoin(ReconcileItem, 'i', `i.kind = '${kind}' AND i.refId = ${alias}.id`)
@@ -305,7 +315,7 @@ export class ReconciliationRepository {
 
   private toAgreement(row: RowDataPacket): AgreementTarget {
     return {
-      id: Number(row.id), provider: row.provider, externalId: row.externalId, status: row.status,
+      id: Number(row.id), provider: row.provider, externalId: row.externalId, status: row.status, disableReason: row.disableReason ?? null,
       customerHandle: row.customerHandle, updatedAt: parseGmtDateTime(row.updatedAt)!,
     };
   }

@@ -1,5 +1,5 @@
 import type { UnwantedCharges } from '../payments/unwanted-charges';
-import type { AgreementStatus, PaymentStatus, Provider, ReconcileKind } from '../../entities';
+import type { AgreementDisableReason, AgreementStatus, PaymentStatus, Provider, ReconcileKind } from '../../entities';
 import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
 import {
@@ -133,8 +133,9 @@ export function walletAgreementEvents(local: AgreementStatus, status: string): M
   return [];
 }
 
-export function cardPaymentMethodEvents(local: AgreementStatus, state: string): CardGatewayPaymentMethodEventType[] {
-  if (state === 'active') return local === 'PENDING' ? ['customer_payment_method_added'] : [];
+export function cardPaymentMethodEvents(local: AgreementStatus, state: string, disableReason: AgreementDisableReason | null = null): CardGatewayPaymentMethodEventType[] {
+  // Active again after it failed (the gateway's customer_payment_method_reactivated, lost or never sent): used again.
+  if (state === 'active') return local === 'PENDING' || (local === 'DISABLED' && disableReason === 'FAILED') ? ['customer_payment_method_added'] : [];
   if (state === 'failed') return local !== 'DISABLED' ? ['customer_payment_method_failed'] : [];
   if (state === 'deleted' || state === 'inactivated') return local !== 'DISABLED' ? ['customer_payment_method_deleted'] : [];
   return [];
@@ -280,7 +281,7 @@ export class Reconciler {
     }
     if (item.kind === 'agreement') {
       const agreement = await this.repo.agreement(item.refId);
-      return agreement && agreementIsOpen(agreement.status) ? { kind: 'agreement', provider: agreement.provider, ref: agreement.id, agreement } : null;
+      return agreement && agreementIsOpen(agreement.status, agreement.provider, agreement.disableReason) ? { kind: 'agreement', provider: agreement.provider, ref: agreement.id, agreement } : null;
     }
     const order = await this.deps.orders.findById(item.refId, settings);
     if (!order || !awaitsCardGateway(order) || (await this.repo.orderHasPayment(order.id))) return null;
@@ -301,7 +302,7 @@ export class Reconciler {
     const floor = new Date(now.getTime() - this.schedule.spanSeconds * 1000 - 86_400_000);
     let opened = 0;
     const payments = (rows: Seen<PaymentTarget>[]) => this.putOnSchedule('payment', rows, (p) => paymentIsOpen(p.status, p.retryPlanned), now);
-    const agreements = (rows: Seen<AgreementTarget>[]) => this.putOnSchedule('agreement', rows, (a) => agreementIsOpen(a.status), now);
+    const agreements = (rows: Seen<AgreementTarget>[]) => this.putOnSchedule('agreement', rows, (a) => agreementIsOpen(a.status, a.provider, a.disableReason), now);
     opened += await this.sweep('payments', now, floor, (since, afterId) => this.repo.changedPayments(since, afterId, DISCOVERY_PAGE), (row) => row.updatedAt, payments);
     opened += await this.sweep('agreements', now, floor, (since, afterId) => this.repo.changedAgreements(since, afterId, DISCOVERY_PAGE), (row) => row.updatedAt, agreements);
 
@@ -514,7 +515,7 @@ export class Reconciler {
     const result = await this.deps.cardGateway.getPaymentMethod(agreement.externalId);
     if (!result.ok && result.kind !== 'not_found') throw unreachable(`reading payment method ${agreement.externalId}`, result);
     const state = result.ok ? result.value.state : 'deleted';
-    const events = cardPaymentMethodEvents(agreement.status, state)
+    const events = cardPaymentMethodEvents(agreement.status, state, agreement.disableReason)
       .map((type) => ({ provider: 'card_gateway' as const, type, paymentMethod: agreement.externalId, customer: result.ok ? result.value.customer : agreement.customerHandle }));
     return { state, events, final: false };
   }

@@ -342,3 +342,25 @@ test.serial("user_action_required, then the customer fixes it in the app: the ne
   t.deepEqual(await changesOf(subscriptionId, 'customer_payment_method_needed'), [], 'no "new payment method" e-mail');
   t.is(wallet.charge(agreementId, chargeId)?.status, 'CHARGED');
 });
+
+test.serial('A failed card the gateway reports active again, its webhook lost, is found by reconciliation and charged again', async (t) => {
+  serial += 1;
+  const customer = `cust-one-found-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'on-hold', total: '149.00', meta: { _reepay_token: 'ca-one-found' } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+  card.setPaymentMethod('ca-one-found', { customer, state: 'active' });
+  card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, customer, error: 'credit_card_suspected_fraud', error_state: 'hard_declined' });
+  t.is(await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` }), 'PROCESSED');
+  t.is(await cardWebhook(card.failPaymentMethod('ca-one-found')), 'PROCESSED');
+  // The gateway reactivates it; its customer_payment_method_reactivated never arrives.
+  card.reactivatePaymentMethod('ca-one-found');
+  const outcome = await hub.reconcileNow.execute('all', { dryRun: false });
+  t.is(outcome.kind, 'done');
+  const [agreement] = await q(`SELECT status FROM ${shop.prefix}sidecar_agreements WHERE external_id = 'ca-one-found'`);
+  t.is(agreement.status, 'ACTIVE');
+  t.like((await retriesOf(orderId))[0], { plan: 'new_method', status: 'PENDING' });
+  card.queueChargeOutcome({ kind: 'settled' });
+  await tickAfter(5000);
+  t.like(cardChargesOf(orderId)[0]?.json, { source: 'ca-one-found' });
+  t.like(await caseOf(orderId), { status: 'RECOVERED' });
+});
