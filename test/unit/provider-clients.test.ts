@@ -115,15 +115,15 @@ test('card gateway: a decline is ok with state failed; 400/147 keeps its code; 5
 });
 
 test('card gateway: a slow answer is reported as timeout, and the retry with the same key returns the charge', async (t) => {
-  const { fake, client } = await cardGateway(150);
+  const { fake, client } = await cardGateway(1000);
   t.teardown(() => fake.stop());
-  fake.queueChargeOutcome({ kind: 'slow', delayMs: 600, then: { kind: 'settled' } });
+  fake.queueChargeOutcome({ kind: 'slow', delayMs: 3000, then: { kind: 'settled' } });
   const input = { handle: 'order-9', key: 'order-9-key', amount: 500, source: 'ca_abc', settle: true };
   const slow = await client.createCharge(input);
   t.like(slow, { ok: false, kind: 'timeout' });
   t.like(await client.createCharge(input), { ok: true, value: { handle: 'order-9', state: 'settled' } });
 
-  fake.slowNextResponse(600);
+  fake.slowNextResponse(3000);
   t.like(await client.getInvoice('order-9'), { ok: false, kind: 'timeout' });
 });
 
@@ -269,13 +269,13 @@ test('mobile wallet: 4xx answers are kept under their key, 5xx are not', async (
 });
 
 test('mobile wallet: a slow answer is timeout; nothing listening is network', async (t) => {
-  const { fake, client } = await mobileWallet({ timeoutMs: 150 });
+  const { fake, client } = await mobileWallet({ timeoutMs: 1000 });
   t.teardown(() => fake.stop());
   fake.setAgreement('agr_1');
   await client.getAgreement('agr_1'); // token cached first, so the delay hits the API call
-  fake.slowNextResponse(600);
+  fake.slowNextResponse(3000);
   t.like(await client.getAgreement('agr_1'), { ok: false, kind: 'timeout' });
-  fake.queueChargeOutcome({ kind: 'slow', delayMs: 600 });
+  fake.queueChargeOutcome({ kind: 'slow', delayMs: 3000 });
   t.like(await client.createCharge('agr_1', { amount: 1, description: 'x', transactionType: 'DIRECT_CAPTURE' }, 'slow-1'), { ok: false, kind: 'timeout' });
 
   const offline = new MobileWalletClient({
@@ -290,10 +290,10 @@ test('mobile wallet: a slow answer is timeout; nothing listening is network', as
 });
 
 test('mobile wallet: a token request that times out is not cached', async (t) => {
-  const { fake, client } = await mobileWallet({ timeoutMs: 150 });
+  const { fake, client } = await mobileWallet({ timeoutMs: 1000 });
   t.teardown(() => fake.stop());
   fake.setAgreement('agr_1');
-  fake.slowNextResponse(600);
+  fake.slowNextResponse(3000);
   t.like(await client.getAgreement('agr_1'), { ok: false, kind: 'timeout' });
   t.like(await client.getAgreement('agr_1'), { ok: true });
 });
