@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { ConfigError, loadConfig } from '../../../config';
+import { readConfig } from '../../../config';
 import { checkInstallation, nodeCheck, redisCheck, type CheckResult } from '../../../installation/check-installation.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS } from './output';
@@ -29,13 +29,11 @@ export const runDoctor = action(async (argv: { json?: boolean; format?: string }
 });
 
 async function diagnose(): Promise<CheckResult[]> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: error.message, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
+  const reading = readConfig();
+  if (!reading.ok) {
+    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: reading.problem, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
   }
+  const { config } = reading;
   try {
     return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub));
   } catch (error) {
