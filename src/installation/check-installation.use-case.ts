@@ -4,6 +4,7 @@ import type { PaymentHub } from '../entry-points/composition/payment-hub';
 import type { Config } from '../config';
 import { databaseAddress } from '../data-access/data-source';
 import { InstallationRepository } from '../data-access/installation-repository';
+import { providerSetup } from '../payments/providers/configured';
 import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
@@ -208,7 +209,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
   });
 
   await step('card_gateway', async () => {
-    if (!config.cardGateway.apiKey) return skip('card_gateway', 'CARD_GATEWAY_API_KEY unset');
+    const setup = providerSetup(config).card_gateway;
+    if (!setup.configured) return skip('card_gateway', `${setup.unset}: not called`);
     const read = await hub.cardGateway.getWebhookSettings();
     if (!read.ok) {
       return read.status === 401 || read.status === 403
@@ -233,7 +235,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
 
   await step('mobile_wallet', async () => {
     const wallet = config.mobileWallet;
-    if (!wallet.clientId || !wallet.clientSecret || !wallet.subscriptionKey || !wallet.merchantSerialNumber) return skip('mobile_wallet', 'not configured');
+    const setup = providerSetup(config).mobile_wallet;
+    if (!setup.configured) return skip('mobile_wallet', `${setup.unset}: not called`);
     const listed = await hub.mobileWallet.listWebhooks();
     if (!listed.ok) {
       return listed.status === 401 || listed.status === 403

@@ -38,6 +38,7 @@ import { ProviderRefusalRepository } from '../../data-access/provider-refusal-re
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
 import { PassMarks } from '../../data-access/pass-marks';
 import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
+import { providerSetup } from '../../payments/providers/configured';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -89,7 +90,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
     changes, handOver: shop.handOver, reconciliation,
     /** The operator's `reconcile` and staff's reconcile of one order. */
-    reconcileNow: new ReconcileNow(reconciliation),
+    reconcileNow: new ReconcileNow(reconciliation, providerSetup(config)),
     /** The payments flagged as second captures, for /metrics. */
     secondCaptureRecords,
     /** The worker's sweep that flags a second capture of one order (src/payments/second-captures.ts). */
