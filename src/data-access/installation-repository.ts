@@ -10,6 +10,8 @@ import { serializedStringList } from '../wordpress/serialized-values';
 export const NEEDED_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'INDEX', 'DROP'] as const;
 
 const SUBSCRIPTIONS_PLUGIN = 'woocommerce-subscriptions/woocommerce-subscriptions.php';
+/** MySQL's and MariaDB's "Table doesn't exist": no WordPress with this prefix in the database. */
+const ER_NO_SUCH_TABLE = 1146;
 /**
  * Subscriptions' switch for its own retry of failed renewals (WCS_Retry_Manager::is_retry_enabled: on only
  * when exactly 'yes'; its settings default is 'no', so an absent option is off).
@@ -50,9 +52,18 @@ export class InstallationRepository {
     return held.has('ALL PRIVILEGES') ? [] : NEEDED_PRIVILEGES.filter((privilege) => !held.has(privilege));
   }
 
-  /** WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether its own retry system is on. */
+  /**
+   * WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether
+   * its own retry system is on. No options table with this prefix reads as no WooCommerce.
+   */
   async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean; subscriptionsRetry: boolean }> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
+    let rows: RowDataPacket[];
+    try {
+      [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== ER_NO_SUCH_TABLE) throw error;
+      rows = [];
+    }
     const value = new Map(rows.map((row) => [String(row.name), String(row.value)]));
     return {
       woocommerce: value.get('woocommerce_version') ?? null,

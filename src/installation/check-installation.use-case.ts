@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { databaseAddress } from '../data-access/data-source';
 import { InstallationRepository } from '../data-access/installation-repository';
 import { providerSetup } from '../payments/providers/configured';
+import { noWooCommerce } from './shop-preflight';
 import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
@@ -168,7 +169,10 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
 
   await step('woocommerce', async () => {
     const [plugins, settings] = await Promise.all([installation.plugins(), hub.settings.current()]);
-    if (!plugins.woocommerce) return fail('woocommerce', `no WooCommerce in ${config.db.name} with prefix ${config.db.tablePrefix}`, 'check DB_NAME and DB_TABLE_PREFIX ($table_prefix) against wp-config.php');
+    if (!plugins.woocommerce) {
+      const { detail, fix } = noWooCommerce(config.db);
+      return fail('woocommerce', detail, fix);
+    }
     const storage = settings.hpos ? `HPOS${settings.sync ? ' with sync to posts' : ''}` : `posts${settings.sync ? ' with sync to HPOS' : ''}`;
     const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${plugins.subscriptions ?? '(version unknown)'}` : 'no active Subscriptions';
     const detail = `WooCommerce ${plugins.woocommerce}, ${subscriptions}, storage: ${storage}`;

@@ -3,6 +3,7 @@ import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit } from '../../../config';
 import type { Finding } from '../../../reconciliation';
 import { reconcileSummary, type SkippedProvider } from '../../../reconciliation/reconcile-now.use-case';
+import { shopPreflight } from '../../../installation/shop-preflight';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS, type Format } from './output';
 import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, listProgress, printJson, printText, requireYesOrTerminal, withHub } from './runtime';
@@ -43,7 +44,12 @@ export const reconcileHandler = action<ReconcileArgs & { format?: string; json?:
   if (!dryRun) requireYesOrTerminal(yes, `reconcile asks before it changes anything (${WARNING})`, 'pass --yes to run it unattended, or --dry-run only to look');
   const config = loadConfigOrExit();
   const format = formatOf(argv);
-  return withHub(config, (hub) => reconcile(hub, { orderId: argv.order, dryRun, yes, format }));
+  return withHub(config, async (hub, dataSource) => {
+    // Nothing is read from the providers, let alone changed, in a database that is not this shop's or with no provider to ask.
+    const preflight = await shopPreflight(dataSource, config, { providers: true });
+    if (preflight.kind === 'refused') throw new CliError(`${preflight.reason}; nothing was changed`);
+    return reconcile(hub, { orderId: argv.order, dryRun, yes, format });
+  });
 });
 
 async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: boolean; yes: boolean; format: Format }): Promise<number> {
