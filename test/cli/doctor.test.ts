@@ -112,6 +112,14 @@ test.serial('When the installation has faults, Then each failed check says what 
   t.true(run.report.checks.filter((check) => check.status === 'fail').every((check) => Boolean(check.fix)));
 });
 
+test.serial('When Redis is down, Then doctor prints only its own table: no log line of the service before it', async (t) => {
+  const run = await cli(['doctor'], environment({ REDIS_URL: 'redis://127.0.0.1:1' }));
+  t.is(run.code, 1);
+  t.is(run.stderr, '');
+  t.regex(run.stdout, /^CHECK\s+STATUS\s+DETAIL\n/);
+  t.regex(run.stdout, /\nredis\s+FAIL\s+no answer at 127\.0\.0\.1:1/);
+});
+
 test.serial('When the database cannot be reached, Then doctor says so with the address and still checks Redis and Node', async (t) => {
   const run = await doctor(environment({ DB_PORT: '1' }));
   t.is(run.code, 1);

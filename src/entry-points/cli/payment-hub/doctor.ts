@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import { readConfig } from '../../../config';
+import { silentLogger } from '../../../logger';
 import { checkInstallation, nodeCheck, redisCheck, type CheckResult } from '../../../installation/check-installation.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS } from './output';
@@ -35,7 +36,8 @@ async function diagnose(): Promise<CheckResult[]> {
   }
   const { config } = reading;
   try {
-    return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub));
+    // Doctor's own checks say what is wrong with Redis or a provider: the hub's log lines would only repeat it, out of place.
+    return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub), silentLogger);
   } catch (error) {
     if (!(error instanceof DatabaseUnreachableError)) throw error;
     // Without the database nothing else of the shop can be checked; Redis and Node still can.
