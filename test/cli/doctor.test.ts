@@ -112,6 +112,24 @@ test.serial('When the installation has faults, Then each failed check says what 
   t.true(run.report.checks.filter((check) => check.status === 'fail').every((check) => Boolean(check.fix)));
 });
 
+test.serial('The table shows each detail whole, wrapped, with the fixes below it', async (t) => {
+  card.webhookUrls = ['https://old-php-shop.example.dk/wc-api/WC_Gateway_Reepay/'];
+  try {
+    const env = environment({ MOBILE_WALLET_WEBHOOK_URL: `${PUBLIC}/elsewhere` });
+    const long = (await doctor(env)).report.checks.map((check) => check.detail).filter((detail) => detail.length > 100);
+    t.true(long.length > 0, 'a detail longer than a line');
+    const table = await cli(['doctor'], env);
+    t.is(table.code, 1);
+    const rows = table.stdout.split('\n').filter((line) => !/^\w+: fix: /.test(line));
+    t.true(rows.every((line) => line.length <= 140), table.stdout);
+    // Wrapped lines of a detail follow each other in the DETAIL column: without the spaces, each detail reads whole.
+    const squeezed = table.stdout.replace(/\s+/g, '');
+    for (const detail of long) t.true(squeezed.includes(detail.replace(/\s+/g, '')), detail);
+  } finally {
+    card.webhookUrls = [`${PUBLIC}/payment-hub/v1/webhook/card_gateway`];
+  }
+});
+
 test.serial('When Redis is down, Then doctor prints only its own table: no log line of the service before it', async (t) => {
   const run = await cli(['doctor'], environment({ REDIS_URL: 'redis://127.0.0.1:1' }));
   t.is(run.code, 1);

@@ -18,7 +18,7 @@ export const runDoctor = action(async (argv: { json?: boolean; format?: string }
     printJson({ ok: !failed, checks: results.map((result) => ({ check: result.check, status: result.status, detail: result.detail, fix: result.fix ?? null })) });
   } else {
     printText(renderTable(
-      [{ header: 'CHECK' }, { header: 'STATUS' }, { header: 'DETAIL', maxWidth: 100 }],
+      [{ header: 'CHECK' }, { header: 'STATUS' }, { header: 'DETAIL', wrapAt: 100 }],
       results.map((result) => [result.check, result.status.toUpperCase(), result.detail]),
     ));
     for (const result of results.filter((one) => one.fix && one.status !== 'ok')) printText(`${result.check}: fix: ${result.fix}`);
