@@ -204,6 +204,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       : fail('handover', answer.message, answer.kind === 'refused'
         ? 'give the service the site\'s LOGGED_IN_KEY and LOGGED_IN_SALT (WP_CONFIG_FILE, or WP_LOGGED_IN_KEY/SALT)'
         : answer.kind === 'missing' ? 'install the companion plugin of this release in wp-content/mu-plugins/'
+          : answer.kind === 'not_configured' ? 'set what the detail names as unknown (SHOP_URL; WP_CONFIG_FILE, or WP_LOGGED_IN_KEY and WP_LOGGED_IN_SALT)'
           : 'set SHOP_URL to an address of the site this machine can reach (behind a proxy, over HTTPS with a certificate Node trusts)');
     const companion = companionRunsDunning(settings)
       ? ok('companion', 'installed and heard from')

@@ -87,3 +87,21 @@ test('When .env names a CA file that holds no certificate, Then the command stop
   t.is(run.code, 1);
   t.is(run.stderr, 'configuration error: NODE_EXTRA_CA_CERTS names a file with no PEM certificate\n');
 });
+
+test('When the site\'s LOGGED_IN_SALT is unknown but its URL is, Then woocommerce status names the salt, and where it is read from, and not the URL', async (t) => {
+  const run = await paymentHub(['woocommerce', 'status', '--json'], {
+    DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, SHOP_URL: 'https://shop.example.dk', WP_LOGGED_IN_KEY: LOGGED_IN_KEY,
+  }, folderWith({}));
+  t.is(run.code, 1);
+  const status = JSON.parse(run.stdout);
+  t.is(status.route, 'not_configured');
+  t.is(status.route_message, 'its LOGGED_IN_SALT (WP_CONFIG_FILE or WP_LOGGED_IN_SALT, or the logged_in_salt option) is unknown');
+
+  await setOption(shop.db, shop.prefix, 'siteurl', '', 'yes');
+  try {
+    const neither = await paymentHub(['woocommerce', 'status', '--json'], { DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix }, folderWith({}));
+    t.regex(JSON.parse(neither.stdout).route_message, /^the site's URL \(SHOP_URL, or the siteurl option\) and its LOGGED_IN_KEY .* and its LOGGED_IN_SALT .* are unknown$/);
+  } finally {
+    await setOption(shop.db, shop.prefix, 'siteurl', 'https://shop.example.dk', 'yes');
+  }
+});
