@@ -185,6 +185,13 @@ test('the retry summary counts each outcome', (t) => {
 // ---------------------------------------------------------------------------------------------------------------
 // The built CLI against a real database. Serial: `--all-failed` retries every FAILED row in the shop.
 
+test('--version prints the version of this release (package.json) and exits 0', async (t) => {
+  const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+  const run = await cli(['--version']);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, `${version}\n`);
+});
+
 test.serial('Usage errors exit 2 with the message on stderr and nothing on stdout', async (t) => {
   for (const args of [['bogus'], ['webhooks', 'show'], ['webhooks', 'show', '--id=abc'], ['webhooks', 'retry'], ['webhooks', 'list', '--status=NOPE'],
     ['webhooks', 'retry', '--id=1', '--all-failed'], ['payments', 'list'], ['webhooks', 'list', '--bogus-flag']]) {

@@ -38,6 +38,7 @@ import { ProviderRefusalRepository } from '../../data-access/provider-refusal-re
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
 import { PassMarks } from '../../data-access/pass-marks';
 import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
+import { PACKAGE_VERSION } from '../../shared/package-version';
 import { providerSetup } from '../../payments/providers/configured';
 
 const PROVIDER_TIMEOUT_MS = 8000;
@@ -62,7 +63,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const mobileWallet = new MobileWalletClient({
     apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
     merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_TIMEOUT_MS,
-    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' }, shared: providerLimits,
+    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: PACKAGE_VERSION }, shared: providerLimits,
   });
 
   const refusals = new ProviderRefusalRepository(dataSource);
