@@ -137,6 +137,12 @@ export function workersCheck(workers: WorkerRecord[]): CheckResult {
   return ok('workers', `${alive.length} alive`);
 }
 
+/** The version Subscriptions records of itself; a release that records only its bundled core library's is named as such. */
+function subscriptionsVersion(plugins: { subscriptions: string | null; subscriptionsCore: string | null }): string {
+  if (plugins.subscriptions) return plugins.subscriptions;
+  return plugins.subscriptionsCore ? `(version unknown; its subscriptions-core library ${plugins.subscriptionsCore})` : '(version unknown)';
+}
+
 /**
  * `payment-hub doctor`: checks the whole installation, each check on its own (one that cannot run says why
  * and the others go on), with a fix for each problem.
@@ -174,7 +180,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       return fail('woocommerce', detail, fix);
     }
     const storage = settings.hpos ? `HPOS${settings.sync ? ' with sync to posts' : ''}` : `posts${settings.sync ? ' with sync to HPOS' : ''}`;
-    const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${plugins.subscriptions ?? '(version unknown)'}` : 'no active Subscriptions';
+    const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${subscriptionsVersion(plugins)}` : 'no active Subscriptions';
     const detail = `WooCommerce ${plugins.woocommerce}, ${subscriptions}, storage: ${storage}`;
     const woocommerce = plugins.subscriptionsActive ? ok('woocommerce', detail) : warn('woocommerce', detail, 'activate WooCommerce Subscriptions: renewals, dunning and pauses need it');
     return [woocommerce, subscriptionsRetryCheck(plugins)];
