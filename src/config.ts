@@ -362,7 +362,7 @@ export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<s
   };
 }
 
-/** The PEM certificates of the file `name` names; a file without one stops the start, as a CA Node would silently skip. */
+/** The PEM certificates of the file `name` names. A file without one stops the start: Node would only warn, and go on without it. */
 function certificateAuthorities(env: Env, name: string): string[] {
   const file = readableFile(env, name);
   if (file === undefined) return [];
