@@ -4,6 +4,7 @@ import net from 'node:net';
 import { MYSQLI_CLIENT_FLAGS, parseDbHost } from './wordpress/wp-config-file';
 import { wpConfigSettings } from './wordpress/wp-config-settings';
 import { CARD_GATEWAY_LIMITS } from './payments/providers/card-gateway/client';
+import { trustCertificateAuthorities } from './payments/providers/http-request';
 import type { ProviderLimits } from './payments/providers/request-limits';
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from './data-access/connection-pool';
 
@@ -66,6 +67,11 @@ export interface Config {
   /** The customer lookup's contact index (CUSTOMER_INDEX_*). */
   customerIndex: CustomerIndexConfig;
   siteExtensions?: string;
+  /**
+   * The certificate authorities (PEM) of NODE_EXTRA_CA_CERTS when `.env` names them: Node reads that variable only
+   * from the environment it starts with, so the service adds these itself (see `readConfig`). Empty otherwise.
+   */
+  extraCertificateAuthorities: string[];
 }
 
 export interface CustomerIndexConfig {
@@ -259,7 +265,8 @@ function addressList(env: Env, name: string, fallback: string): string[] {
   return entries;
 }
 
-export function loadConfig(environment: Env = process.env): Config {
+/** `dotEnv`: the variables `.env` set, which Node itself did not see at start. */
+export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<string> = new Set()): Config {
   const { env, notices } = withWpConfigFile(environment);
   const prefix = text(env, 'DB_TABLE_PREFIX', 'wp_')!;
   if (!/^[A-Za-z0-9_]+$/.test(prefix)) throw new ConfigError('DB_TABLE_PREFIX may hold only letters, digits and underscores');
@@ -350,8 +357,23 @@ export function loadConfig(environment: Env = process.env): Config {
     cardExpiryReminders: cardExpiryReminderConfig(env),
     customerIndex: { sweepSeconds: integer(env, 'CUSTOMER_INDEX_SWEEP_SECONDS', 86_400, 0, 30 * 86_400) },
     siteExtensions,
+    extraCertificateAuthorities: dotEnv.has('NODE_EXTRA_CA_CERTS') ? certificateAuthorities(env, 'NODE_EXTRA_CA_CERTS') : [],
     notices,
   };
+}
+
+/** The PEM certificates of the file `name` names. A file without one stops the start: Node would only warn, and go on without it. */
+function certificateAuthorities(env: Env, name: string): string[] {
+  const file = readableFile(env, name);
+  if (file === undefined) return [];
+  const blocks = fs.readFileSync(file, 'utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  try {
+    for (const block of blocks) new crypto.X509Certificate(block);
+  } catch {
+    throw new ConfigError(`${name} names a file with a certificate that cannot be read`);
+  }
+  if (!blocks.length) throw new ConfigError(`${name} names a file with no PEM certificate`);
+  return blocks.map((block) => `${block}\n`);
 }
 
 /**
@@ -411,22 +433,47 @@ function databaseCharset(env: Env): string {
   return charset === 'utf8' ? 'utf8mb4' : charset;
 }
 
-/** Loads `.env` from the working directory when present (real environment variables win), then the config. */
-export function loadConfigOrExit(): Config {
+/** The variables `.env` set in this process; read on the first call, so every command and process reads it once, the same way. */
+let dotEnvNames: ReadonlySet<string> | undefined;
+
+/** `.env` from the working directory, when present, into the environment; a variable already set there wins. */
+function loadDotEnv(): ReadonlySet<string> {
+  if (dotEnvNames) return dotEnvNames;
+  const launched = { ...process.env };
   if (fs.existsSync('.env')) {
-    const before = { ...process.env };
     process.loadEnvFile('.env');
-    Object.assign(process.env, before);
+    Object.assign(process.env, launched);
   }
+  dotEnvNames = new Set(Object.keys(process.env).filter((name) => !(name in launched)));
+  return dotEnvNames;
+}
+
+export type ConfigReading = { ok: true; config: Config } | { ok: false; problem: string };
+
+/**
+ * The configuration of this process, as every entry point reads it: `.env` first, then the environment and
+ * WP_CONFIG_FILE. Certificate authorities that `.env` names (NODE_EXTRA_CA_CERTS) are trusted from here on.
+ */
+export function readConfig(): ConfigReading {
+  const dotEnv = loadDotEnv();
+  let config: Config;
   try {
-    const config = loadConfig(process.env);
-    for (const notice of config.notices) process.stderr.write(`configuration: ${notice}\n`);
-    return config;
+    config = loadConfig(process.env, dotEnv);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof ConfigError) return { ok: false, problem: error.message };
     throw error;
   }
+  if (config.extraCertificateAuthorities.length) trustCertificateAuthorities(config.extraCertificateAuthorities);
+  return { ok: true, config };
+}
+
+/** `readConfig`, or one line on stderr naming what is wrong and exit 1; notices about WP_CONFIG_FILE are said once. */
+export function loadConfigOrExit(): Config {
+  const reading = readConfig();
+  if (!reading.ok) {
+    process.stderr.write(`configuration error: ${reading.problem}\n`);
+    process.exit(1);
+  }
+  for (const notice of reading.config.notices) process.stderr.write(`configuration: ${notice}\n`);
+  return reading.config;
 }

@@ -11,6 +11,15 @@ export const NEEDED_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREAT
 
 const SUBSCRIPTIONS_PLUGIN = 'woocommerce-subscriptions/woocommerce-subscriptions.php';
 /**
+ * Subscriptions' own version as it records it (WC_Subscriptions::PLUGIN_VERSION_OPTION_NAME, written by its upgrader
+ * since the plugin bundles subscriptions-core: 7.9.0 for Subscriptions 7.9.0). `woocommerce_subscriptions_active_version`
+ * is that bundled library's version instead (8.3.0 in Subscriptions 7.9.0), the only one older releases record.
+ */
+const SUBSCRIPTIONS_VERSION_OPTION = 'wcs_plugin_version';
+const SUBSCRIPTIONS_CORE_VERSION_OPTION = 'woocommerce_subscriptions_active_version';
+/** MySQL's and MariaDB's "Table doesn't exist": no WordPress with this prefix in the database. */
+const ER_NO_SUCH_TABLE = 1146;
+/**
  * Subscriptions' switch for its own retry of failed renewals (WCS_Retry_Manager::is_retry_enabled: on only
  * when exactly 'yes'; its settings default is 'no', so an absent option is off).
  */
@@ -25,7 +34,7 @@ export class InstallationRepository {
     this.pool = rawPool(dataSource);
     this.pluginOptions = PreparedStatement.from(dataSource.createQueryBuilder().select('o.name', 'name').addSelect('o.value', 'value')
       .from(WpOption, 'o').where('o.name IN (:names)')
-      .setParameters({ names: ['woocommerce_version', 'woocommerce_subscriptions_active_version', 'active_plugins', SUBSCRIPTIONS_RETRY_OPTION] })).with({});
+      .setParameters({ names: ['woocommerce_version', SUBSCRIPTIONS_VERSION_OPTION, SUBSCRIPTIONS_CORE_VERSION_OPTION, 'active_plugins', SUBSCRIPTIONS_RETRY_OPTION] })).with({});
   }
 
   /** The server's version, and its UTC clock as it answered (with the local time around the round trip). */
@@ -50,13 +59,23 @@ export class InstallationRepository {
     return held.has('ALL PRIVILEGES') ? [] : NEEDED_PRIVILEGES.filter((privilege) => !held.has(privilege));
   }
 
-  /** WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether its own retry system is on. */
-  async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsActive: boolean; subscriptionsRetry: boolean }> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
+  /**
+   * WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether
+   * its own retry system is on. No options table with this prefix reads as no WooCommerce.
+   */
+  async plugins(): Promise<{ woocommerce: string | null; subscriptions: string | null; subscriptionsCore: string | null; subscriptionsActive: boolean; subscriptionsRetry: boolean }> {
+    let rows: RowDataPacket[];
+    try {
+      [rows] = await this.pool.query<RowDataPacket[]>(this.pluginOptions.sql, this.pluginOptions.values);
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== ER_NO_SUCH_TABLE) throw error;
+      rows = [];
+    }
     const value = new Map(rows.map((row) => [String(row.name), String(row.value)]));
     return {
       woocommerce: value.get('woocommerce_version') ?? null,
-      subscriptions: value.get('woocommerce_subscriptions_active_version') ?? null,
+      subscriptions: value.get(SUBSCRIPTIONS_VERSION_OPTION) ?? null,
+      subscriptionsCore: value.get(SUBSCRIPTIONS_CORE_VERSION_OPTION) ?? null,
       subscriptionsActive: serializedStringList(value.get('active_plugins') ?? '').includes(SUBSCRIPTIONS_PLUGIN),
       subscriptionsRetry: value.get(SUBSCRIPTIONS_RETRY_OPTION) === 'yes',
     };

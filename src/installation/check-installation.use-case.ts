@@ -4,6 +4,8 @@ import type { PaymentHub } from '../entry-points/composition/payment-hub';
 import type { Config } from '../config';
 import { databaseAddress } from '../data-access/data-source';
 import { InstallationRepository } from '../data-access/installation-repository';
+import { providerSetup } from '../payments/providers/configured';
+import { noWooCommerce } from './shop-preflight';
 import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
@@ -135,6 +137,12 @@ export function workersCheck(workers: WorkerRecord[]): CheckResult {
   return ok('workers', `${alive.length} alive`);
 }
 
+/** The version Subscriptions records of itself; a release that records only its bundled core library's is named as such. */
+function subscriptionsVersion(plugins: { subscriptions: string | null; subscriptionsCore: string | null }): string {
+  if (plugins.subscriptions) return plugins.subscriptions;
+  return plugins.subscriptionsCore ? `(version unknown; its subscriptions-core library ${plugins.subscriptionsCore})` : '(version unknown)';
+}
+
 /**
  * `payment-hub doctor`: checks the whole installation, each check on its own (one that cannot run says why
  * and the others go on), with a fix for each problem.
@@ -167,9 +175,12 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
 
   await step('woocommerce', async () => {
     const [plugins, settings] = await Promise.all([installation.plugins(), hub.settings.current()]);
-    if (!plugins.woocommerce) return fail('woocommerce', `no WooCommerce in ${config.db.name} with prefix ${config.db.tablePrefix}`, 'check DB_NAME and DB_TABLE_PREFIX ($table_prefix) against wp-config.php');
+    if (!plugins.woocommerce) {
+      const { detail, fix } = noWooCommerce(config.db);
+      return fail('woocommerce', detail, fix);
+    }
     const storage = settings.hpos ? `HPOS${settings.sync ? ' with sync to posts' : ''}` : `posts${settings.sync ? ' with sync to HPOS' : ''}`;
-    const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${plugins.subscriptions ?? '(version unknown)'}` : 'no active Subscriptions';
+    const subscriptions = plugins.subscriptionsActive ? `Subscriptions ${subscriptionsVersion(plugins)}` : 'no active Subscriptions';
     const detail = `WooCommerce ${plugins.woocommerce}, ${subscriptions}, storage: ${storage}`;
     const woocommerce = plugins.subscriptionsActive ? ok('woocommerce', detail) : warn('woocommerce', detail, 'activate WooCommerce Subscriptions: renewals, dunning and pauses need it');
     return [woocommerce, subscriptionsRetryCheck(plugins)];
@@ -199,6 +210,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       : fail('handover', answer.message, answer.kind === 'refused'
         ? 'give the service the site\'s LOGGED_IN_KEY and LOGGED_IN_SALT (WP_CONFIG_FILE, or WP_LOGGED_IN_KEY/SALT)'
         : answer.kind === 'missing' ? 'install the companion plugin of this release in wp-content/mu-plugins/'
+          : answer.kind === 'not_configured' ? 'set what the detail names as unknown (SHOP_URL; WP_CONFIG_FILE, or WP_LOGGED_IN_KEY and WP_LOGGED_IN_SALT)'
           : 'set SHOP_URL to an address of the site this machine can reach (behind a proxy, over HTTPS with a certificate Node trusts)');
     const companion = companionRunsDunning(settings)
       ? ok('companion', 'installed and heard from')
@@ -208,7 +220,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
   });
 
   await step('card_gateway', async () => {
-    if (!config.cardGateway.apiKey) return skip('card_gateway', 'CARD_GATEWAY_API_KEY unset');
+    const setup = providerSetup(config).card_gateway;
+    if (!setup.configured) return skip('card_gateway', `${setup.unset}: not called`);
     const read = await hub.cardGateway.getWebhookSettings();
     if (!read.ok) {
       return read.status === 401 || read.status === 403
@@ -233,7 +246,8 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
 
   await step('mobile_wallet', async () => {
     const wallet = config.mobileWallet;
-    if (!wallet.clientId || !wallet.clientSecret || !wallet.subscriptionKey || !wallet.merchantSerialNumber) return skip('mobile_wallet', 'not configured');
+    const setup = providerSetup(config).mobile_wallet;
+    if (!setup.configured) return skip('mobile_wallet', `${setup.unset}: not called`);
     const listed = await hub.mobileWallet.listWebhooks();
     if (!listed.ok) {
       return listed.status === 401 || listed.status === 403

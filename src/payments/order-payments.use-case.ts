@@ -80,6 +80,13 @@ export class ShowOrderPayments {
     webhooks: WebhookRepository;
   }) {}
 
+  /** The order's payments with all their meta, oldest first (`payment-hub payments list --order`); the order must exist as `execute` needs it to. */
+  async payments(orderId: number): Promise<{ kind: 'found'; payments: (PaymentRecord & { meta: Record<string, string> })[] } | { kind: 'order_not_found' }> {
+    const settings = await this.deps.settings.current();
+    if (!(await this.deps.orders.exists(orderId, settings))) return { kind: 'order_not_found' };
+    return { kind: 'found', payments: await this.deps.payments.listByOrder(orderId) };
+  }
+
   async execute(orderId: number): Promise<OrderPaymentsOutcome> {
     const settings = await this.deps.settings.current();
     if (!(await this.deps.orders.exists(orderId, settings))) return { kind: 'order_not_found' };

@@ -1,3 +1,5 @@
+import type { Provider } from '../../entities';
+import type { ProviderSetup } from '../payments/providers/configured';
 import type { Finding, Reconciler, ReconcileTarget } from './reconciler';
 
 export type ReconcileScope = 'all' | { orderId: number };
@@ -8,6 +10,16 @@ export interface ReconcileDocument {
   scope: 'all' | { order_id: number };
   summary: ReconcileSummary;
   items: ReconcileItem[];
+  /** Open items of a provider that is not configured: not asked about, and why. */
+  skipped: SkippedProvider[];
+}
+
+export interface SkippedProvider {
+  provider: Provider;
+  /** What is unset, e.g. `CARD_GATEWAY_API_KEY unset`. */
+  reason: string;
+  /** Open items of this provider left as they are. */
+  items: number;
 }
 
 export interface ReconcileSummary {
@@ -34,7 +46,7 @@ export interface ReconcileItem {
 
 export type ReconcileOutcome =
   /** `findings` as asked; `document` is what to print or answer. `unreachable` is true when a provider could not be asked. */
-  | { kind: 'done'; findings: Finding[]; document: ReconcileDocument; unreachable: boolean }
+  | { kind: 'done'; findings: Finding[]; document: ReconcileDocument; unreachable: boolean; skipped: SkippedProvider[] }
   /** The order named does not exist (and nothing is open about it). */
   | { kind: 'order_not_found' }
   /** `confirm` said no: nothing was changed. `findings` are the dry run's. */
@@ -57,11 +69,14 @@ export interface ReconcileOptions {
  * `payment-hub reconcile` and the staff route `POST /payment-hub/v1/orders/{id}/reconcile` are this one flow.
  */
 export class ReconcileNow {
-  constructor(private readonly reconciliation: Reconciler) {}
+  constructor(private readonly reconciliation: Reconciler, private readonly providers: ProviderSetup) {}
 
   async execute(scope: ReconcileScope, options: ReconcileOptions): Promise<ReconcileOutcome> {
-    const targets = await this.reconciliation.targets(scope);
-    if (scope !== 'all' && !targets.length && !(await this.reconciliation.orderExists(scope.orderId))) return { kind: 'order_not_found' };
+    const open = await this.reconciliation.targets(scope);
+    if (scope !== 'all' && !open.length && !(await this.reconciliation.orderExists(scope.orderId))) return { kind: 'order_not_found' };
+    // A provider without credentials is not asked (the worker does not ask it either): its items are counted, not looked up.
+    const targets = open.filter((target) => this.providers[target.provider].configured);
+    const skipped = skippedProviders(open, this.providers);
     let findings = await this.checkAll(targets, true, options.progress);
     if (!options.dryRun && findings.some((finding) => finding.outcome === 'would_change')) {
       const changing = targets.filter((_, index) => findings[index].outcome === 'would_change');
@@ -72,8 +87,8 @@ export class ReconcileNow {
     }
     return {
       // `dry_run` says what was asked for: a run that found nothing to change still was no dry run.
-      kind: 'done', findings, document: reconcileDocument(findings, scope, options.dryRun),
-      unreachable: findings.some((finding) => finding.outcome === 'unreachable'),
+      kind: 'done', findings, document: reconcileDocument(findings, scope, options.dryRun, skipped),
+      unreachable: findings.some((finding) => finding.outcome === 'unreachable'), skipped,
     };
   }
 
@@ -85,6 +100,15 @@ export class ReconcileNow {
     }
     return findings;
   }
+}
+
+function skippedProviders(open: ReconcileTarget[], providers: ProviderSetup): SkippedProvider[] {
+  const skipped: SkippedProvider[] = [];
+  for (const [provider, setup] of Object.entries(providers) as [Provider, ProviderSetup[Provider]][]) {
+    const items = open.filter((target) => target.provider === provider).length;
+    if (!setup.configured && items) skipped.push({ provider, reason: setup.unset, items });
+  }
+  return skipped;
 }
 
 export function reconcileSummary(findings: Finding[]): ReconcileSummary {
@@ -99,7 +123,7 @@ export function reconcileSummary(findings: Finding[]): ReconcileSummary {
 }
 
 /** One JSON document, snake_case as the other commands and the REST answers. */
-export function reconcileDocument(findings: Finding[], scope: ReconcileScope, dryRun: boolean): ReconcileDocument {
+export function reconcileDocument(findings: Finding[], scope: ReconcileScope, dryRun: boolean, skipped: SkippedProvider[]): ReconcileDocument {
   return {
     dry_run: dryRun,
     scope: scope === 'all' ? 'all' : { order_id: scope.orderId },
@@ -117,5 +141,6 @@ export function reconcileDocument(findings: Finding[], scope: ReconcileScope, dr
       notes: finding.notes,
       error: finding.error,
     })),
+    skipped,
   };
 }

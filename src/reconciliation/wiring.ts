@@ -1,5 +1,4 @@
 import type { UnwantedCharges } from '../payments/unwanted-charges';
-import type { Provider } from '../../entities';
 import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { ReconciliationRepository } from '../data-access/reconciliation-repository';
@@ -9,6 +8,7 @@ import type { CardGatewayEventHandler } from '../payments/card-gateway/card-gate
 import type { MobileWalletEventHandler } from '../payments/mobile-wallet/mobile-wallet-event-handler';
 import type { CardGatewayClient } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
+import { configuredProviders } from '../payments/providers/configured';
 import { Pacer, readOnlyPaced } from './pacer';
 import { Reconciler } from './reconciler';
 
@@ -32,14 +32,9 @@ export function buildReconciler(deps: {
   const { config } = deps;
   const cardGateway = readOnlyPaced(deps.cardGateway, new Pacer(config.reconcile.maxPerSecond), ['getInvoice', 'getCharge', 'getPaymentMethod']);
   const mobileWallet = readOnlyPaced(deps.mobileWallet, new Pacer(config.reconcile.maxPerSecond), ['getAgreement', 'getCharge']);
-  const wallet = config.mobileWallet;
-  const configured: Provider[] = [
-    ...(config.cardGateway.apiKey ? ['card_gateway' as const] : []),
-    ...(wallet.clientId && wallet.clientSecret && wallet.subscriptionKey && wallet.merchantSerialNumber ? ['mobile_wallet' as const] : []),
-  ];
   return new Reconciler({
     config: config.reconcile, repository: deps.repository, orders: deps.orders, settings: deps.settings, cardGateway, mobileWallet,
     cardGatewayHandler: deps.cardGatewayHandler(cardGateway), mobileWalletHandler: deps.mobileWalletHandler(mobileWallet),
-    configured, log: deps.log, clock: deps.clock, unwanted: deps.unwanted,
+    configured: configuredProviders(config), log: deps.log, clock: deps.clock, unwanted: deps.unwanted,
   });
 }

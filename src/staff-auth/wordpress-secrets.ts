@@ -21,10 +21,11 @@ export function resolveWordPressSecrets(configured: Config['wordpressSecrets'], 
   return { loggedIn: `${loggedInKey}${loggedInSalt}`, nonce: `${nonceKey}${nonceSalt}` };
 }
 
-/** `wp_salt('logged_in')` alone (the hand-over's key is derived from it); null when a half is missing everywhere. */
-export function resolveLoggedInSecret(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): string | null {
+/** `wp_salt('logged_in')` alone (the hand-over's key is derived from it), or the halves missing everywhere. */
+export function resolveLoggedInSecret(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): { secret: string } | { missing: ('LOGGED_IN_KEY' | 'LOGGED_IN_SALT')[] } {
   const [loggedInKey, loggedInSalt] = secretHalves(configured, options);
-  return loggedInKey && loggedInSalt ? `${loggedInKey}${loggedInSalt}` : null;
+  if (loggedInKey && loggedInSalt) return { secret: `${loggedInKey}${loggedInSalt}` };
+  return { missing: [...(loggedInKey ? [] : ['LOGGED_IN_KEY' as const]), ...(loggedInSalt ? [] : ['LOGGED_IN_SALT' as const])] };
 }
 
 /** LOGGED_IN_KEY, LOGGED_IN_SALT, NONCE_KEY, NONCE_SALT as WordPress would use them. */

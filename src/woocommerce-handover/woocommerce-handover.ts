@@ -8,6 +8,21 @@ export interface HandOverTarget {
   key: string;
 }
 
+/** What of the site is not known, so that no hand-over can be signed or sent, each with where it is read from. */
+export type UnknownTargetPart = 'url' | 'LOGGED_IN_KEY' | 'LOGGED_IN_SALT';
+
+const WHERE_READ: Record<UnknownTargetPart, string> = {
+  url: "the site's URL (SHOP_URL, or the siteurl option)",
+  LOGGED_IN_KEY: "its LOGGED_IN_KEY (WP_CONFIG_FILE or WP_LOGGED_IN_KEY, or the logged_in_key option)",
+  LOGGED_IN_SALT: "its LOGGED_IN_SALT (WP_CONFIG_FILE or WP_LOGGED_IN_SALT, or the logged_in_salt option)",
+};
+
+/** `the site's URL (...) and its LOGGED_IN_SALT (...) are unknown`: which, and where each is read from. */
+export function unknownTargetMessage(unknown: UnknownTargetPart[]): string {
+  const parts = unknown.map((part) => WHERE_READ[part]);
+  return `${parts.join(' and ')} ${parts.length > 1 ? 'are' : 'is'} unknown`;
+}
+
 /** The companion's own route; the `?rest_route=` form works whatever the site's permalink settings. */
 export function handOverUrl(siteUrl: string): string {
   return `${siteUrl.replace(/\/+$/, '')}/?rest_route=/shop-sidecar/v1/apply`;
@@ -56,7 +71,7 @@ export class WooCommerceHandOver {
   private failures = 0;
 
   constructor(private readonly deps: {
-    target: () => Promise<HandOverTarget | null>;
+    target: () => Promise<HandOverTarget | { unknown: UnknownTargetPart[] }>;
     log: Logger;
   }) {}
 
@@ -83,13 +98,13 @@ export class WooCommerceHandOver {
 
   /** One signed request for `changeIds` (an empty list asks only whether the companion answers, and its version). */
   async send(changeIds: number[]): Promise<HandOverAttempt> {
-    let target: HandOverTarget | null;
+    let target: HandOverTarget | { unknown: UnknownTargetPart[] };
     try {
       target = await this.deps.target();
     } catch (error) {
       return { kind: 'unreachable', message: `reading the site's address and salts: ${error instanceof Error ? error.message : String(error)}` };
     }
-    if (!target) return { kind: 'not_configured', message: "the site's URL (SHOP_URL or the siteurl option) or its logged-in salt is unknown" };
+    if ('unknown' in target) return { kind: 'not_configured', message: unknownTargetMessage(target.unknown) };
     const body = JSON.stringify({ changes: changeIds });
     // The wall clock, whatever clock the service's decisions run on: the companion checks it against its own.
     const now = Math.floor(Date.now() / 1000);

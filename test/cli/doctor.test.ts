@@ -25,6 +25,8 @@ test.before(async () => {
   cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'doctor-'));
   shop = await createTestShop('doctor');
   await setOption(shop.db, shop.prefix, 'woocommerce_version', '10.0.2', 'yes');
+  // As Subscriptions 7.9.0 records itself: its own version, and (under the older name) its bundled subscriptions-core's.
+  await setOption(shop.db, shop.prefix, 'wcs_plugin_version', '7.9.0', 'yes');
   await setOption(shop.db, shop.prefix, 'woocommerce_subscriptions_active_version', '8.3.0', 'yes');
   await setOption(shop.db, shop.prefix, 'active_plugins', 'a:2:{i:0;s:27:"woocommerce/woocommerce.php";i:1;s:55:"woocommerce-subscriptions/woocommerce-subscriptions.php";}', 'yes');
   await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
@@ -88,7 +90,7 @@ test.serial('When everything is in place, Then every check passes (Node 20 only 
     companion: 'ok', handover: 'ok', card_gateway: 'ok', mobile_wallet: 'ok',
   });
   t.true(['ok', 'warn'].includes(statusOf(run).node));
-  t.regex(checkOf(run, 'woocommerce').detail, /WooCommerce 10\.0\.2, Subscriptions 8\.3\.0, storage: posts/);
+  t.regex(checkOf(run, 'woocommerce').detail, /WooCommerce 10\.0\.2, Subscriptions 7\.9\.0, storage: posts/);
   t.regex(checkOf(run, 'handover').detail, /companion version 3/);
   t.deepEqual(wordpress.received.at(-1)!.ids, [], 'the hand-over check hands nothing over');
 });
@@ -110,6 +112,32 @@ test.serial('When the installation has faults, Then each failed check says what 
   t.regex(checkOf(run, 'mobile_wallet').fix!, /payment-hub mobile_wallet webhooks register/);
   t.regex(checkOf(run, 'configuration').detail, /HELPDESK_API_KEY\/SECRET unset/);
   t.true(run.report.checks.filter((check) => check.status === 'fail').every((check) => Boolean(check.fix)));
+});
+
+test.serial('The table shows each detail whole, wrapped, with the fixes below it', async (t) => {
+  card.webhookUrls = ['https://old-php-shop.example.dk/wc-api/WC_Gateway_Reepay/'];
+  try {
+    const env = environment({ MOBILE_WALLET_WEBHOOK_URL: `${PUBLIC}/elsewhere` });
+    const long = (await doctor(env)).report.checks.map((check) => check.detail).filter((detail) => detail.length > 100);
+    t.true(long.length > 0, 'a detail longer than a line');
+    const table = await cli(['doctor'], env);
+    t.is(table.code, 1);
+    const rows = table.stdout.split('\n').filter((line) => !/^\w+: fix: /.test(line));
+    t.true(rows.every((line) => line.length <= 140), table.stdout);
+    // Wrapped lines of a detail follow each other in the DETAIL column: without the spaces, each detail reads whole.
+    const squeezed = table.stdout.replace(/\s+/g, '');
+    for (const detail of long) t.true(squeezed.includes(detail.replace(/\s+/g, '')), detail);
+  } finally {
+    card.webhookUrls = [`${PUBLIC}/payment-hub/v1/webhook/card_gateway`];
+  }
+});
+
+test.serial('When Redis is down, Then doctor prints only its own table: no log line of the service before it', async (t) => {
+  const run = await cli(['doctor'], environment({ REDIS_URL: 'redis://127.0.0.1:1' }));
+  t.is(run.code, 1);
+  t.is(run.stderr, '');
+  t.regex(run.stdout, /^CHECK\s+STATUS\s+DETAIL\n/);
+  t.regex(run.stdout, /\nredis\s+FAIL\s+no answer at 127\.0\.0\.1:1/);
 });
 
 test.serial('When the database cannot be reached, Then doctor says so with the address and still checks Redis and Node', async (t) => {

@@ -185,6 +185,13 @@ test('the retry summary counts each outcome', (t) => {
 // ---------------------------------------------------------------------------------------------------------------
 // The built CLI against a real database. Serial: `--all-failed` retries every FAILED row in the shop.
 
+test('--version prints the version of this release (package.json) and exits 0', async (t) => {
+  const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+  const run = await cli(['--version']);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, `${version}\n`);
+});
+
 test.serial('Usage errors exit 2 with the message on stderr and nothing on stdout', async (t) => {
   for (const args of [['bogus'], ['webhooks', 'show'], ['webhooks', 'show', '--id=abc'], ['webhooks', 'retry'], ['webhooks', 'list', '--status=NOPE'],
     ['webhooks', 'retry', '--id=1', '--all-failed'], ['payments', 'list'], ['webhooks', 'list', '--bogus-flag']]) {
@@ -467,8 +474,13 @@ test.serial('mobile_wallet webhooks register without answers and without a termi
   t.is((await q(`SELECT id FROM ${shop.prefix}sidecar_mobile_wallet_webhooks`)).length, before);
 });
 
+/** The order `payments list` is shown with two payments, and one with none. */
+let paymentsOrder: number;
+let orderWithoutPayments: number;
+
 test.serial("payments list --order shows the order's payments with their failure meta", async (t) => {
-  const orderId = 4711;
+  const orderId = paymentsOrder = await shop.seeder.createOrder({ status: 'processing', total: '222.45' });
+  orderWithoutPayments = await shop.seeder.createOrder({ status: 'processing', total: '10.00' });
   const insert = async (externalId: string, status: string, amount: number) => {
     const [result] = await shop.db.query(
       `INSERT INTO ${shop.prefix}sidecar_payments (provider, external_id, status, order_id, agreement_id, amount_minor, currency, created_at, updated_at)
@@ -499,10 +511,18 @@ test.serial("payments list --order shows the order's payments with their failure
   t.regex(lines[2], /inv-pay-2\s+CAPTURED\s+123\.45 DKK/);
   t.is(lines[1].indexOf('99.00') + '99.00 DKK'.length, lines[2].indexOf('123.45') + '123.45 DKK'.length); // amounts right-aligned
 
-  const none = await cli(['payments', 'list', '--order=999999']);
+  const none = await cli(['payments', 'list', `--order=${orderWithoutPayments}`]);
   t.is(none.code, 0);
-  t.is(none.stdout, 'no payments for order 999999\n');
-  t.deepEqual(JSON.parse((await cli(['payments', 'list', '--order=999999', '--json'])).stdout), []);
+  t.is(none.stdout, `no payments for order ${orderWithoutPayments}\n`);
+  t.deepEqual(JSON.parse((await cli(['payments', 'list', `--order=${orderWithoutPayments}`, '--json'])).stdout), []);
+
+  // As reconcile --order says: an order that does not exist is not an order without payments.
+  for (const format of [[], ['--json'], ['--format=count']]) {
+    const missing = await cli(['payments', 'list', '--order=999999', ...format]);
+    t.is(missing.code, 1, format.join(' '));
+    t.is(missing.stdout, '');
+    t.is(missing.stderr, 'payment-hub: order 999999 does not exist\n');
+  }
 });
 
 test.serial('retries list shows the dunning attempts, filtered by status', async (t) => {
@@ -576,7 +596,7 @@ test.serial('webhooks show --format=csv|json and --fields; the table shows the r
 });
 
 test.serial('payments and retries lists take the same formats; an empty list is 0, no ids, or a header row', async (t) => {
-  const csv = await cli(['payments', 'list', '--order=4711', '--format=csv', '--fields=external_id,amount_minor,currency,meta']);
+  const csv = await cli(['payments', 'list', `--order=${paymentsOrder}`, '--format=csv', '--fields=external_id,amount_minor,currency,meta']);
   t.is(csv.code, 0, csv.stderr);
   t.is(csv.stdout, [
     'external_id,amount_minor,currency,meta',
@@ -584,14 +604,14 @@ test.serial('payments and retries lists take the same formats; an empty list is 
     'inv-pay-2,12345,DKK,{}',
     '',
   ].join('\n'));
-  t.is((await cli(['payments', 'list', '--order=4711', '--format=count'])).stdout, '2\n');
-  t.regex((await cli(['payments', 'list', '--order=4711', '--format=ids'])).stdout, /^\d+ \d+\n$/);
-  const amounts = await cli(['payments', 'list', '--order=4711', '--fields=external_id,amount_minor']);
+  t.is((await cli(['payments', 'list', `--order=${paymentsOrder}`, '--format=count'])).stdout, '2\n');
+  t.regex((await cli(['payments', 'list', `--order=${paymentsOrder}`, '--format=ids'])).stdout, /^\d+ \d+\n$/);
+  const amounts = await cli(['payments', 'list', `--order=${paymentsOrder}`, '--fields=external_id,amount_minor']);
   t.regex(amounts.stdout, /^EXTERNAL ID\s+AMOUNT\ninv-pay-1\s+99\.00 DKK\ninv-pay-2\s+123\.45 DKK\n$/, 'the table shows the amount with its currency');
 
-  t.is((await cli(['payments', 'list', '--order=999999', '--format=count'])).stdout, '0\n');
-  t.is((await cli(['payments', 'list', '--order=999999', '--format=ids'])).stdout, '');
-  t.is((await cli(['payments', 'list', '--order=999999', '--format=csv', '--fields=id,status'])).stdout, 'id,status\n');
+  t.is((await cli(['payments', 'list', `--order=${orderWithoutPayments}`, '--format=count'])).stdout, '0\n');
+  t.is((await cli(['payments', 'list', `--order=${orderWithoutPayments}`, '--format=ids'])).stdout, '');
+  t.is((await cli(['payments', 'list', `--order=${orderWithoutPayments}`, '--format=csv', '--fields=id,status'])).stdout, 'id,status\n');
 
   const retries = await cli(['retries', 'list', '--order=801', '--format=csv', '--fields=order_id,attempt,status,idempotency_key']);
   t.is(retries.stdout, 'order_id,attempt,status,idempotency_key\n801,1,FAILED,retry-801-1\n801,2,PENDING,retry-801-2\n');

@@ -26,7 +26,7 @@ function baseEnv(): Record<string, string> {
   };
 }
 
-const cli = (args: string[]): Promise<CommandRun> => runCommand(process.execPath, [PAYMENT_HUB, ...args], { env: { ...process.env, ...baseEnv() } });
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CommandRun> => runCommand(process.execPath, [PAYMENT_HUB, ...args], { env: { ...process.env, ...baseEnv(), ...env } });
 
 const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 const statusOf = async (id: number) => (await q(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0].post_status as string;
@@ -138,7 +138,8 @@ test.serial('--order=N --yes makes that order agree with the provider, and only 
 
   // The JSON document: one object, snake_case, what each item came to.
   const output = JSON.parse(run.stdout);
-  t.deepEqual(Object.keys(output), ['dry_run', 'scope', 'summary', 'items']);
+  t.deepEqual(Object.keys(output), ['dry_run', 'scope', 'summary', 'items', 'skipped']);
+  t.deepEqual(output.skipped, []);
   t.is(output.dry_run, false);
   t.deepEqual(output.scope, { order_id: renewal.orderId });
   t.deepEqual(output.summary, { checked: 1, found: 1, changed: 1, would_change: 0, unreachable: 0 });
@@ -159,6 +160,29 @@ test.serial('When a provider cannot be asked, Then the run reports it and exits 
   const run = await cli(['reconcile', `--order=${renewal.orderId}`, '--yes', '--json']);
   t.is(run.code, 1);
   t.like(JSON.parse(run.stdout).items[0], { outcome: 'unreachable' });
+  t.deepEqual(await paymentsOf(renewal.orderId), [{ external_id: renewal.handle, status: 'FAILED' }]);
+});
+
+test.serial('When a provider is not configured (no card gateway key), Then its items are not asked about, and the run says so and exits 0', async (t) => {
+  const renewal = await settledQuietly();
+  const charge = await capturedQuietly('unconfigured');
+  const cardRequests = card.requests.length;
+  const unconfigured = { CARD_GATEWAY_API_KEY: '' };
+
+  const run = await cli(['reconcile', '--all', '--dry-run', '--json'], unconfigured);
+  t.is(run.code, 0, run.stderr);
+  const output = JSON.parse(run.stdout);
+  t.is(output.summary.unreachable, 0);
+  t.true(output.items.every((item: { provider: string }) => item.provider === 'mobile_wallet'), JSON.stringify(output.items));
+  t.true(output.items.some((item: { external_id: string }) => item.external_id === charge.chargeId));
+  t.is(output.skipped.length, 1);
+  t.like(output.skipped[0], { provider: 'card_gateway', reason: 'CARD_GATEWAY_API_KEY unset' });
+  t.true(output.skipped[0].items >= 1);
+
+  const text = await cli(['reconcile', `--order=${renewal.orderId}`, '--dry-run'], unconfigured);
+  t.is(text.code, 0, text.stderr);
+  t.is(text.stdout, 'nothing open to ask a configured provider about\ncard_gateway: 1 open item not asked about (CARD_GATEWAY_API_KEY unset)\n');
+  t.is(card.requests.length, cardRequests, 'the card gateway was not called');
   t.deepEqual(await paymentsOf(renewal.orderId), [{ external_id: renewal.handle, status: 'FAILED' }]);
 });
 

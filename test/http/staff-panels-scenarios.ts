@@ -225,7 +225,8 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
     const other = await failedThenSettledQuietly();
     const res = await asManager('POST', `/payment-hub/v1/orders/${renewal.orderId}/reconcile`);
     t.is(res.status, 200, res.text);
-    t.deepEqual(Object.keys(res.json), ['dry_run', 'scope', 'summary', 'items']);
+    t.deepEqual(Object.keys(res.json), ['dry_run', 'scope', 'summary', 'items', 'skipped']);
+    t.deepEqual(res.json.skipped, []);
     t.is(res.json.dry_run, false);
     t.deepEqual(res.json.scope, { order_id: renewal.orderId });
     t.deepEqual(res.json.summary, { checked: 1, found: 1, changed: 1, would_change: 0, unreachable: 0 });
@@ -245,7 +246,7 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
     // Asked again: nothing open about it any more.
     const again = await asManager('POST', `/payment-hub/v1/orders/${renewal.orderId}/reconcile`);
     t.is(again.status, 200);
-    t.deepEqual(again.json, { dry_run: false, scope: { order_id: renewal.orderId }, summary: { checked: 0, found: 0, changed: 0, would_change: 0, unreachable: 0 }, items: [] });
+    t.deepEqual(again.json, { dry_run: false, scope: { order_id: renewal.orderId }, summary: { checked: 0, found: 0, changed: 0, would_change: 0, unreachable: 0 }, items: [], skipped: [] });
   });
 
   test.serial('When the gateway cannot be reached, Then the answer says so (outcome unreachable, with the error) and the payment is left as it was', async (t) => {
@@ -256,6 +257,24 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
     t.is(res.json.summary.unreachable, 1);
     t.like(res.json.items[0], { outcome: 'unreachable', external_id: renewal.handle });
     t.regex(res.json.items[0].error, /503/);
+    t.deepEqual(await paymentsOf(renewal.orderId), [{ external_id: renewal.handle, status: 'FAILED' }]);
+  });
+
+  test.serial('When the card gateway is not configured where the API runs, Then staff\'s reconcile does not ask it: the answer says so (skipped, with what is unset) and the payment is left as it was', async (t) => {
+    const renewal = await failedThenSettledQuietly();
+    const requests = card.requests.length;
+    const unconfigured = await startStaffApi(shop.config({ ...env(), CARD_GATEWAY_API_KEY: '' }));
+    try {
+      const res = await request(unconfigured.url, 'POST', `/payment-hub/v1/orders/${renewal.orderId}/reconcile`, { headers: session.headers });
+      t.is(res.status, 200, res.text);
+      t.deepEqual(res.json, {
+        dry_run: false, scope: { order_id: renewal.orderId }, summary: { checked: 0, found: 0, changed: 0, would_change: 0, unreachable: 0 }, items: [],
+        skipped: [{ provider: 'card_gateway', reason: 'CARD_GATEWAY_API_KEY unset', items: 1 }],
+      });
+    } finally {
+      await unconfigured.stop();
+    }
+    t.is(card.requests.length, requests, 'the gateway was not asked');
     t.deepEqual(await paymentsOf(renewal.orderId), [{ external_id: renewal.handle, status: 'FAILED' }]);
   });
 

@@ -2,6 +2,7 @@ import { PostMeta } from '../../../entities';
 import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
 import { addOrderNumberIndex, orderNumberIndexExists, removeOrderNumberIndex } from '../../data-access/order-number-index';
+import { shopPreflight } from '../../installation/shop-preflight';
 import { withOnlineAlterProgress } from './progress';
 
 /** `npm run order-number-index -- status|add|remove` (see the README: sequential order numbers). */
@@ -16,6 +17,11 @@ async function main(): Promise<number> {
   const dataSource = createShopDataSource(config.db, 2);
   await dataSource.initialize();
   try {
+    const preflight = await shopPreflight(dataSource, config, { providers: false });
+    if (preflight.kind === 'refused') {
+      process.stderr.write(`order-number-index: ${preflight.reason}; nothing was changed\n`);
+      return 1;
+    }
     const table = dataSource.getMetadata(PostMeta).tableName;
     if (action === 'add') {
       // Adding it reads every row of the table: on a big shop minutes, so its share done and time left are shown (stderr).

@@ -6,6 +6,7 @@ import { mobileWalletCommands } from './payment-hub/mobile-wallet';
 import { paymentCommands, retryCommands } from './payment-hub/payments';
 import { reconcileCommand, reconcileHandler } from './payment-hub/reconcile';
 import { EXIT_USAGE, messageOf } from './payment-hub/runtime';
+import { PACKAGE_VERSION } from '../../shared/package-version';
 import { webhookCommands } from './payment-hub/webhooks';
 import { woocommerceCommands } from './payment-hub/woocommerce';
 import { workerCommands } from './payment-hub/workers';
@@ -30,7 +31,7 @@ export function buildCli(argv: string[]): Argv {
     .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, dunning, workers, woocommerce, reconcile or doctor')
     .strict()
     .recommendCommands()
-    .version(false)
+    .version('version', 'print the version of this release', PACKAGE_VERSION)
     .help()
     .alias('help', 'h')
     .wrap(null)

@@ -38,6 +38,8 @@ import { ProviderRefusalRepository } from '../../data-access/provider-refusal-re
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
 import { PassMarks } from '../../data-access/pass-marks';
 import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
+import { PACKAGE_VERSION } from '../../shared/package-version';
+import { providerSetup } from '../../payments/providers/configured';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -61,7 +63,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const mobileWallet = new MobileWalletClient({
     apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
     merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_TIMEOUT_MS,
-    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: '0.1.0' }, shared: providerLimits,
+    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: PACKAGE_VERSION }, shared: providerLimits,
   });
 
   const refusals = new ProviderRefusalRepository(dataSource);
@@ -89,7 +91,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
     changes, handOver: shop.handOver, reconciliation,
     /** The operator's `reconcile` and staff's reconcile of one order. */
-    reconcileNow: new ReconcileNow(reconciliation),
+    reconcileNow: new ReconcileNow(reconciliation, providerSetup(config)),
     /** The payments flagged as second captures, for /metrics. */
     secondCaptureRecords,
     /** The worker's sweep that flags a second capture of one order (src/payments/second-captures.ts). */

@@ -46,7 +46,8 @@ export function buildShopData(config: Config, dataSource: DataSource, log: Logge
     log,
     target: async () => {
       const [url, secret] = await Promise.all([siteUrl(), site.current().then((options) => resolveLoggedInSecret(config.wordpressSecrets, options))]);
-      return url && secret ? { url: handOverUrl(url), key: handOverKey(secret) } : null;
+      if (url && 'secret' in secret) return { url: handOverUrl(url), key: handOverKey(secret.secret) };
+      return { unknown: [...(url ? [] : ['url' as const]), ...('missing' in secret ? secret.missing : [])] };
     },
   });
   changes.onStored((changeId) => handOver.notify(changeId));

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 
 /**
  * Calls in flight to one provider host at most; more wait for a connection, within their deadline. It
@@ -15,10 +16,22 @@ export const PROVIDER_MAX_IN_FLIGHT = 200;
  * connection, connect, headers and body; it rejects with an error named `TimeoutError`. A GET on a
  * kept-alive socket the server had just closed is tried once more on a fresh one.
  */
+const AGENT_OPTIONS: http.AgentOptions = { keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' };
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: PROVIDER_MAX_IN_FLIGHT, scheduling: 'lifo' }),
+  'http:': new http.Agent(AGENT_OPTIONS),
+  'https:': new https.Agent(AGENT_OPTIONS),
 };
+
+/**
+ * Trusts `authorities` (PEM) besides the CAs Node trusts by default, for every call to the shop and the providers.
+ * For NODE_EXTRA_CA_CERTS named in `.env`, which Node reads only from the environment it starts with. Called at
+ * start, before any call: the HTTPS agent is replaced, with the default list as Node has it where it can say
+ * (`tls.getCACertificates`, Node 22.15 and later: the system store too when Node uses it), else Node's bundled list.
+ */
+export function trustCertificateAuthorities(authorities: string[]): void {
+  const defaults = (tls as { getCACertificates?: (type: 'default') => string[] }).getCACertificates?.('default') ?? tls.rootCertificates;
+  agents['https:'] = new https.Agent({ ...AGENT_OPTIONS, ca: [...defaults, ...authorities] });
+}
 
 /** Provider calls this process has sent and not yet had answered, and those waiting for a connection to send on. */
 export function providerCallsInFlight(): { sent: number; waiting: number } {

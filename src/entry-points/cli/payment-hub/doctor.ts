@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
-import { ConfigError, loadConfig } from '../../../config';
+import { readConfig } from '../../../config';
+import { silentLogger } from '../../../logger';
 import { checkInstallation, nodeCheck, redisCheck, type CheckResult } from '../../../installation/check-installation.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS } from './output';
@@ -17,7 +18,7 @@ export const runDoctor = action(async (argv: { json?: boolean; format?: string }
     printJson({ ok: !failed, checks: results.map((result) => ({ check: result.check, status: result.status, detail: result.detail, fix: result.fix ?? null })) });
   } else {
     printText(renderTable(
-      [{ header: 'CHECK' }, { header: 'STATUS' }, { header: 'DETAIL', maxWidth: 100 }],
+      [{ header: 'CHECK' }, { header: 'STATUS' }, { header: 'DETAIL', wrapAt: 100 }],
       results.map((result) => [result.check, result.status.toUpperCase(), result.detail]),
     ));
     for (const result of results.filter((one) => one.fix && one.status !== 'ok')) printText(`${result.check}: fix: ${result.fix}`);
@@ -29,15 +30,14 @@ export const runDoctor = action(async (argv: { json?: boolean; format?: string }
 });
 
 async function diagnose(): Promise<CheckResult[]> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: error.message, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
+  const reading = readConfig();
+  if (!reading.ok) {
+    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: reading.problem, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
   }
+  const { config } = reading;
   try {
-    return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub));
+    // Doctor's own checks say what is wrong with Redis or a provider: the hub's log lines would only repeat it, out of place.
+    return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub), silentLogger);
   } catch (error) {
     if (!(error instanceof DatabaseUnreachableError)) throw error;
     // Without the database nothing else of the shop can be checked; Redis and Node still can.

@@ -8,6 +8,8 @@ export interface Column {
   align?: 'left' | 'right';
   /** Longer cells are cut with an ellipsis so one long error message cannot push every row off screen. */
   maxWidth?: number;
+  /** Longer cells are wrapped onto more lines instead, at spaces where they can be: for text read whole (a diagnosis). */
+  wrapAt?: number;
 }
 
 /**
@@ -18,6 +20,24 @@ export function cell(value: unknown, maxWidth = Infinity): string {
   const text = value === null || value === undefined ? '' : String(value);
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   return flat.length > maxWidth ? `${flat.slice(0, Math.max(0, maxWidth - 1)).trimEnd()}…` : flat;
+}
+
+/** `text` in lines of at most `width` characters, broken at spaces; a longer word (a URL) is broken where it must. */
+export function wrapped(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/ +/)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = '';
+    }
+    let rest = word;
+    // Only a word longer than a whole line comes here with the line empty.
+    for (; rest.length > width; rest = rest.slice(width)) lines.push(rest.slice(0, width));
+    line = line ? `${line} ${rest}` : rest;
+  }
+  if (line) lines.push(line);
+  return lines.join('\n');
 }
 
 /** No borders: columns two spaces apart, as wp-cli and ps print them. */
@@ -39,7 +59,7 @@ export function renderTable(columns: Column[], rows: unknown[][]): string {
     colAligns: columns.map((column) => column.align ?? 'left'),
     wordWrap: false,
   });
-  table.push(...rows.map((row) => columns.map((column, i) => cell(row[i], column.maxWidth))));
+  table.push(...rows.map((row) => columns.map((column, i) => (column.wrapAt ? wrapped(cell(row[i]), column.wrapAt) : cell(row[i], column.maxWidth)))));
   return table.toString().split('\n').map((line) => line.trimEnd()).join('\n');
 }
 

@@ -5,7 +5,7 @@ import type { PaymentRecord } from '../../../data-access/payment-repository';
 import type { RetryRecord } from '../../../data-access/retry-repository';
 import { formatAmount, formatMeta } from './format';
 import { LIST_FORMATS, outputOptions, printList, type FieldSet } from './output';
-import { action, withHub } from './runtime';
+import { action, CliError, withHub } from './runtime';
 import { positiveInteger } from './webhooks';
 
 const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'];
@@ -53,8 +53,10 @@ export function paymentCommands(y: Argv): Argv {
       .check((argv) => positiveInteger(argv.order, '--order')), LIST_FORMATS, PAYMENT_LIST),
     action(async (argv) => {
       const config = loadConfigOrExit();
-      const payments = await withHub(config, (hub) => hub.payments.listByOrder(argv.order));
-      printList(payments, PAYMENT_LIST, argv, `no payments for order ${argv.order}`);
+      const listed = await withHub(config, (hub) => hub.showOrderPayments.payments(argv.order));
+      // As `reconcile --order` and the payments route: an order that does not exist is not an order without payments.
+      if (listed.kind === 'order_not_found') throw new CliError(`order ${argv.order} does not exist`);
+      printList(listed.payments, PAYMENT_LIST, argv, `no payments for order ${argv.order}`);
     }))
     .demandCommand(1, 'name a payments command: list');
 }

@@ -2,7 +2,8 @@ import type { Argv } from 'yargs';
 import type { PaymentHub } from '../../composition/payment-hub';
 import { loadConfigOrExit } from '../../../config';
 import type { Finding } from '../../../reconciliation';
-import { reconcileSummary } from '../../../reconciliation/reconcile-now.use-case';
+import { reconcileSummary, type SkippedProvider } from '../../../reconciliation/reconcile-now.use-case';
+import { shopPreflight } from '../../../installation/shop-preflight';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS, type Format } from './output';
 import { action, CliError, confirm, EXIT_FAILED, EXIT_OK, listProgress, printJson, printText, requireYesOrTerminal, withHub } from './runtime';
@@ -43,7 +44,12 @@ export const reconcileHandler = action<ReconcileArgs & { format?: string; json?:
   if (!dryRun) requireYesOrTerminal(yes, `reconcile asks before it changes anything (${WARNING})`, 'pass --yes to run it unattended, or --dry-run only to look');
   const config = loadConfigOrExit();
   const format = formatOf(argv);
-  return withHub(config, (hub) => reconcile(hub, { orderId: argv.order, dryRun, yes, format }));
+  return withHub(config, async (hub, dataSource) => {
+    // Nothing is read from the providers, let alone changed, in a database that is not this shop's or with no provider to ask.
+    const preflight = await shopPreflight(dataSource, config, { providers: true });
+    if (preflight.kind === 'refused') throw new CliError(`${preflight.reason}; nothing was changed`);
+    return reconcile(hub, { orderId: argv.order, dryRun, yes, format });
+  });
 });
 
 async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: boolean; yes: boolean; format: Format }): Promise<number> {
@@ -77,13 +83,19 @@ async function reconcile(hub: PaymentHub, options: { orderId?: number; dryRun: b
     return EXIT_FAILED;
   }
   if (options.format === 'json') printJson(outcome.document);
-  else printText(describe(outcome.findings, options.dryRun));
+  else printText(describe(outcome.findings, options.dryRun, outcome.skipped));
   return outcome.unreachable ? EXIT_FAILED : EXIT_OK;
 }
 
-function describe(findings: Finding[], dryRun: boolean): string {
+/** `card_gateway: 15 open items not asked about (CARD_GATEWAY_API_KEY unset)`. */
+function describeSkipped(skipped: SkippedProvider): string {
+  return `${skipped.provider}: ${skipped.items} open item${skipped.items === 1 ? '' : 's'} not asked about (${skipped.reason})`;
+}
+
+function describe(findings: Finding[], dryRun: boolean, skipped: SkippedProvider[] = []): string {
   const s = reconcileSummary(findings);
-  if (!findings.length) return 'nothing open to ask the providers about';
+  const notAsked = skipped.map((one) => `\n${describeSkipped(one)}`).join('');
+  if (!findings.length) return `nothing open to ask ${skipped.length ? 'a configured provider' : 'the providers'} about${notAsked}`;
   const table = renderTable(
     [{ header: 'KIND' }, { header: 'PROVIDER' }, { header: 'ID', align: 'right' }, { header: 'EXTERNAL ID', maxWidth: 40 }, { header: 'ORDER', align: 'right' },
       { header: 'HERE' }, { header: 'AT PROVIDER' }, { header: 'OUTCOME' }, { header: 'EVENTS', maxWidth: 60 }],
@@ -93,5 +105,5 @@ function describe(findings: Finding[], dryRun: boolean): string {
   const line = dryRun
     ? `dry run: asked about ${s.checked}, ${s.would_change} would change, ${s.unreachable} could not be asked; nothing was changed`
     : `asked about ${s.checked}: ${s.found} with news from the provider, ${s.changed} changed, ${s.unreachable} could not be asked`;
-  return `${table}\n${line}`;
+  return `${table}\n${line}${notAsked}`;
 }

@@ -46,14 +46,14 @@ const cliLogger: Logger = {
 export class DatabaseUnreachableError extends CliError {}
 
 /** The hub for one command: database and queue are opened for it and closed after it, even when it fails. */
-export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSource: DataSource) => Promise<T>): Promise<T> {
+export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSource: DataSource) => Promise<T>, log: Logger = cliLogger): Promise<T> {
   const dataSource = createShopDataSource(config.db, 2);
   try {
     await dataSource.initialize();
   } catch (error) {
     throw new DatabaseUnreachableError(`cannot connect to the database ${config.db.name} at ${databaseAddress(config.db)}: ${messageOf(error)}`);
   }
-  const hub = buildPaymentHub(config, dataSource, cliLogger, 'producer');
+  const hub = buildPaymentHub(config, dataSource, log, 'producer');
   try {
     return await work(hub, dataSource);
   } finally {

@@ -300,9 +300,10 @@ export const components: Record<string, Schema> = {
 
   ReconcileResult: {
     type: 'object',
-    description: 'What `payment-hub reconcile --order=N --json` prints. An item whose provider could not be asked has `outcome: "unreachable"` and its `error`, and is left as it was.',
+    description: 'What `payment-hub reconcile --order=N --json` prints. An item whose provider could not be asked has `outcome: "unreachable"` and its `error`, and is left as it was. '
+      + 'Items of a provider that is not configured are not asked about: `skipped` counts them, with what is unset.',
     additionalProperties: false,
-    required: ['dry_run', 'scope', 'summary', 'items'],
+    required: ['dry_run', 'scope', 'summary', 'items', 'skipped'],
     properties: {
       dry_run: { type: 'boolean' },
       scope: { anyOf: [{ const: 'all' }, { type: 'object', additionalProperties: false, required: ['order_id'], properties: { order_id: { type: 'integer' } } }] },
@@ -336,6 +337,20 @@ export const components: Record<string, Schema> = {
             events: { type: 'array', items: { type: 'string' }, description: 'What the provider said, as its webhooks would have named it.' },
             notes: { type: 'array', items: { type: 'string' }, description: 'What handling each event did.' },
             error: nullable({ type: 'string', description: 'Why the provider could not be asked.' }),
+          },
+        },
+      },
+      skipped: {
+        type: 'array',
+        description: 'Providers not configured here, whose open items were left as they are without asking.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['provider', 'reason', 'items'],
+          properties: {
+            provider: { enum: ['card_gateway', 'mobile_wallet'] },
+            reason: { type: 'string', description: 'What is unset, e.g. `CARD_GATEWAY_API_KEY unset`.' },
+            items: { type: 'integer', minimum: 1, description: 'Open items of this provider not asked about.' },
           },
         },
       },

@@ -31,7 +31,8 @@ export const reconcileOrderContract = defineRoute({
     summary: 'Asks the providers about one order now and makes the shop agree with them',
     description: 'As `payment-hub reconcile --order=N --yes --json`: everything open about the order (its payments, agreements, an invoice awaiting the gateway) is asked '
       + 'about, and what the provider says is handed to the same handlers as its webhooks. Only reads from the providers. A provider that cannot be asked '
-      + 'is reported in the answer (`summary.unreachable`, the item\'s `outcome` and `error`), the item left as it was. No body is read. Capability `edit_shop_orders`.',
+      + 'is reported in the answer (`summary.unreachable`, the item\'s `outcome` and `error`), the item left as it was; a provider that is not configured is not asked '
+      + '(`skipped`, with what is unset). No body is read. Capability `edit_shop_orders`.',
     responses: {
       200: { description: 'What asking came to.', content: json(ref('ReconcileResult')) },
       404: orderNotFound,

@@ -17,7 +17,8 @@ export function orderPaymentHandlers(hub: Pick<PaymentHub, 'showOrderPayments' |
     /**
      * POST `.../reconcile`: asks the providers about that order now and answers what `payment-hub reconcile
      * --order=N --json` prints. A provider that could not be asked is in the answer (`summary.unreachable`, the
-     * item's `outcome: 'unreachable'` and its `error`), the item left as it was, as the command reports it.
+     * item's `outcome: 'unreachable'` and its `error`), the item left as it was, as the command reports it; one not
+     * configured is not asked (`skipped`).
      */
     async reconcile({ params }: InputOf<typeof reconcileOrderContract>, res: Response): Promise<void> {
       const outcome = await hub.reconcileNow.execute({ orderId: params.orderId }, { dryRun: false });

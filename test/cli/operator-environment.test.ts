@@ -1,0 +1,107 @@
+import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { selfSignedCertificate } from '../../src/entry-points/cli/self-signed-certificate';
+import { setOption } from '../../src/demo/woocommerce-schema';
+import { paymentHub } from '../support/cli-process';
+import { FakeWordPress, LOGGED_IN_KEY, LOGGED_IN_SALT } from '../support/fake-wordpress';
+import { createTestShop, type TestShop } from '../support/test-shop';
+
+// The CLI configured the way an operator configures the service: a `.env` in the folder it runs in (with PATH the
+// only variable of the environment), which every command reads the same way, NODE_EXTRA_CA_CERTS included.
+
+let shop: TestShop;
+const folders: string[] = [];
+
+test.before(async () => {
+  shop = await createTestShop('operator_env');
+  await setOption(shop.db, shop.prefix, 'shop_sidecar_companion', JSON.stringify({ version: 3, seen: Math.floor(Date.now() / 1000) }), 'no');
+});
+
+test.after.always(async () => {
+  for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
+  await shop?.drop();
+});
+
+/** A folder of its own holding `files` (`.env` among them). */
+function folderWith(files: Record<string, string>): string {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'operator-env-'));
+  folders.push(folder);
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(folder, name), text);
+  return folder;
+}
+
+const dotEnv = (variables: Record<string, string>) => Object.entries(variables).map(([name, value]) => `${name}=${value}`).join('\n') + '\n';
+
+interface Check { check: string; status: string; detail: string }
+
+test('When .env names the shop\'s wp-config.php (WP_CONFIG_FILE), Then doctor reads it as workers list does: the configuration and the database pass', async (t) => {
+  const folder = folderWith({
+    'wp-config.php': `<?php\ndefine( 'DB_NAME', '${shop.dbName}' );\ndefine( 'DB_USER', 'root' );\ndefine( 'DB_PASSWORD', '' );\ndefine( 'DB_HOST', '127.0.0.1' );\n$table_prefix = '${shop.prefix}';\n`,
+  });
+  fs.writeFileSync(path.join(folder, '.env'), dotEnv({ WP_CONFIG_FILE: path.join(folder, 'wp-config.php') }));
+
+  const workers = await paymentHub(['workers', 'list', '--json'], {}, folder);
+  t.is(workers.code, 0, workers.stderr);
+
+  const doctor = await paymentHub(['doctor', '--json'], {}, folder);
+  const checks = (JSON.parse(doctor.stdout) as { checks: Check[] }).checks;
+  const statusOf = (name: string) => checks.find((check) => check.check === name)?.status;
+  t.not(statusOf('configuration'), 'fail', JSON.stringify(checks, null, 2));
+  t.is(statusOf('database'), 'ok', JSON.stringify(checks, null, 2));
+  t.not(statusOf('woocommerce'), 'fail');
+  t.is(statusOf('migrations'), 'ok');
+});
+
+test('When .env sets DB_NAME and the environment sets it too, Then the environment wins', async (t) => {
+  const folder = folderWith({ '.env': dotEnv({ DB_NAME: 'no_such_shop_database', DB_TABLE_PREFIX: shop.prefix }) });
+  const doctor = await paymentHub(['doctor', '--json'], { DB_NAME: shop.dbName }, folder);
+  const checks = (JSON.parse(doctor.stdout) as { checks: Check[] }).checks;
+  t.is(checks.find((check) => check.check === 'database')?.status, 'ok', JSON.stringify(checks, null, 2));
+});
+
+test('When WordPress is served with a private CA and only .env names it (NODE_EXTRA_CA_CERTS), Then the hand-over reaches it; without that line it does not', async (t) => {
+  const tls = selfSignedCertificate(folderWith({}));
+  const wordpress = new FakeWordPress(shop, undefined, tls);
+  await wordpress.start();
+  const settings = { DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, SHOP_URL: wordpress.url, WP_LOGGED_IN_KEY: LOGGED_IN_KEY, WP_LOGGED_IN_SALT: LOGGED_IN_SALT };
+  try {
+    const untrusted = await paymentHub(['woocommerce', 'status', '--json'], {}, folderWith({ '.env': dotEnv(settings) }));
+    t.is(untrusted.code, 1);
+    t.regex(JSON.parse(untrusted.stdout).route_message, /SELF_SIGNED|certificate/i);
+
+    const trusted = await paymentHub(['woocommerce', 'status', '--json'], {}, folderWith({ '.env': dotEnv({ ...settings, NODE_EXTRA_CA_CERTS: tls.certFile }) }));
+    t.is(trusted.code, 0, trusted.stdout + trusted.stderr);
+    t.like(JSON.parse(trusted.stdout), { route: 'applied', companion_version: 3 });
+    t.true(wordpress.received.some((request) => request.verified));
+  } finally {
+    await wordpress.stop();
+  }
+});
+
+test('When .env names a CA file that holds no certificate, Then the command stops with one line naming NODE_EXTRA_CA_CERTS', async (t) => {
+  const folder = folderWith({ 'not-a-ca.pem': 'hello\n' });
+  fs.writeFileSync(path.join(folder, '.env'), dotEnv({ DB_NAME: shop.dbName, NODE_EXTRA_CA_CERTS: path.join(folder, 'not-a-ca.pem') }));
+  const run = await paymentHub(['woocommerce', 'status'], {}, folder);
+  t.is(run.code, 1);
+  t.is(run.stderr, 'configuration error: NODE_EXTRA_CA_CERTS names a file with no PEM certificate\n');
+});
+
+test('When the site\'s LOGGED_IN_SALT is unknown but its URL is, Then woocommerce status names the salt, and where it is read from, and not the URL', async (t) => {
+  const run = await paymentHub(['woocommerce', 'status', '--json'], {
+    DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, SHOP_URL: 'https://shop.example.dk', WP_LOGGED_IN_KEY: LOGGED_IN_KEY,
+  }, folderWith({}));
+  t.is(run.code, 1);
+  const status = JSON.parse(run.stdout);
+  t.is(status.route, 'not_configured');
+  t.is(status.route_message, 'its LOGGED_IN_SALT (WP_CONFIG_FILE or WP_LOGGED_IN_SALT, or the logged_in_salt option) is unknown');
+
+  await setOption(shop.db, shop.prefix, 'siteurl', '', 'yes');
+  try {
+    const neither = await paymentHub(['woocommerce', 'status', '--json'], { DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix }, folderWith({}));
+    t.regex(JSON.parse(neither.stdout).route_message, /^the site's URL \(SHOP_URL, or the siteurl option\) and its LOGGED_IN_KEY .* and its LOGGED_IN_SALT .* are unknown$/);
+  } finally {
+    await setOption(shop.db, shop.prefix, 'siteurl', 'https://shop.example.dk', 'yes');
+  }
+});
