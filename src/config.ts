@@ -411,20 +411,33 @@ function databaseCharset(env: Env): string {
   return charset === 'utf8' ? 'utf8mb4' : charset;
 }
 
-/** Loads `.env` from the working directory when present (real environment variables win), then the config. */
-export function loadConfigOrExit(): Config {
+/**
+ * Loads `.env` from the working directory when present (real environment variables win), then the config;
+ * a setting that cannot be used throws a ConfigError naming it.
+ */
+export function loadConfigFromEnvironment(): Config {
   if (fs.existsSync('.env')) {
     const before = { ...process.env };
     process.loadEnvFile('.env');
     Object.assign(process.env, before);
   }
+  const config = loadConfig(process.env);
+  for (const notice of config.notices) process.stderr.write(`configuration: ${notice}\n`);
+  return config;
+}
+
+/** The one line that says why the configuration cannot be used. */
+export function configurationErrorLine(error: ConfigError): string {
+  return `configuration error: ${error.message}`;
+}
+
+/** As loadConfigFromEnvironment, or the process stops with the line naming the setting (the CLI's commands). */
+export function loadConfigOrExit(): Config {
   try {
-    const config = loadConfig(process.env);
-    for (const notice of config.notices) process.stderr.write(`configuration: ${notice}\n`);
-    return config;
+    return loadConfigFromEnvironment();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.stderr.write(`${configurationErrorLine(error)}\n`);
       process.exit(1);
     }
     throw error;
