@@ -4,6 +4,7 @@ import { closeRedis, connectRedis } from '../../data-access/redis';
 import { exitAfterLogging, logger } from '../../logger';
 import { serviceConfigOrExit } from '../service-configuration';
 import { SHUTDOWN_DEADLINE_MS } from './graceful-shutdown';
+import { listen } from './listen';
 import { createApi } from './server';
 
 async function main(): Promise<void> {
@@ -18,7 +19,13 @@ async function main(): Promise<void> {
   const api = await createApi({ config, dataSource, redis, log: logger });
   const server = api.server;
 
-  await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
+  // The restify server, not its node server: restify emits the node server's 'error' again on itself.
+  const listening = await listen(server, config.http.port, config.http.host, { port: 'PORT', host: 'HOST' });
+  if (listening.kind === 'refused') {
+    // One line naming the setting, not a stack trace; what it opened is let go of by the exit.
+    logger.error('api_cannot_listen', { code: listening.code, message: listening.message });
+    return exitAfterLogging(1);
+  }
   const scheme = config.http.tlsCertFile ? 'https' : 'http';
   logger.info('api_listening', { url: `${scheme}://${config.http.host}:${(server.address() as { port: number }).port}` });
   process.send?.('ready');
