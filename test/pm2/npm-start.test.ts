@@ -107,6 +107,37 @@ test.serial('When a setting is bad, Then `npm start` exits non-zero naming it, a
   t.false(pm2.daemonStarted(), 'no PM2 daemon was started');
 });
 
+test.serial('When a setting goes bad while the service runs, Then `npm run reload` refuses naming it and the service goes on; with good settings it reloads losing no request', async (t) => {
+  const settings = await serviceSettings();
+  const pm2 = pm2Home(settings);
+  const start = await pm2.npmStart();
+  t.is(start.code, 0, start.stderr);
+
+  const refused = await pm2.npmRun('reload', { DUNNING_PLAN: 'bogus' });
+  t.not(refused.code, 0);
+  t.true(refused.stderr.includes(BAD_PLAN), refused.stderr);
+  t.deepEqual([...new Set((await pm2.apps()).map((app) => `${app.name} ${app.pm2_env.status} ${app.pm2_env.restart_time}`))].sort(),
+    [`${API} online 0`, `${WORKER} online 0`], 'nothing was replaced');
+
+  // A client asking all through the reload, one new connection each time (as nginx without keep-alive).
+  const base = `http://127.0.0.1:${settings.PORT}`;
+  const statuses: (number | string)[] = [];
+  let reloading = true;
+  const client = (async () => {
+    while (reloading) statuses.push(await request(base, 'GET', '/health', { timeoutMs: 10_000 }).then((answer) => answer.status, (error: Error) => error.message));
+  })();
+  const started = Date.now();
+  const reloaded = await pm2.npmRun('reload');
+  t.log(`npm run reload: ${Date.now() - started} ms, ${statuses.length} requests meanwhile`);
+  reloading = false;
+  await client;
+  t.is(reloaded.code, 0, reloaded.stderr);
+  t.deepEqual([...new Set((await pm2.apps()).map((app) => `${app.name} ${app.pm2_env.status} ${app.pm2_env.restart_time}`))].sort(),
+    [`${API} online 1`, `${WORKER} online 1`]);
+  t.true(statuses.length > 10);
+  t.deepEqual(statuses.filter((status) => status !== 200), [], 'every request answered 200');
+});
+
 test.serial('When the apps get a bad setting all the same (`pm2 start` without npm), Then they stop instead of restarting, each saying why last in its own log', async (t) => {
   const pm2 = pm2Home({ ...await serviceSettings(), DUNNING_PLAN: 'bogus' });
   const started = Date.now();

@@ -32,6 +32,11 @@ export class Pm2Home {
     return runCommand('npm', ['start'], { env: this.env(extra) });
   }
 
+  /** `npm run <script>` in the repository's root (e.g. reload). */
+  npmRun(script: string, extra: Record<string, string> = {}): Promise<CommandRun> {
+    return runCommand('npm', ['run', script], { env: this.env(extra) });
+  }
+
   /** `pm2 <args>` (what `npx pm2 <args>` runs), in the repository's root. */
   pm2(args: string[], extra: Record<string, string> = {}): Promise<CommandRun> {
     return runCommand(process.execPath, [PM2, ...args], { env: this.env(extra) });
