@@ -4,6 +4,12 @@
 // SHUTDOWN_DEADLINE_MS (src/entry-points/http/graceful-shutdown.ts, 7 s), and exits by 9 s at the latest.
 // The worker's kill timeout is longer than its queue's graceful close (QUEUE_CLOSE_TIMEOUT_MS in
 // src/entry-points/worker/main.ts, 30 s), so a job in progress finishes before PM2 kills the process.
+// Exit code 78 (CONFIGURATION_EXIT_CODE, src/entry-points/service-configuration.ts) means the app cannot start
+// with its configuration: restarting would fail the same way, so PM2 leaves it stopped, the line naming the
+// setting last in its log. `npm start` and `npm run reload` check the configuration before PM2 acts: a reload
+// replaces the running instances even when the new ones exit at once.
+// Each app's log is its own: PM2_HOME/logs/<name>-out-<id>.log and <name>-error-<id>.log, all the service's
+// lines in the error log (it logs on stderr); `pm2 logs <name>` shows them.
 module.exports = {
   apps: [
     {
@@ -15,6 +21,7 @@ module.exports = {
       wait_ready: true,
       listen_timeout: 10000,
       kill_timeout: 10000,
+      stop_exit_codes: [78],
     },
     {
       name: 'shop-sidecar-worker',
@@ -25,6 +32,7 @@ module.exports = {
       wait_ready: true,
       listen_timeout: 10000,
       kill_timeout: 40000,
+      stop_exit_codes: [78],
     },
   ],
 };

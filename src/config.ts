@@ -450,6 +450,11 @@ function loadDotEnv(): ReadonlySet<string> {
 
 export type ConfigReading = { ok: true; config: Config } | { ok: false; problem: string };
 
+/** The one line that says why the configuration cannot be used. */
+export function configurationErrorLine(problem: string): string {
+  return `configuration error: ${problem}`;
+}
+
 /**
  * The configuration of this process, as every entry point reads it: `.env` first, then the environment and
  * WP_CONFIG_FILE. Certificate authorities that `.env` names (NODE_EXTRA_CA_CERTS) are trusted from here on.
@@ -471,7 +476,7 @@ export function readConfig(): ConfigReading {
 export function loadConfigOrExit(): Config {
   const reading = readConfig();
   if (!reading.ok) {
-    process.stderr.write(`configuration error: ${reading.problem}\n`);
+    process.stderr.write(`${configurationErrorLine(reading.problem)}\n`);
     process.exit(1);
   }
   for (const notice of reading.config.notices) process.stderr.write(`configuration: ${notice}\n`);

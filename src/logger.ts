@@ -2,8 +2,9 @@ import pino, { type DestinationStream } from 'pino';
 import { currentRequestId } from './shared/request-context';
 
 /**
- * One JSON line per event on stderr; PM2 keeps it in the process's log. A line written while a request
- * is handled carries its `requestId`, the one in the answer's X-Request-Id.
+ * One JSON line per event on stderr (under PM2's cluster mode through its stream: see pm2ClusterStderr); PM2
+ * keeps it in the process's own log. A line written while a request is handled carries its `requestId`, the
+ * one in the answer's X-Request-Id.
  */
 export interface Logger {
   info(event: string, fields?: Record<string, unknown>): void;
@@ -59,7 +60,14 @@ export function createLogger(destination: DestinationStream): Logger {
   return { info: write('info'), warn: write('warn'), error: write('error') };
 }
 
-function stderr(): DestinationStream {
+/** Where the lines go, and how the process ends once they are there. */
+interface LogOutput {
+  destination: DestinationStream;
+  /** Resolves once every line handed to `destination` so far is written (or after `boundMs`, whatever holds it up). */
+  written(boundMs: number): Promise<void>;
+}
+
+function fd2(): LogOutput {
   // Written off the thread: a line goes out at once when no write is in progress, and the lines that come
   // meanwhile go together in the next write, so a busy process writes in batches and a quiet one without
   // delay. What is still held at exit is written synchronously.
@@ -71,9 +79,69 @@ function stderr(): DestinationStream {
       // A write still in progress at exit: what it holds is on its way already.
     }
   });
-  return destination;
+  return { destination, written: async () => {} };
 }
 
-export const logger: Logger = createLogger(stderr());
+/**
+ * Under PM2's cluster mode the process runs inside PM2's container, whose fd 1 and 2 are the daemon's own (its
+ * pm2.log): PM2 puts in the app's log files, and in `pm2 logs`, only what goes through process.stdout.write and
+ * process.stderr.write, which it replaces. So there the lines go through process.stderr, batched as above: the
+ * lines of one turn of the event loop in one write. PM2 writes them to the file asynchronously; `written` waits
+ * for its callbacks, so a process that exits right after a line (it cannot start) does not lose it.
+ */
+function pm2ClusterStderr(): LogOutput {
+  let held = '';
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  const settle = () => {
+    if (inFlight === 0 && held === '') for (const resolve of waiting.splice(0)) resolve();
+  };
+  const flush = () => {
+    if (held === '') return;
+    const chunk = held;
+    held = '';
+    inFlight++;
+    process.stderr.write(chunk, () => {
+      inFlight--;
+      settle();
+    });
+  };
+  // A process.exit elsewhere (PM2's own handler of an uncaught exception): hand PM2 what is still held.
+  process.on('exit', flush);
+  return {
+    destination: {
+      write(line: string) {
+        if (held === '') setImmediate(flush);
+        held += line;
+      },
+    },
+    written(boundMs) {
+      flush();
+      return new Promise((resolve) => {
+        if (inFlight === 0) return resolve();
+        waiting.push(resolve);
+        setTimeout(resolve, boundMs).unref();
+      });
+    },
+  };
+}
+
+/** PM2 sets exec_mode in the environment of the processes it starts: cluster_mode or fork_mode. */
+const output: LogOutput = process.env.exec_mode === 'cluster_mode' ? pm2ClusterStderr() : fd2();
+
+export const logger: Logger = createLogger(output.destination);
+
+/** How long a process that is ending waits for its last lines at most: well within PM2's kill_timeout. */
+const LAST_LINES_MS = 500;
+
+/**
+ * Ends the process with `code` once every line it logged is written; `lastWords`, a plain line, is written
+ * last (what a process that cannot start says, e.g. `configuration error: …`).
+ */
+export async function exitAfterLogging(code: number, lastWords?: string): Promise<never> {
+  if (lastWords !== undefined) output.destination.write(`${lastWords}\n`);
+  await output.written(LAST_LINES_MS);
+  process.exit(code);
+}
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

@@ -70,7 +70,7 @@ for (const [name, env, message] of [
 ] as const) {
   test(`When ${name}, Then the API stops at start with one line naming it`, async (t) => {
     const result = await command('http/main.js', [], { HELPDESK_API_SECRET: 'never-printed', ...env });
-    t.is(result.code, 1);
+    t.is(result.code, 78, 'EX_CONFIG: PM2 does not restart it (stop_exit_codes)');
     t.is(result.stderr.trim(), message);
     t.false(result.stderr.includes('never-printed'));
   });

@@ -45,6 +45,8 @@ const COMMANDS_RUN: Record<string, { file: string; runs: RegExp }> = {
   'npm run migrate': { file: 'test/cli/migrate-progress.test.ts', runs: /runCommand\('npm', \['run', '--silent', 'migrate'\]/ },
   'npm run api': { file: 'test/support/service-process.ts', runs: /\.scripts\[script\]/ },
   'npm run worker': { file: 'test/support/service-process.ts', runs: /\.scripts\[script\]/ },
+  'npm start': { file: 'test/pm2/npm-start.test.ts', runs: /pm2\.npmStart\(\)/ },
+  'npm run reload': { file: 'test/pm2/npm-start.test.ts', runs: /npmRun\('reload'/ },
   'npx payment-hub doctor': { file: 'test/cli/doctor.test.ts', runs: /cli\(\['doctor'/ },
   'npm run order-number-index -- status': { file: 'test/cli/maintenance-commands.test.ts', runs: /'cli\/order-number-index\.js', \['status'\]/ },
   'npm run order-number-index -- add': { file: 'test/cli/maintenance-commands.test.ts', runs: /'cli\/order-number-index\.js', \['add'\]/ },

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { loadConfig } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
-import { configureShop, createDatabase, createWooCommerceTables, dropDatabase } from '../../demo/woocommerce-schema';
+import { configureShop, createWooCommerceTables } from '../../demo/woocommerce-schema';
+import { DEMO_MARKER_TABLE, freshDemoDatabase } from '../../demo/demo-database';
 import { seedDemoShop, type DemoSamples } from '../../demo/demo-shop';
 import { ShopSeeder, shopTables } from '../../demo/shop-seeder';
 import { WpUser } from '../../../entities';
@@ -14,16 +14,20 @@ import { selfSignedCertificate } from './self-signed-certificate';
 import { migrateShop } from './migrate-shop';
 import { silentLogger } from '../../logger';
 import { signCardGatewayEvent } from '../../payments/providers/card-gateway/signature';
+import { addressFree } from '../http/listen';
 
 /**
  * `npm run demo`: a demo shop database shaped like a real WooCommerce one (posts and HPOS tables,
  * HPOS authoritative with sync on), seeded, migrated, served over HTTPS with a self-signed
  * certificate with the worker running beside it, and a list of requests to paste. Ctrl+C stops it.
+ * DEMO_DB_NAME (shop_sidecar_demo) is made afresh on each run, and only when the demo made it itself
+ * (src/demo/demo-database.ts); DEMO_HOST and DEMO_PORT (127.0.0.1, 8443) are where it serves.
  */
 const env = process.env;
 const dbName = env.DEMO_DB_NAME ?? 'shop_sidecar_demo';
 const prefix = 'wp_';
-const port = env.DEMO_PORT ?? '8443';
+const port = env.DEMO_PORT || '8443';
+const host = env.DEMO_HOST || '127.0.0.1';
 const projectRoot = path.resolve(__dirname, '../../../..');
 
 interface DemoShop {
@@ -32,12 +36,20 @@ interface DemoShop {
   apiKey: { consumerKey: string; consumerSecret: string };
 }
 
+/** Why the demo stops before it starts anything: one line, and a non-zero exit. */
+class DemoRefusal extends Error {}
+
 async function prepareDatabase(): Promise<DemoShop> {
   const connection = { host: env.DB_HOST ?? '127.0.0.1', port: Number(env.DB_PORT ?? 3306), user: env.DB_USER ?? 'root', password: env.DB_PASSWORD ?? '' };
   const admin = await mysql.createConnection(connection);
-  await dropDatabase(admin, dbName);
-  await createDatabase(admin, dbName);
-  await admin.end();
+  try {
+    const fresh = await freshDemoDatabase(admin, dbName);
+    if (fresh.kind === 'not_the_demos') {
+      throw new DemoRefusal(`database "${dbName}" exists and the demo did not create it (it has no ${DEMO_MARKER_TABLE} table), so it is left as it is: set DEMO_DB_NAME to another name`);
+    }
+  } finally {
+    await admin.end();
+  }
   const db = mysql.createPool({ ...connection, database: dbName, connectionLimit: 4, dateStrings: true, timezone: 'Z' });
   try {
     await createWooCommerceTables(db, prefix);
@@ -55,7 +67,8 @@ async function prepareDatabase(): Promise<DemoShop> {
 }
 
 function start(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/entry-points', script)], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  // The IPC channel carries the service's `ready` (sent once it listens, as PM2's wait_ready has it).
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/entry-points', script)], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
       process.stderr.write(`demo: the ${name} stopped (${signal ?? code}); stopping the demo\n`);
@@ -69,6 +82,8 @@ let stopping = false;
 const children: ChildProcess[] = [];
 function stopAll(code: number): void {
   stopping = true;
+  // The timer below is unref'd: when the children are gone first, the demo ends on its own, with this code.
+  process.exitCode = code;
   for (const child of children) child.kill('SIGTERM');
   setTimeout(() => process.exit(code), 1500).unref();
 }
@@ -131,11 +146,14 @@ function printRequests(base: string, key: string, secret: string, { samples, api
   process.stdout.write(lines.join('\n'));
 }
 
-function listening(tcpPort: number): Promise<boolean> {
+/**
+ * Resolves with true once the service says it is ready (the API: it listens), false if it exits first. Not a
+ * connection to the port: another process holding it would answer just as well.
+ */
+function ready(child: ChildProcess): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect(tcpPort, '127.0.0.1');
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
+    child.on('message', (message) => { if (message === 'ready') resolve(true); });
+    child.once('exit', () => resolve(false));
   });
 }
 
@@ -164,6 +182,10 @@ function writeDemoWpConfig(): void {
 }
 
 async function main(): Promise<void> {
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new DemoRefusal('DEMO_PORT must be a whole number from 1 to 65535');
+  // Before the database is touched: the API would find the port taken only after the seeding.
+  const address = await addressFree(Number(port), host, { port: 'DEMO_PORT', host: 'DEMO_HOST' });
+  if (address.kind === 'refused') throw new DemoRefusal(address.message);
   process.stdout.write(`demo: creating and seeding the demo shop database "${dbName}"...\n`);
   const shop = await prepareDatabase();
   writeDemoWpConfig();
@@ -175,7 +197,7 @@ async function main(): Promise<void> {
     ...env,
     DB_NAME: dbName,
     DB_TABLE_PREFIX: prefix,
-    HOST: env.DEMO_HOST ?? '127.0.0.1',
+    HOST: host,
     PORT: port,
     TLS_CERT_FILE: certFile,
     TLS_KEY_FILE: keyFile,
@@ -190,18 +212,17 @@ async function main(): Promise<void> {
   await migrateShop(dataSource, silentLogger, (line) => process.stdout.write(`demo: ${line}\n`));
   await dataSource.destroy();
 
-  children.push(start('API', 'http/main.js', childEnv), start('worker', 'worker/main.js', childEnv));
-  const base = `https://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    if (await listening(Number(port))) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  printRequests(base, key, secret, shop, webhookSecret);
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));
+  const api = start('API', 'http/main.js', childEnv);
+  children.push(api, start('worker', 'worker/main.js', childEnv));
+  // The API that exits instead has said why in its own line, and the demo stops (start() above).
+  if (!(await ready(api))) return;
+  printRequests(`https://127.0.0.1:${port}`, key, secret, shop, webhookSecret);
 }
 
 main().catch((error) => {
-  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (error instanceof DemoRefusal) process.stderr.write(`demo: ${error.message}\n`);
+  else process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
   stopAll(1);
 });

@@ -1,13 +1,14 @@
 import v8 from 'node:v8';
-import { loadConfigOrExit } from '../../config';
 import { apiBounds, createShopDataSource } from '../../data-access/data-source';
 import { closeRedis, connectRedis } from '../../data-access/redis';
-import { logger } from '../../logger';
+import { exitAfterLogging, logger } from '../../logger';
+import { serviceConfigOrExit } from '../service-configuration';
 import { SHUTDOWN_DEADLINE_MS } from './graceful-shutdown';
+import { listen } from './listen';
 import { createApi } from './server';
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = await serviceConfigOrExit();
   // Under load V8 lets the heap grow to about four times what is live before a full collection: most of
   // the API's peak memory is garbage waiting for it. Twice what is live costs a few percent of the
   // requests per second at full load (README, "Memory").
@@ -18,7 +19,13 @@ async function main(): Promise<void> {
   const api = await createApi({ config, dataSource, redis, log: logger });
   const server = api.server;
 
-  await new Promise<void>((resolve) => server.listen(config.http.port, config.http.host, resolve));
+  // The restify server, not its node server: restify emits the node server's 'error' again on itself.
+  const listening = await listen(server, config.http.port, config.http.host, { port: 'PORT', host: 'HOST' });
+  if (listening.kind === 'refused') {
+    // One line naming the setting, not a stack trace; what it opened is let go of by the exit.
+    logger.error('api_cannot_listen', { code: listening.code, message: listening.message });
+    return exitAfterLogging(1);
+  }
   const scheme = config.http.tlsCertFile ? 'https' : 'http';
   logger.info('api_listening', { url: `${scheme}://${config.http.host}:${(server.address() as { port: number }).port}` });
   process.send?.('ready');
@@ -31,12 +38,12 @@ async function main(): Promise<void> {
     // Whatever hangs, the process ends before PM2's kill_timeout (10 s) would kill it.
     setTimeout(() => {
       logger.error('api_stop_forced');
-      process.exit(1);
+      void exitAfterLogging(1);
     }, SHUTDOWN_DEADLINE_MS + 2000).unref();
     // Finish the requests in flight (cut at the deadline), then let go of the database and Redis.
     await api.close();
     await Promise.allSettled([dataSource.destroy(), closeRedis(redis)]);
-    process.exit(0);
+    await exitAfterLogging(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -44,5 +51,5 @@ async function main(): Promise<void> {
 
 main().catch((error) => {
   logger.error('api_start_failed', { error });
-  process.exit(1);
+  void exitAfterLogging(1);
 });

@@ -1,6 +1,6 @@
-import { loadConfigOrExit } from '../../config';
 import { createShopDataSource } from '../../data-access/data-source';
-import { logger } from '../../logger';
+import { exitAfterLogging, logger } from '../../logger';
+import { serviceConfigOrExit } from '../service-configuration';
 import { QUEUE_CLOSE_TIMEOUT_MS, STOP_STEP_MS, startWorker } from './worker';
 
 /** PM2 kills the worker this long after SIGTERM (ecosystem.config.js); the process ends before, whatever it waits for. */
@@ -8,7 +8,7 @@ const KILL_TIMEOUT_MS = 40_000;
 const EXIT_DEADLINE_MS = Math.min(KILL_TIMEOUT_MS - 2000, QUEUE_CLOSE_TIMEOUT_MS + 3 * STOP_STEP_MS + 2000);
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const config = await serviceConfigOrExit();
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
   let stopping = false;
@@ -20,10 +20,10 @@ async function main(): Promise<void> {
     // Whatever a step waits for, the process ends in time; a job still running stays PENDING for the next worker.
     setTimeout(() => {
       logger.warn('worker_stop_deadline', { afterMs: EXIT_DEADLINE_MS });
-      process.exit(code);
+      void exitAfterLogging(code);
     }, EXIT_DEADLINE_MS).unref();
     await worker.stop(graceMs);
-    process.exit(code);
+    await exitAfterLogging(code);
   };
   const worker = startWorker({
     config, dataSource, log: logger,
@@ -39,5 +39,5 @@ async function main(): Promise<void> {
 
 main().catch((error) => {
   logger.error('worker_start_failed', { error });
-  process.exit(1);
+  void exitAfterLogging(1);
 });

@@ -12,8 +12,8 @@
  * (assets/panels.js) asks the service, from the browser, with the user's own logged-in cookie and a wp_rest
  * nonce (wp.apiFetch). The service must therefore answer on this site's own origin: the shop's web server sends
  * /wp-json/subscription-support/, /wp-json/renewal-discounts/ and /wp-json/payment-hub/ to it (see the service's
- * README, "On the shop's own origin"). Define SHOP_SIDECAR_API_ROOT in wp-config.php when it answers elsewhere
- * on this origin.
+ * docs/companion.md, "Staff panels in WP admin", for the nginx lines). Define SHOP_SIDECAR_API_ROOT in
+ * wp-config.php when it answers elsewhere on this origin.
  */
 
 defined( 'ABSPATH' ) || exit;

@@ -32,6 +32,8 @@
 defined( 'ABSPATH' ) || exit;
 
 // 1: Action Scheduler only; 2: the hand-over route; 3: the dunning e-mail and the cancel after dunning.
+// The plugin header's Version (../../shop-sidecar-companion.php) is this number too, so WordPress's plugin list
+// and `payment-hub woocommerce status` show the same version.
 const SHOP_SIDECAR_COMPANION_VERSION = 3;
 const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
 
