@@ -128,7 +128,7 @@ export function subscriptionsRetryCheck(plugins: { subscriptionsActive: boolean;
 export function workersCheck(workers: WorkerRecord[]): CheckResult {
   const alive = workers.filter((worker) => !worker.stalledAt && worker.seenSecondsAgo < WORKER_GONE_AFTER_SECONDS);
   const stalled = workers.filter((worker) => worker.stalledAt);
-  const fix = 'payment-hub workers list --json shows what a stalled worker waited for; see "When something goes wrong" in the README';
+  const fix = 'payment-hub workers list --json shows what a stalled worker waited for; see "When something goes wrong" in docs/operators-guide.md';
   if (stalled.length) {
     const last = stalled[stalled.length - 1]!;
     return warn('workers', `${alive.length} alive; ${stalled.length} stalled in the last day, the last at ${last.stalledAt}: ${String(last.stallReason).slice(0, 300)}`, fix);

@@ -137,7 +137,7 @@ function printRequests(base: string, key: string, secret: string, { samples, api
     `DB_NAME=${dbName} npx payment-hub webhooks list`,
     '# What dunning won back from failed renewals in the last 30 days (none has failed in the demo shop)',
     `DB_NAME=${dbName} npx payment-hub dunning report`,
-    '# The whole installation checked, configured from the demo shop\'s wp-config.php as an operator would (README: "Moving from the PHP plugins")',
+    '# The whole installation checked, configured from the demo shop\'s wp-config.php as an operator would (docs/operators-guide.md: "Moving from the PHP plugins")',
     `WP_CONFIG_FILE=${path.relative(process.cwd(), demoWpConfig) || demoWpConfig} npx payment-hub doctor`,
     '',
     'Press Ctrl+C to stop.',

@@ -5,7 +5,7 @@ import { addOrderNumberIndex, orderNumberIndexExists, removeOrderNumberIndex } f
 import { shopPreflight } from '../../installation/shop-preflight';
 import { withOnlineAlterProgress } from './progress';
 
-/** `npm run order-number-index -- status|add|remove` (see the README: sequential order numbers). */
+/** `npm run order-number-index -- status|add|remove` (see docs/operators-guide.md: sequential order numbers). */
 async function main(): Promise<number> {
   const action = process.argv[2] ?? 'status';
   if (!['status', 'add', 'remove'].includes(action)) {

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const config = await serviceConfigOrExit();
   // Under load V8 lets the heap grow to about four times what is live before a full collection: most of
   // the API's peak memory is garbage waiting for it. Twice what is live costs a few percent of the
-  // requests per second at full load (README, "Memory").
+  // requests per second at full load (docs/developers-guide.md, "Memory").
   if (config.http.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.http.heapGrowthPercent}`);
   const dataSource = createShopDataSource(config.db, 10, apiBounds(config));
   await dataSource.initialize();

@@ -2,7 +2,7 @@
  * A route's contract, written once: its method and path, its path parameters, query string and body as
  * JSON Schemas (TypeBox, so each is also the handler's TypeScript type), and what it answers. From it come
  * the request's checks (compiled when the server starts), the handler's typed input, the route restify
- * registers and the route's part of the OpenAPI document. README, "Adding a route".
+ * registers and the route's part of the OpenAPI document. docs/developers-guide.md, "Adding a route".
  */
 import type { Request, Server } from 'restify';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';

@@ -39,7 +39,7 @@ function lookupOf(body: InputOf<typeof orderStatusContract>['body']): OrderStatu
 }
 
 /**
- * What an attempt counts against, and what it is only checked against (README, "Failed attempts and
+ * What an attempt counts against, and what it is only checked against (docs/routes.md, "Failed attempts and
  * the limit"). Every failed authentication counts against the client's address (an IPv6 /64), whatever
  * user name it sends: a new name per request must be neither a new count nor a new Redis key. A wrong
  * secret for the helpdesk key's name also counts against that key at that address, never the key alone,
