@@ -409,6 +409,9 @@ export async function configureShop(db: Db, prefix: string, settings: ShopSettin
     [`${p}user_roles`, phpSerialize(userRoles())],
     ['woocommerce_version', WOOCOMMERCE_VERSION],
     ['woocommerce_db_version', WOOCOMMERCE_VERSION],
+    // As Subscriptions 7.9.0 records itself: the plugin's version, and its bundled subscriptions-core's.
+    ['wcs_plugin_version', '7.9.0'],
+    ['woocommerce_subscriptions_active_version', '8.3.0'],
     ['woocommerce_default_country', settings.defaultCountry ?? 'DK'],
     ['woocommerce_currency', settings.currency ?? 'DKK'],
     ['woocommerce_currency_pos', 'right_space'],
