@@ -17,7 +17,9 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  * The staff panels in WP admin, as a shop manager uses them: real WordPress + WooCommerce + Subscriptions with the
  * companion installed as docs/companion.md says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
  * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php. In posts and in HPOS storage:
- * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation, a
+ * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation (each
+ * followed by WooCommerce's own Update for another change, which keeps it: the panel fills WooCommerce's boxes, and
+ * the companion's guard keeps a change made behind a stale form's back), a
  * renewal discount created and another cancelled (the second after the page's nonce went stale), a failed renewal's
  * reason and planned retry and "Ask the provider now" once the fake gateway has settled it; a customer sees no
  * panel and gets 403; the Danish strings; the API stopped. After each step WooCommerce's own state is read through
@@ -66,15 +68,21 @@ async function noticeOf(page: Page, panel: string, says: RegExp): Promise<{ kind
   return { kind: /is-error/.test(className) ? 'error' : /is-success/.test(className) ? 'success' : className, text };
 }
 
-/**
- * Another change in WooCommerce's own boxes, saved with WooCommerce's Update as staff do: the Customer Provided
- * Note, behind the Shipping column's Edit link. Resolves once the saved screen is drawn again.
- */
-async function updateWithCustomerNote(page: Page, note: string): Promise<void> {
+/** Another change in WooCommerce's own boxes, not saved yet: the Customer Provided Note, behind the Shipping column's Edit link. */
+async function editCustomerNote(page: Page, note: string): Promise<void> {
   await page.locator('#woocommerce-subscription-data .order_data_column', { has: page.locator('#excerpt') }).locator('a.edit_address').click();
   await page.locator('#excerpt').fill(note);
+}
+
+/** WooCommerce's Update, as staff click it; resolves once the saved screen is drawn again. */
+async function clickUpdate(page: Page): Promise<void> {
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.locator('button.save_order').click()]);
   await page.locator('#shop-sidecar-support .shop-sidecar-facts').waitFor({ timeout: WAIT_MS });
+}
+
+async function updateWithCustomerNote(page: Page, note: string): Promise<void> {
+  await editCustomerNote(page, note);
+  await clickUpdate(page);
 }
 
 /** What WooCommerce's own boxes on the page would post now: the status select and Schedule's next payment. */
@@ -165,6 +173,8 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     const earliest = await page.locator(`${support} .shop-sidecar-pause-end input`).getAttribute('min');
     t.regex(earliest ?? '', /^\d{4}-\d{2}-\d{2}$/, 'the earliest pause end is offered (tomorrow, in the shop\'s time zone)');
     const pauseEnd = addDays(earliest!, 9);
+    // On the phone, the staff member has already started another change in WooCommerce's boxes; the pause must not lose it.
+    await editCustomerNote(page, 'Ring efter kl. 17');
     await page.locator(`${support} .shop-sidecar-pause-end input`).fill(pauseEnd);
     const paused = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith(`/subscription/${active}/pause`) && response.request().method() === 'POST');
     await page.locator(`${support} .shop-sidecar-pause`).click();
@@ -194,7 +204,8 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     // ---- WooCommerce's Update, for another change on the same screen: the pause holds.
     const shownFacts = async () => page.locator(`${support} .shop-sidecar-facts dd`).allTextContents();
     const answered = await shownFacts();
-    await updateWithCustomerNote(page, 'Ring efter kl. 17');
+    t.is(await page.locator('#excerpt').inputValue(), 'Ring efter kl. 17', 'the unsaved edit is still there');
+    await clickUpdate(page);
     t.is(await page.locator('#excerpt').inputValue(), 'Ring efter kl. 17', 'WooCommerce saved the other change');
     t.like(await wooState(active), { status: 'on-hold', next_payment: gmt(pauseAnswer.next_payment_date), auto_reactivation: gmt(pauseAnswer.auto_reactivation_date) }, 'the pause holds in WooCommerce');
     await screenshot(page, `panels-${mode}-support-paused-updated`);
