@@ -17,7 +17,9 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  * The staff panels in WP admin, as a shop manager uses them: real WordPress + WooCommerce + Subscriptions with the
  * companion installed as docs/companion.md says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
  * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php. In posts and in HPOS storage:
- * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation, a
+ * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation (each
+ * followed by WooCommerce's own Update for another change, which keeps it: the panel fills WooCommerce's boxes, and
+ * the companion's guard keeps a change made behind a stale form's back), a
  * renewal discount created and another cancelled (the second after the page's nonce went stale), a failed renewal's
  * reason and planned retry and "Ask the provider now" once the fake gateway has settled it; a customer sees no
  * panel and gets 403; the Danish strings; the API stopped. After each step WooCommerce's own state is read through
@@ -64,6 +66,40 @@ async function noticeOf(page: Page, panel: string, says: RegExp): Promise<{ kind
   // The notice's own words (wp.components puts a heading for screen readers before them).
   const text = ((await notice.locator('.components-notice__content').first().textContent()) ?? '').trim();
   return { kind: /is-error/.test(className) ? 'error' : /is-success/.test(className) ? 'success' : className, text };
+}
+
+/** Another change in WooCommerce's own boxes, not saved yet: the Customer Provided Note, behind the Shipping column's Edit link. */
+async function editCustomerNote(page: Page, note: string): Promise<void> {
+  await page.locator('#woocommerce-subscription-data .order_data_column', { has: page.locator('#excerpt') }).locator('a.edit_address').click();
+  await page.locator('#excerpt').fill(note);
+}
+
+/** WooCommerce's Update, as staff click it; resolves once the saved screen is drawn again. */
+async function clickUpdate(page: Page): Promise<void> {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.locator('button.save_order').click()]);
+  await page.locator('#shop-sidecar-support .shop-sidecar-facts').waitFor({ timeout: WAIT_MS });
+}
+
+async function updateWithCustomerNote(page: Page, note: string): Promise<void> {
+  await editCustomerNote(page, note);
+  await clickUpdate(page);
+}
+
+/** What WooCommerce's own boxes on the page would post now: the status select and Schedule's next payment. */
+async function formState(page: Page): Promise<{ status: string; nextPayment: string; nextPaymentShown: string; expectedShown: string }> {
+  return page.evaluate(() => {
+    const value = (selector: string) => (document.querySelector(selector) as HTMLInputElement | null)?.value ?? '';
+    const seconds = Number(value('input[name="next_payment_timestamp_utc"]'));
+    const at = new Date(seconds * 1000);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    return {
+      status: value('select[name="order_status"]'),
+      nextPayment: value('input[name="next_payment_timestamp_utc"]'),
+      nextPaymentShown: `${value('#next_payment')} ${value('#next_payment_hour')}:${value('#next_payment_minute')}`,
+      // As Subscriptions' own script shows a date: in the browser's time.
+      expectedShown: seconds > 0 ? `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${pad(at.getHours())}:${pad(at.getMinutes())}` : ' :',
+    };
+  });
 }
 
 async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
@@ -137,6 +173,8 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     const earliest = await page.locator(`${support} .shop-sidecar-pause-end input`).getAttribute('min');
     t.regex(earliest ?? '', /^\d{4}-\d{2}-\d{2}$/, 'the earliest pause end is offered (tomorrow, in the shop\'s time zone)');
     const pauseEnd = addDays(earliest!, 9);
+    // On the phone, the staff member has already started another change in WooCommerce's boxes; the pause must not lose it.
+    await editCustomerNote(page, 'Ring efter kl. 17');
     await page.locator(`${support} .shop-sidecar-pause-end input`).fill(pauseEnd);
     const paused = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith(`/subscription/${active}/pause`) && response.request().method() === 'POST');
     await page.locator(`${support} .shop-sidecar-pause`).click();
@@ -151,13 +189,29 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       const state = await wooState(active);
       return state.status === 'on-hold' && state.next_payment === gmt(pauseAnswer.next_payment_date) && state.auto_reactivation === gmt(pauseAnswer.auto_reactivation_date);
     }, WAIT_MS, 'WooCommerce to show the pause');
+    // WooCommerce's own boxes on the same screen follow, without a reload: the status select, Schedule's next
+    // payment (posted and shown), and the notes list with WooCommerce's note of the pause.
+    const seconds = (iso: string) => String(Date.parse(iso) / 1000);
+    const notesShown = () => page.locator('#woocommerce-order-notes ul.order_notes li.note').count();
+    const notesHeld = (id: number) => shop!.php<{ notes: number }>('state', { id }).then((state) => state.notes);
+    await eventually(async () => await notesShown() === await notesHeld(active), WAIT_MS, 'the notes list to show WooCommerce\'s notes');
+    const form = await formState(page);
+    t.like(form, { status: 'wc-on-hold', nextPayment: seconds(pauseAnswer.next_payment_date) }, 'WooCommerce\'s boxes hold the pause');
+    t.is(form.nextPaymentShown, form.expectedShown, 'Schedule shows the new next payment');
+    t.is(await page.locator('#order_status').evaluate((select) => (select as HTMLSelectElement).selectedOptions[0]?.textContent?.trim()), 'On hold');
     await screenshot(page, `panels-${mode}-support-paused`);
-    // Drawn again from what WooCommerce holds, the page shows the same moments the service answered (one time zone).
+
+    // ---- WooCommerce's Update, for another change on the same screen: the pause holds.
     const shownFacts = async () => page.locator(`${support} .shop-sidecar-facts dd`).allTextContents();
     const answered = await shownFacts();
-    await page.reload();
-    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
+    t.is(await page.locator('#excerpt').inputValue(), 'Ring efter kl. 17', 'the unsaved edit is still there');
+    await clickUpdate(page);
+    t.is(await page.locator('#excerpt').inputValue(), 'Ring efter kl. 17', 'WooCommerce saved the other change');
+    t.like(await wooState(active), { status: 'on-hold', next_payment: gmt(pauseAnswer.next_payment_date), auto_reactivation: gmt(pauseAnswer.auto_reactivation_date) }, 'the pause holds in WooCommerce');
+    await screenshot(page, `panels-${mode}-support-paused-updated`);
+    // Drawn again from what WooCommerce holds, the page shows the same moments the service answered (one time zone).
     t.deepEqual(await shownFacts(), answered, 'status, next payment and pause end as WooCommerce holds them, in the shop\'s time zone');
+    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
 
     // ---- Renewal discounts: one created; after the nonce went stale, a second created without the user noticing; the first cancelled.
     const discountRow = (status: string) => shop!.sql<{ id: number; status: string }>(`SELECT id, status FROM ${shop!.prefix}sidecar_renewal_discounts WHERE subscription_id = ? AND status = ?`, [active, status]);
@@ -189,14 +243,43 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await screenshot(page, `panels-${mode}-support-discounts`);
     await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`) });
 
-    // ---- Force-activate an on-hold subscription.
+    // ---- Force-activate an on-hold subscription, then at once WooCommerce's Update for another change (WooCommerce
+    // may not have applied the activation yet): it holds.
     await page.goto(`${origin.url}${subscriptionScreen(mode, onHold)}`);
     await page.locator(`${support} .shop-sidecar-force-activate`).waitFor({ timeout: WAIT_MS });
+    t.is((await formState(page)).status, 'wc-on-hold');
+    const activating = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith(`/subscription/${onHold}/force-activate`) && response.request().method() === 'POST');
     await page.locator(`${support} .shop-sidecar-force-activate`).click();
+    const activated = await (await activating).json() as { status: string; next_payment_date: string | null };
     t.like(await noticeOf(page, support, /active again|Nothing|cannot|could not/), { kind: 'success' });
     t.is((await page.locator(`${support} [data-field="status"]`).textContent())?.trim(), 'Active');
-    await eventually(async () => (await wooState(onHold)).status === 'active', WAIT_MS, 'WooCommerce to show the subscription active');
     t.is(await page.locator(`${support} .shop-sidecar-force-activate`).count(), 0, 'force-activate is no longer offered');
+    t.like(await formState(page), { status: 'wc-active', nextPayment: activated.next_payment_date ? seconds(activated.next_payment_date) : '0' }, 'WooCommerce\'s boxes hold the activation at once');
+    await updateWithCustomerNote(page, 'Kunden ringede');
+    t.is(await page.locator('#excerpt').inputValue(), 'Kunden ringede', 'WooCommerce saved the other change');
+    await eventually(async () => (await wooState(onHold)).status === 'active', WAIT_MS, 'WooCommerce to show the subscription active');
+    const activeAfterUpdate = await wooState(onHold);
+    t.is(activeAfterUpdate.auto_reactivation, null);
+    t.true(!!activeAfterUpdate.next_payment && Date.parse(`${activeAfterUpdate.next_payment.replace(' ', 'T')}Z`) > Date.now(), `a next payment ahead: ${activeAfterUpdate.next_payment}`);
+    await page.reload();
+    await page.locator(`${support} .shop-sidecar-reasons`).waitFor({ timeout: WAIT_MS });
+    t.is((await page.locator(`${support} [data-field="status"]`).textContent())?.trim(), 'Active', 'still active once WooCommerce has applied everything');
+    t.like(await wooState(onHold), { status: 'active', next_payment: activeAfterUpdate.next_payment, auto_reactivation: null });
+    await screenshot(page, `panels-${mode}-support-activated-updated`);
+
+    // ---- A change the page did not see (made in another tab, or by the worker): the form still shows the state it
+    // was drawn with, and WooCommerce's Update for another change keeps the newer change (the companion's guard).
+    const elsewhere = await page.evaluate(async ({ id, end }) => {
+      const { apiFetch } = (window as unknown as { wp: { apiFetch: (options: object) => Promise<unknown> } }).wp;
+      return apiFetch({ url: `/wp-json/subscription-support/v1/subscription/${id}/pause`, method: 'POST', data: { end_date: end } });
+    }, { id: onHold, end: pauseEnd }) as { next_payment_date: string; auto_reactivation_date: string };
+    await eventually(async () => (await wooState(onHold)).status === 'on-hold', WAIT_MS, 'WooCommerce to show the pause made elsewhere');
+    t.is((await formState(page)).status, 'wc-active', 'the form still shows the state it was drawn with');
+    await updateWithCustomerNote(page, 'Ringer igen i morgen');
+    t.is(await page.locator('#excerpt').inputValue(), 'Ringer igen i morgen', 'WooCommerce saved the other change');
+    t.like(await wooState(onHold), { status: 'on-hold', next_payment: gmt(elsewhere.next_payment_date), auto_reactivation: gmt(elsewhere.auto_reactivation_date) }, 'the pause made elsewhere holds');
+    t.regex((await page.locator('#wpbody-content .notice, #wpbody-content .updated').allTextContents()).join(' '), /changed since this page was opened/, 'the staff member is told why');
+    await screenshot(page, `panels-${mode}-support-stale-form-updated`);
 
     // ---- A failed renewal: its reason and planned retry; asked again once the gateway has settled it, it is paid.
     const renewal = renewing.renewal_order_id!;

@@ -135,6 +135,137 @@
 		return el( 'div', { className: 'shop-sidecar-section' }, el( 'h4', null, title ), children );
 	}
 
+	/* ---------------------------------------------------------------- WooCommerce's own boxes on the same screen */
+
+	/**
+	 * WooCommerce's own boxes on the subscription's edit screen (Subscription Data's status select, Schedule's
+	 * dates, the notes) are drawn with the page, and WooCommerce's Update posts every field in them: left as drawn
+	 * after a panel action, they would save the old state back. So after each action they are filled with the new
+	 * state, at once from the service's answer and then, once WooCommerce has applied the change, with
+	 * WooCommerce's own values and notes. A field the staff member changed themselves is left as they set it: that
+	 * edit is theirs to save. The value each field was last filled with is in the hidden input
+	 * shop_sidecar_drawn[<field>], which the companion also compares on Update (includes/admin-panels.php).
+	 */
+	const boxes = {
+		drawn( name ) {
+			return document.querySelector( 'input[name="shop_sidecar_drawn[' + name + ']"]' );
+		},
+		field( name ) {
+			return document.querySelector( 'form [name="' + name + '"]' );
+		},
+		/** Fills one field; false when the staff member had changed it (it keeps their value). */
+		fill( name, value, choices ) {
+			const field = boxes.field( name );
+			const drawn = boxes.drawn( name );
+			if ( ! field || ! drawn || value === null || value === undefined ) {
+				return true;
+			}
+			value = String( value );
+			if ( field.value !== drawn.value && field.value !== value ) {
+				return false;
+			}
+			if ( field.tagName === 'SELECT' ) {
+				if ( choices && choices.length ) {
+					field.replaceChildren( ...choices.map( ( choice ) => new Option( choice.label, choice.value ) ) );
+				}
+				if ( ! Array.from( field.options ).some( ( option ) => option.value === value ) ) {
+					field.add( new Option( value, value ) );
+				}
+			}
+			field.value = value;
+			drawn.value = value;
+			if ( /_timestamp_utc$/.test( name ) ) {
+				boxes.showDate( name.replace( /_timestamp_utc$/, '' ), Number( value ) );
+			}
+			if ( field.tagName === 'SELECT' && window.jQuery ) {
+				// selectWoo draws the select anew; no other handler hears a change the staff member did not make.
+				window.jQuery( field ).trigger( 'change.select2' );
+			}
+			return true;
+		},
+		/** Schedule's visible date, hour and minute of a date, in the browser's time, as Subscriptions' own script fills them. */
+		showDate( type, seconds ) {
+			const date = document.getElementById( type );
+			const hour = document.getElementById( type + '_hour' );
+			const minute = document.getElementById( type + '_minute' );
+			const at = seconds > 0 ? new Date( seconds * 1000 ) : null;
+			const pad = ( number ) => String( number ).padStart( 2, '0' );
+			if ( date ) {
+				date.value = at ? at.getFullYear() + '-' + pad( at.getMonth() + 1 ) + '-' + pad( at.getDate() ) : '';
+			}
+			if ( hour ) {
+				hour.value = at ? pad( at.getHours() ) : '';
+			}
+			if ( minute ) {
+				minute.value = at ? pad( at.getMinutes() ) : '';
+			}
+		},
+		/** The notes list, as WooCommerce's notes box draws it. */
+		notes( html ) {
+			const list = document.querySelector( '#woocommerce-order-notes ul.order_notes' );
+			const fresh = typeof html === 'string' ? new DOMParser().parseFromString( html, 'text/html' ).querySelector( 'ul.order_notes' ) : null;
+			if ( list && fresh ) {
+				list.innerHTML = fresh.innerHTML;
+			}
+		},
+	};
+
+	const sleep = ( ms ) => new Promise( ( resolve ) => setTimeout( resolve, ms ) );
+	const seconds = ( moment ) => ( moment ? String( Math.round( Date.parse( moment ) / 1000 ) ) : '0' );
+
+	/**
+	 * follow( answer ) after an action: WooCommerce's boxes show the answer at once, then WooCommerce's own state
+	 * as soon as it has applied the change (asked every few seconds, for up to ten minutes); `applied` gets that
+	 * state. `notice` says when a field kept the staff member's own edit, or when WooCommerce is slow to apply.
+	 */
+	function useWooCommerceBoxes( settings, applied ) {
+		const [ notice, setNotice ] = useState( null );
+		const following = useRef( 0 );
+		useEffect( () => () => {
+			following.current += 1;
+		}, [] );
+
+		async function follow( answer ) {
+			const mine = ++following.current;
+			let kept = false;
+			const fill = ( fields, choices ) => {
+				Object.keys( fields ).forEach( ( name ) => {
+					kept = ! boxes.fill( name, fields[ name ], name === 'order_status' ? choices : null ) || kept;
+				} );
+			};
+			const keptNotice = { status: 'warning', message: __( 'You had changed the status or a date in WooCommerce\'s boxes on this page before this action. They still show your change, and Update will save it instead.', 'shop-sidecar-companion' ) };
+			fill( { order_status: 'wc-' + answer.status, next_payment_timestamp_utc: seconds( answer.next_payment_date ) } );
+			setNotice( kept ? keptNotice : null );
+			const started = Date.now();
+			for ( let wait = 400; Date.now() - started < 10 * 60 * 1000; wait = Math.min( wait * 2, 10000 ) ) {
+				await sleep( wait );
+				if ( mine !== following.current ) {
+					return;
+				}
+				let screen = null;
+				try {
+					screen = await apiFetch( { path: 'shop-sidecar/v1/subscriptions/' + settings.subscriptionId + '/edit-screen' } );
+				} catch ( error ) {
+					screen = null; // asked again
+				}
+				if ( mine !== following.current ) {
+					return;
+				}
+				if ( screen && ! screen.waiting ) {
+					fill( screen.fields, screen.status_options );
+					boxes.notes( screen.notes_html );
+					applied( screen );
+					setNotice( kept ? keptNotice : null );
+					return;
+				}
+				if ( ! kept && Date.now() - started > 15000 ) {
+					setNotice( { status: 'info', message: __( 'WooCommerce has not applied this change yet. The boxes on this page already show it, so Update is safe; the notes follow once it is applied.', 'shop-sidecar-companion' ) } );
+				}
+			}
+		}
+		return { notice, setNotice, follow };
+	}
+
 	/* ---------------------------------------------------------------- Support (subscription edit screen) */
 
 	function SupportPanel( { settings } ) {
@@ -148,6 +279,7 @@
 		const [ discountType, setDiscountType ] = useState( '' );
 		const [ amount, setAmount ] = useState( '' );
 		const actions = useActions();
+		const wooBoxes = useWooCommerceBoxes( settings, ( screen ) => setState( { status: screen.status, next_payment_date: screen.next_payment, auto_reactivation_date: screen.pause_end } ) );
 
 		async function load() {
 			setLoadError( null );
@@ -179,6 +311,7 @@
 			() => service( root, 'subscription-support/v1/subscription/' + id + '/pause', { method: 'POST', data: { end_date: pauseEnd } } ),
 			( answer ) => {
 				setState( answer );
+				wooBoxes.follow( answer );
 				/* translators: 1: pause end date, 2: next payment date. */
 				return sprintf( __( 'Paused until %1$s. Next payment: %2$s.', 'shop-sidecar-companion' ), shown( answer.auto_reactivation_date ), shown( answer.next_payment_date ) );
 			}
@@ -188,6 +321,7 @@
 			() => service( root, 'subscription-support/v1/subscription/' + id + '/force-activate', { method: 'POST' } ),
 			( answer ) => {
 				setState( answer );
+				wooBoxes.follow( answer );
 				/* translators: %s: next payment date. */
 				return sprintf( __( 'The subscription is active again. Next payment: %s.', 'shop-sidecar-companion' ), shown( answer.next_payment_date ) );
 			}
@@ -241,6 +375,7 @@
 			Fragment,
 			null,
 			el( NoticeLine, { notice: actions.notice, onRemove: () => actions.setNotice( null ) } ),
+			el( NoticeLine, { notice: wooBoxes.notice, onRemove: () => wooBoxes.setNotice( null ) } ),
 			el(
 				'dl',
 				{ className: 'shop-sidecar-facts' },
@@ -249,7 +384,7 @@
 				el( 'dt', null, __( 'Next payment', 'shop-sidecar-companion' ) ),
 				el( 'dd', { 'data-field': 'next-payment' }, shown( state.next_payment_date ) ),
 				el( 'dt', null, __( 'Paused until', 'shop-sidecar-companion' ) ),
-				el( 'dd', { 'data-field': 'pause-end' }, shown( state.auto_reactivation_date ) )
+				el( 'dd', { 'data-field': 'pause-end' }, shown( onHold ? state.auto_reactivation_date : null ) )
 			),
 			el(
 				Section,

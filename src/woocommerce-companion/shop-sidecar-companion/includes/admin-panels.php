@@ -137,7 +137,8 @@ function shop_sidecar_render_support_panel( $object, array $box ) {
 	if ( ! $subscription ) {
 		return;
 	}
-	$pause_end = (string) $subscription->get_meta( '_schedule_auto_reactivation' );
+	// A pause end left on a subscription that is no longer on hold is no pause (see shop_sidecar_pause_ends_with_hold()).
+	$pause_end = $subscription->has_status( 'on-hold' ) ? (string) $subscription->get_meta( '_schedule_auto_reactivation' ) : '';
 	shop_sidecar_panel_placeholder(
 		'support',
 		array(
@@ -153,6 +154,7 @@ function shop_sidecar_render_support_panel( $object, array $box ) {
 			'currency'        => $subscription->get_currency(),
 		)
 	);
+	shop_sidecar_print_drawn_fields( $subscription );
 }
 
 function shop_sidecar_render_payments_panel( $object, array $box ) {
@@ -167,5 +169,207 @@ function shop_sidecar_render_payments_panel( $object, array $box ) {
 			'status'  => $order->get_status(),
 			'statusLabels' => shop_sidecar_status_labels( wc_get_order_statuses() ),
 		)
+	);
+}
+
+/*
+ * Nothing the panel does is undone by the page around it.
+ *
+ * The Support panel's actions change the subscription through the service while WooCommerce's own boxes on the
+ * same screen (the status select of Subscription Data, the dates of Schedule) still hold the values the page was
+ * drawn with; WooCommerce's Update posts every one of them and Subscriptions saves them all, so a stale form would
+ * put a paused subscription back to active with its old next payment. Two things prevent it:
+ *
+ * 1. The panel's script fills WooCommerce's fields with the new state right after an action, and once WooCommerce
+ *    has applied the change, with WooCommerce's own values and notes (the route below). Fields the staff member
+ *    had already changed are left as they are: their edit is theirs to save.
+ * 2. This guard, for whatever the script could not do (another tab, the worker's dunning, no JavaScript): the page
+ *    posts, beside each guarded field, the value it was drawn with (shop_sidecar_drawn[field], kept up to date by
+ *    the script). On Update, a field whose posted value is still the drawn one, while the subscription's own value
+ *    has changed since, is saved with the subscription's own value: the staff member did not change it, so the
+ *    newer change stands. A field the staff member did change is saved as they chose.
+ */
+
+/**
+ * The fields of WooCommerce's boxes that a panel action changes, keyed by the names Subscriptions' save handlers
+ * read (WCS_Meta_Box_Subscription_Data::save: order_status; WCS_Meta_Box_Schedule::save: <date type>_timestamp_utc,
+ * in GMT seconds), with the values the boxes draw for the subscription as it is.
+ *
+ * @param WC_Subscription $subscription The subscription.
+ * @return array<string,string>
+ */
+function shop_sidecar_form_fields( $subscription ) {
+	$fields = array( 'order_status' => 'wc-' . $subscription->get_status() );
+	foreach ( array_keys( wcs_get_subscription_date_types() ) as $date_type ) {
+		$key = wcs_normalise_date_type_key( $date_type );
+		if ( 'last_order_date_created' === $key ) {
+			continue;
+		}
+		$fields[ $date_type . '_timestamp_utc' ] = (string) $subscription->get_time( $key, 'gmt' );
+	}
+	return $fields;
+}
+
+/** The values the page's WooCommerce fields were drawn with, posted with the form (inside the edit form). */
+function shop_sidecar_print_drawn_fields( $subscription ) {
+	echo '<div class="shop-sidecar-drawn" hidden>';
+	foreach ( shop_sidecar_form_fields( $subscription ) as $field => $value ) {
+		printf( '<input type="hidden" name="shop_sidecar_drawn[%s]" value="%s" />', esc_attr( $field ), esc_attr( $value ) );
+	}
+	echo '</div>';
+}
+
+// Posts storage: before edit_post() writes the post, whose post_status the form posts too (the hidden field
+// Subscription Data draws with the page's status, written as it is, without Subscriptions' status change).
+add_action(
+	'admin_action_editpost',
+	static function () {
+		// phpcs:ignore WordPress.Security.NonceVerification.Missing -- only moves posted values to what is stored; post.php checks the nonce next.
+		shop_sidecar_keep_changes_since_drawn( isset( $_POST['post_ID'] ) ? (int) $_POST['post_ID'] : 0 );
+	},
+	1
+);
+// HPOS storage (and posts, if the above did not run): before Subscriptions' own save handlers (priority 10).
+add_action( 'woocommerce_process_shop_order_meta', 'shop_sidecar_keep_changes_since_drawn', 5, 1 );
+
+/**
+ * The guard (2. above). It only moves posted values to the ones stored, and runs once per saved subscription.
+ *
+ * @param int $id The order or subscription saved.
+ */
+function shop_sidecar_keep_changes_since_drawn( $id ) {
+	global $wpdb;
+	static $done = array();
+	// phpcs:disable WordPress.Security.NonceVerification.Missing -- see above.
+	$id = (int) $id;
+	if ( $id <= 0 || isset( $done[ $id ] ) || empty( $_POST['shop_sidecar_drawn'] ) || ! is_array( $_POST['shop_sidecar_drawn'] ) ) {
+		return;
+	}
+	if ( ! function_exists( 'wcs_is_subscription' ) || ! current_user_can( 'edit_shop_orders' ) || ! wcs_is_subscription( $id ) ) {
+		return;
+	}
+	$done[ $id ] = true;
+	// The lock the companion applies the service's changes under: no change lands between this comparison and
+	// the save (it waits, and is applied after). Released when the save is done, or with the connection.
+	$lock = 'shop_sidecar_' . $wpdb->prefix . $id;
+	if ( '1' === (string) $wpdb->get_var( $wpdb->prepare( 'SELECT GET_LOCK(%s, %d)', $lock, 10 ) ) ) {
+		add_action(
+			'woocommerce_process_shop_order_meta',
+			static function () use ( $wpdb, $lock ) {
+				$wpdb->query( $wpdb->prepare( 'SELECT RELEASE_LOCK(%s)', $lock ) );
+			},
+			PHP_INT_MAX
+		);
+	}
+	$subscription = wcs_get_subscription( $id );
+	if ( ! $subscription ) {
+		return;
+	}
+	// The post's own status is never the form's to change: Subscriptions changes it from order_status, with its
+	// consequences (scheduled payments, e-mails, notes); written as posted, it would put back a stale status unseen.
+	if ( isset( $_POST['post_status'] ) ) {
+		$_POST['post_status'] = 'wc-' . $subscription->get_status();
+	}
+	$drawn = wp_unslash( $_POST['shop_sidecar_drawn'] );
+	$kept  = array();
+	foreach ( shop_sidecar_form_fields( $subscription ) as $field => $now ) {
+		if ( ! isset( $drawn[ $field ], $_POST[ $field ] ) || ! is_string( $drawn[ $field ] ) || ! is_string( $_POST[ $field ] ) ) {
+			continue;
+		}
+		$posted = wc_clean( wp_unslash( $_POST[ $field ] ) );
+		$base   = wc_clean( $drawn[ $field ] );
+		if ( $posted === $base && $now !== $base ) {
+			$_POST[ $field ] = $now;
+			$kept[]          = $field;
+		}
+	}
+	// phpcs:enable
+	if ( $kept && function_exists( 'wcs_add_admin_notice' ) ) {
+		wcs_add_admin_notice( __( 'The subscription\'s status or dates had changed since this page was opened. The newer values were kept; your other changes were saved.', 'shop-sidecar-companion' ), 'success' );
+	}
+}
+
+add_action( 'woocommerce_subscription_status_updated', 'shop_sidecar_pause_ends_with_hold', 10, 3 );
+
+/**
+ * A subscription that leaves on-hold, however (WooCommerce's Update, the customer, a paid renewal), is no longer
+ * paused: its pause end goes, so neither the panel nor the worker takes it for a pause still running.
+ *
+ * @param WC_Subscription $subscription The subscription.
+ * @param string          $new_status   Its status now.
+ * @param string          $old_status   Its status before.
+ */
+function shop_sidecar_pause_ends_with_hold( $subscription, $new_status, $old_status ) {
+	if ( 'on-hold' !== $old_status || 'on-hold' === $new_status || '' === (string) $subscription->get_meta( '_schedule_auto_reactivation' ) ) {
+		return;
+	}
+	$subscription->delete_meta_data( '_schedule_auto_reactivation' );
+	$subscription->save_meta_data();
+}
+
+add_action(
+	'rest_api_init',
+	static function () {
+		register_rest_route(
+			'shop-sidecar/v1',
+			'/subscriptions/(?P<id>\d+)/edit-screen',
+			array(
+				'methods'             => 'GET',
+				'callback'            => 'shop_sidecar_edit_screen_fields',
+				'permission_callback' => static fn() => current_user_can( 'edit_shop_orders' ),
+				'args'                => array( 'id' => array( 'validate_callback' => static fn( $value ) => ctype_digit( (string) $value ) ) ),
+			)
+		);
+	}
+);
+
+/**
+ * What WooCommerce's boxes on the subscription's edit screen would draw now (the panel's script fills them from
+ * this after an action): the fields Subscriptions' save reads, the status select's choices, the notes list, the
+ * panel's facts; and how many of the service's changes to it are still waiting to be applied.
+ *
+ * @param WP_REST_Request $request The request.
+ * @return array|WP_Error
+ */
+function shop_sidecar_edit_screen_fields( $request ) {
+	global $wpdb;
+	$subscription = function_exists( 'wcs_get_subscription' ) ? wcs_get_subscription( (int) $request['id'] ) : false;
+	if ( ! $subscription ) {
+		return new WP_Error( 'shop_sidecar_not_found', 'No such subscription.', array( 'status' => 404 ) );
+	}
+	$id       = $subscription->get_id();
+	$table    = $wpdb->prefix . 'sidecar_woocommerce_changes';
+	$suppress = $wpdb->suppress_errors( true ); // The service's table exists only once it has been migrated.
+	$waiting  = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$table} WHERE object_id = %d AND status IN ('pending', 'applying')", $id ) );
+	$wpdb->suppress_errors( $suppress );
+
+	// The status select as WCS_Meta_Box_Subscription_Data draws it: the statuses the subscription can move to.
+	$options = array();
+	foreach ( wcs_get_subscription_statuses() as $status => $label ) {
+		if ( $subscription->can_be_updated_to( $status ) || $subscription->has_status( substr( $status, 3 ) ) ) {
+			$options[] = array( 'value' => $status, 'label' => $label );
+		}
+	}
+
+	// The notes list as WooCommerce's notes box draws it (its own view).
+	$notes_html = null;
+	$view       = defined( 'WC_ABSPATH' ) ? WC_ABSPATH . 'includes/admin/meta-boxes/views/html-order-notes.php' : '';
+	if ( $view && is_file( $view ) ) {
+		$notes = wc_get_order_notes( array( 'order_id' => $id ) );
+		ob_start();
+		include $view;
+		$notes_html = (string) ob_get_clean();
+	}
+
+	$on_hold = $subscription->has_status( 'on-hold' );
+	return array(
+		'id'             => $id,
+		'waiting'        => $waiting,
+		'status'         => $subscription->get_status(),
+		'next_payment'   => shop_sidecar_iso_moment( $subscription->get_date( 'next_payment' ) ),
+		'pause_end'      => $on_hold ? shop_sidecar_iso_moment( $subscription->get_meta( '_schedule_auto_reactivation' ) ) : null,
+		'fields'         => shop_sidecar_form_fields( $subscription ),
+		'status_options' => $options,
+		'notes_html'     => $notes_html,
 	);
 }
