@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
+import { CONFIGURATION_EXIT_CODE } from '../../src/entry-points/service-configuration';
 import { paymentHub, runCommand } from '../support/cli-process';
 
 // A dunning cap above the card schemes' ceiling stops every process at start, and doctor names the rule.
@@ -23,7 +24,7 @@ for (const [name, env, message] of [
       const run = await runCommand(process.execPath, [path.join(root, 'dist/src/entry-points', script)], {
         cwd, env: { PATH: process.env.PATH ?? '', DB_NAME: 'x', ...env },
       });
-      t.is(run.code, 1);
+      t.is(run.code, CONFIGURATION_EXIT_CODE, 'EX_CONFIG: PM2 does not restart it (stop_exit_codes)');
       t.is(run.stderr.trim(), `configuration error: ${message}`);
     });
   }
