@@ -57,7 +57,7 @@ type ChargeResult =
   | { kind: 'declined'; externalId: string; failure: PaymentFailure }
   | { kind: 'unreachable'; message: string }
   /** The provider refused the request itself (a 4xx that is not a decline): the service's fault, never the customer's. */
-  | { kind: 'refused'; status: number | null; code: string | null; message: string };
+  | Refusal;
 
 
 /**
@@ -337,11 +337,11 @@ export class RunDueRetries {
     const number = displayedOrderNumber(order, settings.orderNumbers);
     if (original.provider === 'card_gateway') {
       const customer = target.customer_handle;
+      const handle = cardGatewayRetryHandle(number, order.id, retry.attempt);
       const source = await this.cardSource(target, retry);
       if (!source) {
-        return { kind: 'declined', externalId: cardGatewayRetryHandle(number, order.id, retry.attempt), failure: { code: 'no_card', description: 'the subscription has no card at the gateway that can be charged', state: 'hard_declined' } };
+        return { kind: 'declined', externalId: handle, failure: { code: 'no_card', description: 'the subscription has no card at the gateway that can be charged', state: 'hard_declined' } };
       }
-      const handle = cardGatewayRetryHandle(number, order.id, retry.attempt);
       const result = await this.deps.cardGateway.createCharge({
         handle, key: await this.requestKey(retry), amount, currency: order.currency, source,
         customerHandle: customer, settle: true, recurring: true, ordertext: `Renewal order ${number}`,
