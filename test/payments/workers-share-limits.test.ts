@@ -19,12 +19,14 @@ test.after.always(async () => {
 });
 
 test(`When two workers share a backlog of ${BACKLOG} settlements, Then both take part, every order is paid once, and the gateway never sees more than its limits from the two together`, async (t) => {
-  const orderIds = await backlog.queue(t, BACKLOG);
   const { fake, shop } = backlog;
   fake.latencyMs = 150;
   fake.enforceLimits(10, 50);
 
+  // Both workers are listening before the first settlement arrives: on a loaded machine one worker can start
+  // seconds after the other, and a backlog waiting for them would all go to the first.
   const workers = await backlog.startWorkers(2);
+  const orderIds = await backlog.queue(t, BACKLOG);
   t.log(`${BACKLOG} settlements final ${(await backlog.allFinal(60_000)).toFixed(1)} s after the workers started`);
   await backlog.assertEachPaidOnce(t, orderIds);
 
@@ -36,7 +38,7 @@ test(`When two workers share a backlog of ${BACKLOG} settlements, Then both take
     const [rows] = await shop.db.query(`SELECT jobs_finished FROM ${shop.prefix}sidecar_workers`) as any[];
     const finished = rows.map((row: any) => Number(row.jobs_finished));
     return finished.length === 2 && finished.every((n: number) => n > 0) ? finished : null;
-  }, 15_000, 'both workers to report finished jobs');
+  }, 30_000, 'both workers to report finished jobs');
   t.log(`jobs finished per worker: ${shares.join(', ')}`);
 
   for (const worker of workers) worker.signal('SIGTERM');
