@@ -47,7 +47,8 @@ export class ProviderRefusalRepository {
       .from(ProviderRefusal, 'r').where('r.resolvedAt IS NULL').orderBy('r.id', 'DESC').limit(1));
     this.countOpen = PreparedStatement.from(query().select('COUNT(*)', 'n').from(ProviderRefusal, 'r').where('r.resolvedAt IS NULL'));
     this.ofRetry = PreparedStatement.from(query().select('COUNT(*)', 'n').from(ProviderRefusal, 'r').where('r.retryId = :retryId').setParameters(s));
-    this.countsOfProvider = PreparedStatement.from(query().select('r.provider', 'provider').addSelect('COUNT(*)', 'n').from(ProviderRefusal, 'r').groupBy('r.provider'));
+    this.countsOfProvider = PreparedStatement.from(query().select('r.provider', 'provider').addSelect('r.httpStatus', 'status').addSelect('COUNT(*)', 'n')
+      .from(ProviderRefusal, 'r').groupBy('r.provider').addGroupBy('r.httpStatus'));
   }
 
   async record(input: ProviderRefusalInput, now: Date): Promise<void> {
@@ -84,10 +85,10 @@ export class ProviderRefusalRepository {
     };
   }
 
-  /** Every refusal ever recorded, by provider (a counter: rows are never deleted). */
-  async countsByProvider(): Promise<{ provider: Provider; count: number }[]> {
+  /** Every refusal ever recorded, by provider and the HTTP status of the refusal (a counter: rows are never deleted); `status` null when the provider gave none. */
+  async countsByProvider(): Promise<{ provider: Provider; status: number | null; count: number }[]> {
     const { sql, values } = this.countsOfProvider.with({});
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
-    return rows.map((row) => ({ provider: row.provider, count: Number(row.n) }));
+    return rows.map((row) => ({ provider: row.provider, status: row.status === null ? null : Number(row.status), count: Number(row.n) }));
   }
 }

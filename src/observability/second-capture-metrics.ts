@@ -13,12 +13,12 @@ const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
 export function addSecondCaptureMetrics(registers: Registry[], flagged: FlaggedCapture[]): void {
   const labelNames = ['provider'];
   const total = new Counter({
-    name: 'sidecar_second_captures_total',
+    name: 'sidecar_payments_captured_twice_total',
     help: 'Payments flagged as a second capture of an order that another payment had already paid, by the later payment\'s provider (the one to refund).',
     labelNames, registers,
   });
   const unresolved = new Gauge({
-    name: 'sidecar_second_captures_unresolved',
+    name: 'sidecar_payments_captured_twice_unresolved',
     help: 'Second captures still waiting for a refund: the flagged payment and the one it duplicates are both still captured.',
     labelNames, registers,
   });

@@ -25,13 +25,15 @@ export interface ShopMetricSources {
   /** The customer index's rolling sweep: each store's totals and pass, from the index's state row (at most two rows). */
   customerIndexSweep?(): Promise<SweepFigures[]>;
   /** Charge requests the providers refused for a reason of the service's own: all of them by provider, and the attempts still held by one. */
-  providerRefusals?(): Promise<{ counts: { provider: Provider; count: number }[]; held: number }>;
+  providerRefusals?(): Promise<{ counts: { provider: Provider; status: number | null; count: number }[]; held: number }>;
   /** The payments flagged as second captures of an order, with their status and that of the payment they duplicate. */
   secondCaptures?(): Promise<FlaggedCapture[]>;
 }
 
 // Listed so that a status with no rows is a 0, not a missing series.
 const PROVIDERS: Provider[] = ['card_gateway', 'mobile_wallet'];
+/** The HTTP statuses of a provider's refusal of a request the service made wrong (a field, a key, a conflict). */
+const REFUSAL_STATUSES = ['400', '401', '403', '404', '409', '422'];
 const WEBHOOK_STATUSES: WebhookStatus[] = ['PENDING', 'PROCESSED', 'SKIPPED', 'FAILED'];
 const RETRY_STATUSES: PaymentRetryStatus[] = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'CANCELED'];
 
@@ -117,10 +119,12 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     const total = new Counter({
       name: 'sidecar_provider_refusals_total',
       help: 'Charge requests a provider refused for a reason of the service\'s own (a 4xx that is not a decline: a field, a key, a conflict), by provider. Never a customer\'s decline.',
-      labelNames: ['provider'], registers,
+      labelNames: ['provider', 'status'], registers,
     });
-    for (const provider of PROVIDERS) total.inc({ provider }, 0);
-    for (const row of refusals.value.counts) total.inc({ provider: row.provider }, row.count);
+    // The statuses a refusal of the service's own request comes with start at 0, so the first one is an increase
+    // Prometheus sees (the alert fires on any increase); another status appears with its first count.
+    for (const provider of PROVIDERS) for (const status of REFUSAL_STATUSES) total.inc({ provider, status }, 0);
+    for (const row of refusals.value.counts) total.inc({ provider: row.provider, status: row.status === null ? 'none' : String(row.status) }, row.count);
     new Gauge({
       name: 'sidecar_dunning_attempts_held',
       help: 'Dunning attempts held because a provider refused the service\'s request; each goes ahead once the cause is fixed (`payment-hub doctor` names it).',

@@ -31,8 +31,11 @@ export interface OrderPaymentsView {
   }[];
   retries: { attempt: number; status: string; scheduled_at: string; result: string | null }[];
   webhooks: { id: number; provider: string; external_id: string; event_type: string; status: string; created_at: string }[];
-  /** What staff must act on: a second capture of the order waiting for its refund (see second-captures.ts). */
-  warnings: { code: 'second_capture'; refund: PaymentReference; kept: PaymentReference; message: string }[];
+  /**
+   * What staff must act on (CONTRACT): `captured_twice`, the order paid twice, `payment_ids` the later payment first,
+   * waiting for its refund (see second-captures.ts).
+   */
+  warnings: { code: 'captured_twice'; message: string; payment_ids: number[]; refund: PaymentReference; kept: PaymentReference }[];
 }
 
 /** A payment as a warning names it. */
@@ -59,7 +62,9 @@ function secondCaptureWarnings(payments: (PaymentRecord & { meta: Record<string,
     const keptId = Number(refund.meta[SECOND_CAPTURE_META]);
     const kept = keptId ? payments.find((payment) => payment.id === keptId) : undefined;
     if (!kept || !secondCaptureUnresolved(refund.status, kept.status)) continue;
-    warnings.push({ code: 'second_capture', refund: reference(refund), kept: reference(kept), message: secondCaptureMessage(refund, kept) });
+    warnings.push({
+      code: 'captured_twice', message: secondCaptureMessage(refund, kept), payment_ids: [refund.id, kept.id], refund: reference(refund), kept: reference(kept),
+    });
   }
   return warnings;
 }

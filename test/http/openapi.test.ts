@@ -185,7 +185,8 @@ test('When an order\'s payments and its reconcile answer 200, 401, 403 and 404, 
   t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [], warnings: [] });
   const twice = await exchange(t, 'GET', payments, { url: at(payments, ids.twiceOrder), headers: staffHeaders() });
   t.deepEqual(twice.json.warnings.map((warning: any) => [warning.code, warning.refund.external_id, warning.kept.external_id]),
-    [['second_capture', `order-${ids.twiceOrder}-2`, `order-${ids.twiceOrder}`]]);
+    [['captured_twice', `order-${ids.twiceOrder}-2`, `order-${ids.twiceOrder}`]]);
+  t.deepEqual(twice.json.warnings[0].payment_ids, [twice.json.warnings[0].refund.id, twice.json.warnings[0].kept.id], 'the payments that took the money, the later one first');
   t.is((await exchange(t, 'GET', payments, { url: at(payments, 999999), headers: session.headers })).status, 404);
   t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { 'x-forwarded-proto': 'https' } })).status, 401);
   t.is((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: { cookie: session.cookie, 'x-forwarded-proto': 'https' } })).status, 403);

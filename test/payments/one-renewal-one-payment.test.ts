@@ -149,6 +149,9 @@ test.serial("A revoked key, then a 400 for a field: the attempt is held, the cus
   t.is(await chargesLogged(orderId), logged);
   t.like(await caseOf(orderId), { status: 'OPEN', attempts: 1 });
   t.regex((await doctorRefusals()).check.detail, /400 code 2 .*Invalid request/);
+  // What `/metrics` serves as sidecar_provider_refusals_total{provider,status}: each refusal, by its HTTP status.
+  t.deepEqual((await hub.refusals.countsByProvider()).sort((a, b) => Number(a.status) - Number(b.status)),
+    [{ provider: 'card_gateway', status: 400, count: 1 }, { provider: 'card_gateway', status: 401, count: 1 }]);
 
   // Fixed: the next ask captures, the case is recovered by the service's retry, doctor passes.
   card.queueChargeOutcome({ kind: 'settled' });

@@ -96,8 +96,8 @@ test.serial('When the card gateway settles an order the wallet had already captu
   const orderId = await renewalOrder('inv-twice-1');
   const walletId = await capturedWalletCharge(orderId, 'charge-twice-1', new Date(NOW.getTime() - 10 * 60_000));
   const before = await metrics();
-  t.is(total(before, 'sidecar_second_captures_total'), 0);
-  t.is(total(before, 'sidecar_second_captures_unresolved'), 0);
+  t.is(total(before, 'sidecar_payments_captured_twice_total'), 0);
+  t.is(total(before, 'sidecar_payments_captured_twice_unresolved'), 0);
 
   await settle('inv-twice-1', 9900);
   const card = await paymentOf('card_gateway', 'inv-twice-1');
@@ -117,15 +117,16 @@ test.serial('When the card gateway settles an order the wallet had already captu
 
   const shown = await orderPayments(orderId);
   t.deepEqual(shown.warnings, [{
-    code: 'second_capture',
+    code: 'captured_twice',
+    message: note,
+    payment_ids: [Number(card.id), walletId],
     refund: { id: Number(card.id), provider: 'card_gateway', external_id: 'inv-twice-1', amount: 9900, currency: 'DKK' },
     kept: { id: walletId, provider: 'mobile_wallet', external_id: 'charge-twice-1', amount: 9900, currency: 'DKK' },
-    message: note,
   }]);
   const flagged = await metrics();
-  t.is(total(flagged, 'sidecar_second_captures_total', { provider: 'card_gateway' }), 1);
-  t.is(total(flagged, 'sidecar_second_captures_total', { provider: 'mobile_wallet' }), 0);
-  t.is(total(flagged, 'sidecar_second_captures_unresolved', { provider: 'card_gateway' }), 1);
+  t.is(total(flagged, 'sidecar_payments_captured_twice_total', { provider: 'card_gateway' }), 1);
+  t.is(total(flagged, 'sidecar_payments_captured_twice_total', { provider: 'mobile_wallet' }), 0);
+  t.is(total(flagged, 'sidecar_payments_captured_twice_unresolved', { provider: 'card_gateway' }), 1);
 
   // More passes (the loop's and two whole ticks), and a worker started afresh: nothing is flagged again.
   await worker.tick();
@@ -136,7 +137,7 @@ test.serial('When the card gateway settles an order the wallet had already captu
   await worker.tick();
   t.is((await secondCaptureNotes(orderId)).length, 1, 'one note');
   t.is(warnings.filter((line) => line.event === 'second_capture_flagged').length, 1, 'one log line');
-  t.is(total(await metrics(), 'sidecar_second_captures_total'), 1, 'counted once');
+  t.is(total(await metrics(), 'sidecar_payments_captured_twice_total'), 1, 'counted once');
   t.deepEqual(fake.writes(), [], 'nothing refunded (nor anything else asked of the gateway)');
   t.is((await paymentOf('card_gateway', 'inv-twice-1')).status, 'CAPTURED');
   t.is((await paymentOf('mobile_wallet', 'charge-twice-1')).status, 'CAPTURED');
@@ -149,8 +150,8 @@ test.serial('When the card gateway settles an order the wallet had already captu
   await worker.tick();
   t.deepEqual((await orderPayments(orderId)).warnings, []);
   const resolved = await metrics();
-  t.is(total(resolved, 'sidecar_second_captures_unresolved'), 0);
-  t.is(total(resolved, 'sidecar_second_captures_total', { provider: 'card_gateway' }), 1);
+  t.is(total(resolved, 'sidecar_payments_captured_twice_unresolved'), 0);
+  t.is(total(resolved, 'sidecar_payments_captured_twice_total', { provider: 'card_gateway' }), 1);
   t.is((await secondCaptureNotes(orderId)).length, 1);
 });
 
@@ -186,6 +187,6 @@ test.serial('When an order is captured three times, Then each later capture is f
   await worker.tick();
   t.is((await secondCaptureNotes(orderId)).length, 2);
   const samples = await metrics();
-  t.is(total(samples, 'sidecar_second_captures_unresolved', { provider: 'mobile_wallet' }), 1);
-  t.is(total(samples, 'sidecar_second_captures_unresolved', { provider: 'card_gateway' }), 1);
+  t.is(total(samples, 'sidecar_payments_captured_twice_unresolved', { provider: 'mobile_wallet' }), 1);
+  t.is(total(samples, 'sidecar_payments_captured_twice_unresolved', { provider: 'card_gateway' }), 1);
 });

@@ -228,15 +228,17 @@ export const components: Record<string, Schema> = {
 
   OrderPaymentWarning: {
     type: 'object',
-    description: '`second_capture`: the order was paid twice (one renewal, one payment). `refund` is the later capture, to be refunded '
-      + 'at its provider; `kept` the payment that had already paid the order. Shown until one of the two is refunded; nothing is refunded automatically.',
+    description: '`captured_twice`: the order was paid twice (one renewal, one payment). `payment_ids` names the payments that took the money, '
+      + 'the later one first: that is the one to refund at its provider (`refund`); `kept` is the payment that had already paid the order. '
+      + 'Shown until one of the two is refunded; nothing is refunded automatically.',
     additionalProperties: false,
-    required: ['code', 'refund', 'kept', 'message'],
+    required: ['code', 'message', 'payment_ids', 'refund', 'kept'],
     properties: {
-      code: { enum: ['second_capture'] },
+      code: { enum: ['captured_twice'] },
+      message: { type: 'string', description: 'For people, in English (the order note says the same).' },
+      payment_ids: { type: 'array', items: { type: 'integer' }, minItems: 2, description: 'The payments (as in `payments`) that took money for the order, the later one first.' },
       refund: ref('PaymentReference'),
       kept: ref('PaymentReference'),
-      message: { type: 'string', description: 'For people, in English (the order note says the same).' },
     },
   },
 
