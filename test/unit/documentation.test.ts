@@ -39,7 +39,7 @@ test('The operator\'s guide lists the database privileges doctor checks, in its 
  */
 const COMMANDS_RUN: Record<string, { file: string; runs: RegExp }> = {
   'npm ci': { file: '.ci/run', runs: /^npm ci\b/m },
-  'npm test': { file: '.ci/run', runs: /^npm test$/m },
+  'npm test': { file: '.ci/run', runs: /^\s*(PATH=\S+ )?npm test$/m },
   'npm run test:woocommerce': { file: '.ci/run', runs: /^npm run test:woocommerce$/m },
   'npm run build': { file: 'package.json', runs: /"test": "npm run build && ava"/ },
   'npm run migrate': { file: 'test/cli/migrate-progress.test.ts', runs: /runCommand\('npm', \['run', '--silent', 'migrate'\]/ },
