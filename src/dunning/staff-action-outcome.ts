@@ -1,6 +1,7 @@
 import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/dunning-case-repository';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import { isoInZone } from '../shop/shop-time';
 import type { DunningView } from './dunning-story';
 import { notAllowedMessage, type NotAllowedReason, type Permission, type StaffActionName } from './staff-actions';
 
@@ -8,12 +9,13 @@ import { notAllowedMessage, type NotAllowedReason, type Permission, type StaffAc
 export type StaffActionOutcome<Result> =
   | { kind: 'done'; result: Result; dunning: DunningView }
   | { kind: 'order_not_found' }
-  | { kind: 'not_allowed'; reason: NotAllowedReason; notBefore?: Date; message: string };
+  /** `notBefore`: ISO 8601 in the shop's zone, with its offset. */
+  | { kind: 'not_allowed'; reason: NotAllowedReason; notBefore?: string; message: string };
 
 export type Refused = Extract<StaffActionOutcome<never>, { kind: 'not_allowed' }>;
 
 export function notAllowed(action: StaffActionName, permission: Extract<Permission, { allowed: false }>, settings: ShopSettings): Refused {
-  return { kind: 'not_allowed', reason: permission.reason, ...(permission.notBefore ? { notBefore: permission.notBefore } : {}), message: notAllowedMessage(action, permission, settings.timeZone) };
+  return { kind: 'not_allowed', reason: permission.reason, ...(permission.notBefore ? { notBefore: isoInZone(permission.notBefore, settings.timeZone) } : {}), message: notAllowedMessage(action, permission, settings.timeZone) };
 }
 
 /** The order's case, or why there is nothing to act on: the order is unknown, or it has no failed renewal followed up. */
