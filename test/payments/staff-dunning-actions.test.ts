@@ -7,6 +7,8 @@ import { announceCompanion, handleWalletEvent, openHub, processCardGatewayEvent 
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
 import { createTestShop, type TestShop } from '../support/test-shop';
 import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
+import { ApiDescription } from '../support/api-description';
+import { openApiDocument } from '../../src/entry-points/http/openapi/document';
 
 // Staff's actions on a failed renewal from the order screen, through the staff routes as a browser calls them
 // (the logged-in cookie and nonce): the failed renewal's story in the order's payments, Charge now (the dunning
@@ -37,8 +39,14 @@ const changesOf = async (objectId: number, op: string) => (await q(`SELECT paylo
   .map((row) => JSON.parse(row.payload));
 const cardCharges = () => card.requestsTo('POST', '/v1/charge');
 
-const asManager = (method: string, path: string, body?: unknown): Promise<TestResponse> =>
-  request(api.url, method, path, { headers: session.headers, ...(body === undefined ? {} : { body }) });
+/** The API's own description: each answer below is checked against the schema it documents. */
+const described = new ApiDescription(openApiDocument('test'));
+let checkAnswer: (res: TestResponse, method: string, path: string) => void = () => undefined;
+const asManager = async (method: string, path: string, body?: unknown): Promise<TestResponse> => {
+  const res = await request(api.url, method, path, { headers: session.headers, ...(body === undefined ? {} : { body }) });
+  checkAnswer(res, method, path.replace(/\/orders\/\d+\//, '/orders/{orderId}/'));
+  return res;
+};
 const story = async (orderId: number) => {
   const res = await asManager('GET', `/payment-hub/v1/orders/${orderId}/payments`);
   if (res.status !== 200) throw new Error(res.text);
@@ -87,6 +95,14 @@ test.before(async () => {
   hub = await openHub(env(), () => new Date());
   await hub.registrations.add({ registrationId: 'reg-staff', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: WALLET_SECRET });
   api = await startStaffApi(env());
+});
+
+test.beforeEach((t) => {
+  checkAnswer = (res, method, path) => {
+    if (res.status === 404 || !/^\/payment-hub\/v1\/orders\/\{orderId\}\//.test(path)) return;
+    // The staff routes are served here without server.ts's request ID (it adds X-Request-Id to every answer): the body is what is checked.
+    described.checkResponse(t, method, path, { ...res, headers: { 'x-request-id': 'test', ...res.headers } });
+  };
 });
 
 test.after.always(async () => {
