@@ -8,10 +8,12 @@ import { companionRunsDunning } from '../data-access/woocommerce-change-reposito
 import type { ProviderSetup } from '../payments/providers/configured';
 import { isoInZone, type ShopTimeZone } from '../shop/shop-time';
 import type { ChargeCaps } from './decline-policy';
-import type { RunDueRetries } from './run-due-retries.use-case';
+import type { ChargeOutlook, RunDueRetries } from './run-due-retries.use-case';
 import { staffActions, type Permission, type StaffActionFacts, type StaffActionName } from './staff-actions';
 
 const DAY_MS = 86_400_000;
+/** How long a view reuses what the providers said of a case's charge (see `viewedOutlooks`). */
+const VIEWED_OUTLOOK_MS = 30_000;
 
 export type DunningEvent =
   | 'renewal_failed' | 'attempt_planned' | 'attempt_succeeded' | 'attempt_failed' | 'attempt_held' | 'attempt_cancelled'
@@ -205,6 +207,13 @@ export class DunningStory {
     clock: () => Date;
   }) {}
 
+  /**
+   * What the providers said of a case's charge, for views only: the order screen asks on each load and after each
+   * action, and the wallet answers a charge's reads 10 times a minute (its "Rate limiting" guide), which the
+   * worker's own attempts need. An action asks afresh under the case's lock and drops what was kept.
+   */
+  private readonly viewedOutlooks = new Map<number, { at: number; outlook: ChargeOutlook }>();
+
   /** `db`: the transaction holding the case's lock, when an action reads them again under it. */
   async records(found: DunningCaseRecord, db?: Executor): Promise<StoryRecords> {
     const [retries, payments, staffActions] = db
@@ -214,7 +223,7 @@ export class DunningStory {
   }
 
   /** The facts of the case now; the providers are asked only about an open case whose renewal could be charged. */
-  async facts(records: StoryRecords, now: Date, withCharge = true): Promise<StaffActionFacts> {
+  async facts(records: StoryRecords, now: Date, withCharge = true, forView = false): Promise<StaffActionFacts> {
     const { found } = records;
     const settings = await this.deps.settings.current();
     const facts: StaffActionFacts = {
@@ -234,13 +243,27 @@ export class DunningStory {
     };
     Object.assign(facts, recordedFacts(records));
     if (!withCharge || !facts.caseOpen || facts.attemptInProgress || !facts.providerConfigured) return facts;
-    const outlook = await this.deps.attempts.chargeOutlook(found, now);
+    const outlook = forView ? await this.outlookForView(found, now) : await this.freshOutlook(found, now);
     facts.orderAwaitsPayment = outlook.orderAwaitsPayment;
     facts.subscriptionOnHold = outlook.subscriptionOnHold;
     facts.hasPaymentMethod = outlook.hasPaymentMethod;
     facts.chargeUnderWay = outlook.underWay;
     if (outlook.chargeKey) facts.chargesOnMethod = await this.deps.cases.chargesOfMethodSince(this.deps.cases.pool, outlook.chargeKey, new Date(now.getTime() - 30 * DAY_MS));
     return facts;
+  }
+
+  private async freshOutlook(found: DunningCaseRecord, now: Date): Promise<ChargeOutlook> {
+    this.viewedOutlooks.delete(found.id);
+    return this.deps.attempts.chargeOutlook(found, now);
+  }
+
+  private async outlookForView(found: DunningCaseRecord, now: Date): Promise<ChargeOutlook> {
+    const kept = this.viewedOutlooks.get(found.id);
+    if (kept && Math.abs(now.getTime() - kept.at) < VIEWED_OUTLOOK_MS) return kept.outlook;
+    const outlook = await this.deps.attempts.chargeOutlook(found, now);
+    for (const [id, entry] of this.viewedOutlooks) if (Math.abs(now.getTime() - entry.at) >= VIEWED_OUTLOOK_MS) this.viewedOutlooks.delete(id);
+    this.viewedOutlooks.set(found.id, { at: now.getTime(), outlook });
+    return outlook;
   }
 
   /** The order's case as staff see it; null when the order has none. */
@@ -252,6 +275,6 @@ export class DunningStory {
   async viewOf(found: DunningCaseRecord): Promise<DunningView> {
     const records = await this.records(found);
     const settings = await this.deps.settings.current();
-    return dunningView(records, staffActions(await this.facts(records, this.deps.clock())), settings.timeZone);
+    return dunningView(records, staffActions(await this.facts(records, this.deps.clock(), true, true)), settings.timeZone);
   }
 }

@@ -244,6 +244,13 @@ test.serial('Stop dunning leaves no attempt planned, cancels the wallet charge t
   t.is(wallet.charge(agreementId, ours.external_id)?.status, 'DUE');
   t.like(charged.json.dunning.actions.charge_now, { allowed: false }, 'nothing charged on top of it');
 
+  // The order screen loaded again and again: the wallet is asked about the charge once, not at every load (its
+  // "Rate limiting" guide allows 10 reads of a charge a minute, which the worker's own attempts need).
+  const walletReads = () => wallet.requests.filter((r) => r.method === 'GET' && r.path.includes('/charges')).length;
+  const readsBefore = walletReads();
+  for (let i = 0; i < 5; i++) t.like((await story(orderId)).actions.charge_now, { allowed: false });
+  t.true(walletReads() - readsBefore <= 2, `the wallet asked ${walletReads() - readsBefore} times for 5 views`);
+
   const stopped = await asManager('POST', `/payment-hub/v1/orders/${orderId}/stop-dunning`, {});
   t.is(stopped.status, 200, stopped.text);
   t.deepEqual(stopped.json.result, { outcome: 'stopped', attempts_cancelled: 1, charges_cancelled: 1, charges_not_cancelled_yet: 0 });
