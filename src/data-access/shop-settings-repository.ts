@@ -17,6 +17,8 @@ export interface ShopSettings {
   /** Two-letter base country from `woocommerce_default_country` (`DK` or `US:CA`). */
   baseCountry: string;
   timeZone: ShopTimeZone;
+  /** The site's language as WordPress keeps it (`WPLANG`: `da_DK`; empty is `en_US`): the language of the service's own notes. */
+  language: string;
   priceDecimals: number;
   /** Which order number the shop shows, from the active sequential numbering plugin. */
   orderNumbers: 'id' | 'sequential';
@@ -46,6 +48,7 @@ const OPTION_NAMES = [
   'woocommerce_default_country',
   'timezone_string',
   'gmt_offset',
+  'WPLANG',
   'active_plugins',
   'woocommerce_price_num_decimals',
   'siteurl',
@@ -93,6 +96,7 @@ export function settingsFromOptions(options: Map<string, string>, now = new Date
     sync: options.get('woocommerce_custom_orders_table_data_sync_enabled') === 'yes',
     baseCountry: (options.get('woocommerce_default_country') ?? '').split(':')[0].trim().toUpperCase(),
     timeZone: shopTimeZone(options.get('timezone_string'), options.get('gmt_offset')),
+    language: options.get('WPLANG')?.trim() || 'en_US',
     priceDecimals: Number.isInteger(decimals) && decimals >= 0 && decimals <= 8 ? decimals : 2,
     orderNumbers: plugins.some((plugin) => SEQUENTIAL_NUMBER_PLUGINS.includes(plugin)) ? 'sequential' : 'id',
     siteUrl: options.get('siteurl') ?? '',

@@ -16,8 +16,6 @@ export interface DeclineDecision {
   reason: string;
   /** Why the customer is asked, when they are. */
   customerReason: PaymentMethodNeededReason | null;
-  /** The order note's words: which reason led to which decision. */
-  words: string;
 }
 
 /**
@@ -51,10 +49,10 @@ const CARD_CODES: Record<string, 'soft_declined' | 'hard_declined' | 'processing
 /** The card gateway's answer to a charge on a payment method in state failed (HTTP 400). */
 export const FAILED_PAYMENT_METHOD_CODE = '147';
 
-const retry = (reason: string, words: string): DeclineDecision => ({ policy: 'retry', plan: 'soft', reason, customerReason: null, words });
-const retrySoon = (reason: string, words: string): DeclineDecision => ({ policy: 'retry_soon', plan: 'processing', reason, customerReason: null, words });
-const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason, words: string): DeclineDecision => (
-  { policy: 'ask_customer', plan: null, reason, customerReason, words });
+const retry = (reason: string): DeclineDecision => ({ policy: 'retry', plan: 'soft', reason, customerReason: null });
+const retrySoon = (reason: string): DeclineDecision => ({ policy: 'retry_soon', plan: 'processing', reason, customerReason: null });
+const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason): DeclineDecision => (
+  { policy: 'ask_customer', plan: null, reason, customerReason });
 
 /**
  * The decline policy, the one place that says which failures are retried and on which plan:
@@ -77,37 +75,34 @@ export function decideOnDecline(provider: Provider, decline: Decline): DeclineDe
     // charged again on the plan, and nobody guesses the reason to the customer.
     switch (code) {
       case 'user_action_required':
-        return retry(code, 'the wallet asked the customer to act in its app; the same agreement is charged again on the plan');
       case 'charge_amount_too_high':
-        return retry(code, "the renewal is above the agreement's maximum amount, which the customer can raise in the app; the same agreement is charged again on the plan");
       case 'non_technical_error':
-        return retry(code, 'the wallet refused for a reason the customer resolves in its app; the same agreement is charged again on the plan');
+        return retry(code);
       case 'no_agreement':
-        return askCustomer(code, 'wallet_unavailable', 'the payment has no wallet agreement that can be charged');
+        return askCustomer(code, 'wallet_unavailable');
       case 'technical_error':
-        return retrySoon(code, 'a technical fault at the wallet, which it had already retried; tried again soon');
+        // A technical fault at the wallet, which it had already retried itself.
+        return retrySoon(code);
       default:
-        return retry(code ?? 'unknown', code ? `the wallet declined (${code}); it may pass later` : 'the wallet declined without a reason; it may pass later');
+        return retry(code ?? 'unknown');
     }
   }
   if (code === FAILED_PAYMENT_METHOD_CODE) {
-    return askCustomer(decline.state === 'hard_declined' ? 'hard_declined' : 'payment_method_failed', 'card_declined',
-      'the card gateway refused the stored payment method (error 147: it is in failed state)');
+    return askCustomer(decline.state === 'hard_declined' ? 'hard_declined' : 'payment_method_failed', 'card_declined');
   }
   const state = decline.state && ['soft_declined', 'hard_declined', 'processing_error'].includes(decline.state)
     ? decline.state : (code && CARD_CODES[code]) ?? null;
   const reason = decline.state?.trim() || state || 'unknown';
-  const named = code ? ` (${code})` : '';
   switch (state) {
     case 'hard_declined':
-      return askCustomer(reason, code === 'credit_card_expired' ? 'card_expired' : 'card_declined',
-        `a hard decline${named}: another charge on this card cannot succeed`);
+      // Another charge on this card cannot succeed.
+      return askCustomer(reason, code === 'credit_card_expired' ? 'card_expired' : 'card_declined');
     case 'processing_error':
-      return retrySoon(reason, `a processing error${named} between the gateway and the bank, not the card; tried again soon`);
-    case 'soft_declined':
-      return retry(reason, `a soft decline${named}, which may pass later`);
+      // The chain between gateway and bank failed, not the card: tried again soon.
+      return retrySoon(reason);
     default:
-      return retry(reason, `a decline${named} the policy does not know; it may pass later`);
+      // A soft decline may pass later, and so may one the policy does not know.
+      return retry(reason);
   }
 }
 
@@ -119,7 +114,7 @@ export interface ChargeCaps {
 
 const DAY_MS = 86_400_000;
 
-/** The caps as the order notes and attempt results say them. */
+/** The caps as the attempt results say them (the order notes say them in the shop's language: src/shop/order-note-words.ts). */
 export function capsInWords(caps: ChargeCaps): string {
   return `at most ${caps.perDay} charges a day and ${caps.per30Days} in 30 days on one payment method`;
 }

@@ -5,6 +5,7 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
+import { orderNoteWords } from '../shop/order-note-words';
 import { parseGmtDateTime } from '../shop/shop-time';
 
 const DAY_MS = 86_400_000;
@@ -66,9 +67,7 @@ export class DunningDeadlines {
         op: 'customer_payment_method_needed', objectId: found.subscriptionId,
         payload: { kind: 'final_reminder', order_id: found.orderId, reason: 'retries_exhausted', deadline: deadline.toISOString(), card_expires: null, masked_card: null },
       }, settings, now);
-      await this.deps.orders.addNote(db, found.orderId,
-        `The customer is reminded by e-mail to add a new payment method before ${found.deadlineAt!.slice(0, 19)} UTC, when the subscription is cancelled unless the renewal is paid.`,
-        settings, now);
+      await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).customerReminded({ deadline }), settings, now);
       return true;
     });
   }
@@ -80,12 +79,14 @@ export class DunningDeadlines {
       if (found?.status !== 'OPEN') return false;
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
-      const note = `Dunning ended unpaid: no new payment method by ${found.deadlineAt!.slice(0, 19)} UTC for renewal order #${found.orderId}.`;
+      const words = orderNoteWords(settings);
+      const ended = { deadline: parseGmtDateTime(found.deadlineAt) ?? now, renewalOrderId: found.orderId };
       if (companionRunsDunning(settings)) {
+        const note = words.dunningEnded(ended);
         await this.deps.changes.enqueue(db, { op: 'subscription_cancel_after_dunning', objectId: found.subscriptionId, payload: { note, order_id: found.orderId } }, settings, now);
-        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is cancelled.`, settings, now);
+        await this.deps.orders.addNote(db, found.orderId, words.dunningEnded({ ...ended, subscription: 'cancelled' }), settings, now);
       } else {
-        await this.deps.orders.addNote(db, found.orderId, `${note} The subscription is left as it is: cancelling it through WooCommerce takes the shop-sidecar companion plugin, version 3 or newer.`, settings, now);
+        await this.deps.orders.addNote(db, found.orderId, words.dunningEnded({ ...ended, subscription: 'needs_companion' }), settings, now);
       }
       return true;
     });

@@ -1,4 +1,4 @@
-import type { Provider, RecoveryMeans, RetryPlan } from '../../entities';
+import type { Provider, RecoveryMeans } from '../../entities';
 import type { DunningConfig } from '../config';
 import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/dunning-case-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
@@ -9,8 +9,9 @@ import type { Executor } from '../data-access/transaction';
 import { companionRunsDunning, type PaymentMethodNeededReason, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
-import { gmtDateTime } from '../shop/shop-time';
-import { capsInWords, decideOnDecline, earliestWithinCaps, type ChargeCaps } from './decline-policy';
+import { orderNoteWords, type CustomerAsked } from '../shop/order-note-words';
+import { parseGmtDateTime } from '../shop/shop-time';
+import { decideOnDecline, earliestWithinCaps, type ChargeCaps } from './decline-policy';
 
 const DAY_MS = 86_400_000;
 
@@ -43,8 +44,6 @@ export async function earliestChargeAllowed(
 /** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
 export const SUBSCRIPTION_CARD_META = '_reepay_token';
 
-const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method' | 'staff'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
-
 /**
  * Dunning of failed renewals: each decline decided by the decline policy (retry on a plan within the
  * card schemes' caps, or ask the customer for a new payment method), the renewal charged again at once
@@ -66,19 +65,21 @@ export class Dunning {
   async onFailedRenewal(event: ScheduleRetryEvent, db: Executor): Promise<void> {
     const { orderId, settings, now } = event;
     const decision = decideOnDecline(event.provider, event.failure);
+    const words = orderNoteWords(settings);
+    const noted = { provider: event.provider, decline: event.failure };
     const { case: found, opened } = await this.deps.cases.open(db, {
       orderId, subscriptionId: event.subscriptionId, paymentId: event.paymentId, provider: event.provider, methodKey: event.newMethodKey,
       currency: event.currency, amountMinor: event.amountMinor, reason: decision.reason, policy: decision.policy, now,
     });
     if (event.chargeKey) await this.deps.cases.recordCharge(db, { methodKey: event.chargeKey, orderId, paymentId: event.paymentId, at: now });
     if (found.status !== 'OPEN') {
-      await this.deps.orders.addNote(db, orderId, `Payment failed: ${decision.words}. No retry: dunning of this renewal has ended (${found.status}).`, settings, now);
+      await this.deps.orders.addNote(db, orderId, words.dunning({ ...noted, next: { kind: 'ended', status: found.status } }), settings, now);
       return;
     }
     if (!opened) await this.deps.cases.update(db, found.id, { policy: decision.policy, attempts: found.attempts + 1, paymentId: event.paymentId }, now);
     this.deps.log.info('dunning_decision', { orderId, provider: event.provider, code: event.failure.code, state: event.failure.state, policy: decision.policy });
     if (!decision.plan) {
-      await this.askCustomer(db, found, decision.customerReason!, `Payment failed: ${decision.words}. No retry on this payment method`, event);
+      await this.askCustomer(db, found, decision.customerReason!, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because: 'not_charged_again', planLength: 0, customer } }), event);
       return;
     }
     const plan = decision.plan === 'soft' ? this.deps.planSeconds : this.deps.config.processingPlanSeconds;
@@ -87,15 +88,12 @@ export class Dunning {
       notBefore: (at) => this.withinCaps(db, event.chargeKey, at, now),
     });
     if (outcome.kind === 'scheduled') {
-      const { retry, plannedFor, at } = outcome;
-      const moved = at.getTime() > plannedFor.getTime() ? ` (moved from ${gmtDateTime(plannedFor)} UTC by the charge caps: ${capsInWords(this.deps.config.caps)})` : '';
-      await this.deps.orders.addNote(db, orderId,
-        `Payment failed: ${decision.words}. Retry ${outcome.planAttempt} of ${plan.length} (${PLAN_NAMES[decision.plan]}) scheduled for ${retry.scheduledAt.slice(0, 19)} UTC${moved}.`,
-        settings, now);
+      const next = { kind: 'retry' as const, attempt: outcome.planAttempt, of: plan.length, at: outcome.at, plannedFor: outcome.plannedFor, caps: this.deps.config.caps };
+      await this.deps.orders.addNote(db, orderId, words.dunning({ ...noted, next }), settings, now);
     } else if (outcome.kind === 'plan_used_up') {
       // The wallet's customer is sent to the app, which knows the reason; a card's customer is told the tries ran out.
       const reason = event.provider === 'mobile_wallet' ? 'wallet_action_required' : 'retries_exhausted';
-      await this.askCustomer(db, found, reason, `Payment failed: ${decision.words}. All ${plan.length} retries of ${PLAN_NAMES[decision.plan]} were used`, event);
+      await this.askCustomer(db, found, reason, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because: 'plan_used_up', planLength: plan.length, customer } }), event);
     }
   }
 
@@ -137,8 +135,7 @@ export class Dunning {
       });
       if (outcome.kind !== 'scheduled') continue;
       planned += 1;
-      await this.deps.orders.addNote(db, found.orderId,
-        `A new payment method (${input.method}) was saved: the renewal is charged with it at ${outcome.retry.scheduledAt.slice(0, 19)} UTC, once.`, settings, now);
+      await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).newMethodCharged({ method: input.method, at: outcome.at }), settings, now);
     }
     return planned;
   }
@@ -163,28 +160,26 @@ export class Dunning {
    * Only the customer can fix it: WooCommerce e-mails them the change-payment-method link (once per failed
    * renewal) and the subscription is cancelled at the deadline unless the renewal is paid before.
    */
-  private async askCustomer(db: Executor, found: DunningCaseRecord, reason: PaymentMethodNeededReason, lead: string, event: ScheduleRetryEvent): Promise<void> {
+  private async askCustomer(
+    db: Executor, found: DunningCaseRecord, reason: PaymentMethodNeededReason, note: (customer: CustomerAsked) => string, event: ScheduleRetryEvent,
+  ): Promise<void> {
     const { orderId, settings, now } = event;
     if (found.customerAskedAt) {
-      await this.deps.orders.addNote(db, orderId, `${lead}. The customer was asked for a new payment method on ${found.customerAskedAt.slice(0, 19)} UTC; the deadline stays ${found.deadlineAt?.slice(0, 19) ?? 'unset'} UTC.`, settings, now);
+      const askedAt = parseGmtDateTime(found.customerAskedAt) ?? now;
+      await this.deps.orders.addNote(db, orderId, note({ kind: 'asked_before', askedAt, deadline: parseGmtDateTime(found.deadlineAt) }), settings, now);
       await this.deps.cases.update(db, found.id, { policy: 'ask_customer', attempts: found.attempts, paymentId: found.paymentId }, now);
       return;
     }
     const deadline = new Date(now.getTime() + this.deps.config.customerDays * DAY_MS);
     await this.deps.cases.markAsked(db, found.id, deadline, now);
     if (!companionRunsDunning(settings)) {
-      await this.deps.orders.addNote(db, orderId,
-        `${lead}. The customer could not be e-mailed for a new payment method: that takes the shop-sidecar companion plugin, version 3 or newer. Dunning ends on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
-        settings, now);
+      await this.deps.orders.addNote(db, orderId, note({ kind: 'needs_companion', deadline }), settings, now);
       return;
     }
     await this.deps.changes.enqueue(db, {
       op: 'customer_payment_method_needed', objectId: found.subscriptionId,
       payload: { kind: 'failed_renewal', order_id: orderId, reason, deadline: deadline.toISOString(), card_expires: null, masked_card: null },
     }, settings, now);
-    await this.deps.orders.addNote(db, orderId,
-      `${lead}. The customer is e-mailed a link to add a new payment method; the subscription is cancelled on ${gmtDateTime(deadline)} UTC unless the renewal is paid.`,
-      settings, now);
+    await this.deps.orders.addNote(db, orderId, note({ kind: 'emailed', deadline }), settings, now);
   }
 }
-

@@ -1,3 +1,4 @@
+import type { Provider } from '../../entities';
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
@@ -9,9 +10,7 @@ import { recordedFacts, type DunningStory } from './dunning-story';
 import type { AttemptOutcome, RunDueRetries } from './run-due-retries.use-case';
 import { mayChargeNow, type Permission } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
-import {
-  chargedNowDeclinedNote, chargedNowHeldNote, chargedNowPaidNote, chargedNowPendingNote, chargedNowUnansweredNote,
-} from './staff-action-notes';
+import { orderNoteWords, type StaffChargeOutcome } from '../shop/order-note-words';
 
 /**
  * What Charge now came to. `paid`: taken (or found taken meanwhile); `declined`: the provider's decline code;
@@ -64,7 +63,7 @@ export class StaffChargeNow {
 
     const outcome = await this.deps.attempts.attemptNow(taken.retry);
     this.deps.log.info('staff_charge_now', { orderId: input.orderId, userId: input.actor.userId, attempt: taken.retry.attempt, outcome: outcome.kind });
-    const result = await this.answer(outcome, taken.retry, by, input);
+    const result = await this.answer(outcome, taken.retry, target.found.provider, by, input);
     const found = (await this.deps.cases.ofOrderUnlocked(input.orderId))!;
     if (result.kind === 'refused') {
       // Something changed between the rule and the attempt (a cap used up, a charge begun meanwhile): the rule,
@@ -78,34 +77,34 @@ export class StaffChargeNow {
   }
 
   /** The attempt's outcome as staff are told it, and its order note in the staff member's name. */
-  private async answer(outcome: AttemptOutcome, retry: RetryRecord, by: string, input: { orderId: number; actor: StaffActor }): Promise<
+  private async answer(outcome: AttemptOutcome, retry: RetryRecord, provider: Provider, by: string, input: { orderId: number; actor: StaffActor }): Promise<
     { kind: 'result'; result: ChargeNowResult } | { kind: 'refused'; permission: Extract<Permission, { allowed: false }> }> {
-    const note = async (text: string) => {
+    const note = async (charged: StaffChargeOutcome) => {
       const settings = await this.deps.settings.current();
+      const text = orderNoteWords(settings).staffCharged({ by, attempt: retry.attempt, provider, outcome: charged });
       await this.deps.orderWrites.addNote(this.deps.orderWrites.pool, input.orderId, text, settings, this.deps.clock(), actorAuthor(input.actor));
     };
-    const attempt = retry.attempt;
     switch (outcome.kind) {
       case 'paid':
-        await note(chargedNowPaidNote(by, attempt));
+        await note({ kind: 'paid' });
         return { kind: 'result', result: { outcome: 'paid' } };
       case 'pending':
-        await note(chargedNowPendingNote(by, attempt));
+        await note({ kind: 'pending' });
         return { kind: 'result', result: { outcome: 'pending' } };
       case 'declined': {
         const reason = outcome.failure.code ?? outcome.failure.state ?? null;
-        await note(chargedNowDeclinedNote(by, attempt, reason));
+        await note({ kind: 'declined', decline: outcome.failure });
         return { kind: 'result', result: reason ? { outcome: 'declined', reason } : { outcome: 'declined' } };
       }
       case 'held':
-        await note(chargedNowHeldNote(by, attempt));
+        await note({ kind: 'held' });
         return { kind: 'result', result: { outcome: 'held', reason: 'provider_refused_request' } };
       case 'canceled':
         if (outcome.cause === 'paid_meanwhile') return { kind: 'result', result: { outcome: 'paid', reason: 'paid_meanwhile' } };
         return { kind: 'refused', permission: { allowed: false, reason: outcome.cause === 'order_moved_on' ? 'order_not_awaiting_payment' : 'subscription_not_on_hold' } };
       case 'postponed':
         if (outcome.cause === 'unreachable' || outcome.cause === 'error') {
-          await note(chargedNowUnansweredNote(by, attempt));
+          await note({ kind: 'unanswered' });
           return { kind: 'result', result: { outcome: 'pending', reason: 'provider_unreachable' } };
         }
         return { kind: 'refused', permission: { allowed: false, reason: outcome.cause === 'caps' ? 'daily_cap' : 'charge_under_way', notBefore: outcome.until } };

@@ -11,7 +11,7 @@ import { decideOnDecline } from './decline-policy';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { maySendPaymentLink } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
-import { paymentLinkSentNote } from './staff-action-notes';
+import { orderNoteWords } from '../shop/order-note-words';
 
 /** What sending the payment link came to: the e-mail handed to WooCommerce (which sends it and notes it on the subscription). */
 export interface PaymentLinkResult {
@@ -70,7 +70,7 @@ export class StaffPaymentLink {
         },
       }, settings, now);
       await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'payment_link', attempt: null, userId: input.actor.userId, userName: by, at: now });
-      await this.deps.orderWrites.addNote(db, found.orderId, paymentLinkSentNote(by), settings, now, actorAuthor(input.actor));
+      await this.deps.orderWrites.addNote(db, found.orderId, orderNoteWords(settings).staffSentPaymentLink({ by }), settings, now, actorAuthor(input.actor));
       return { kind: 'sent' as const, changeId, found };
     });
     if (done.kind === 'refused') return notAllowed('payment_link', done.permission, settings);

@@ -10,7 +10,7 @@ import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outc
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { mayStopDunning } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
-import { dunningStoppedNote } from './staff-action-notes';
+import { orderNoteWords } from '../shop/order-note-words';
 
 /** What stopping dunning came to. */
 export interface StopDunningResult {
@@ -61,7 +61,7 @@ export class StaffStopDunning {
       // The service's own charges still open for the renewal are marked, so that reconciliation cancels them should the call below not be made.
       const open = records.payments.filter((payment) => payment.status === null && payment.meta.retry_of);
       for (const payment of open) await this.deps.payments.setMeta(db, payment.id, { [DUNNING_STOPPED_META]: by });
-      await this.deps.orderWrites.addNote(db, found.orderId, dunningStoppedNote(by), settings, now, actorAuthor(input.actor));
+      await this.deps.orderWrites.addNote(db, found.orderId, orderNoteWords(settings).staffStoppedDunning({ by }), settings, now, actorAuthor(input.actor));
       return { kind: 'stopped' as const, planned, open: open.length };
     });
     if (done.kind === 'refused') return notAllowed('stop_dunning', done.permission, settings);

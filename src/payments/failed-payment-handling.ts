@@ -4,6 +4,7 @@ import type { ShopSettings } from '../data-access/shop-settings-repository';
 import { statusChangeNote } from '../shop/status-labels';
 import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
+import { orderNoteWords } from '../shop/order-note-words';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
 import { chargeMethodKey, newMethodKey } from '../dunning/dunning';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
@@ -50,8 +51,8 @@ export class FailedPaymentHandling {
     const order = await this.orders.lockStatus(db, payment.orderId, settings);
     if (!order || order.type !== 'shop_order') return `order ${payment.orderId} not found`;
 
-    const reason = [failure.description, failure.code && `code ${failure.code}`, failure.state].filter(Boolean).join(', ');
-    const note = `Payment ${payment.externalId} failed${reason ? `: ${reason}` : ''}.`;
+    const words = orderNoteWords(settings);
+    const note = words.paymentFailed({ reference: payment.externalId, provider: payment.provider, decline: failure });
     const subscriptionId = Number(await this.orders.getMeta(db, payment.orderId, '_subscription_renewal', settings));
     let subscriptionStatus: string | null;
     if (settings.companion) {
@@ -71,7 +72,7 @@ export class FailedPaymentHandling {
       await this.orders.setMeta(db, payment.orderId, RENEWAL_FAILED_META, 'yes', settings);
       subscriptionStatus = await this.failRenewal(db, subscriptionId, settings, now);
       if (subscriptionStatus !== 'on-hold') {
-        await this.orders.addNote(db, payment.orderId, `No payment retry scheduled: the subscription is ${subscriptionStatus ?? 'gone'}.`, settings, now);
+        await this.orders.addNote(db, payment.orderId, words.noRetry({ subscriptionStatus }), settings, now);
       }
     }
     if (subscriptionStatus !== 'on-hold') return `renewal order failed; no retry, the subscription is ${subscriptionStatus ?? 'gone'}`;

@@ -5,7 +5,8 @@ import { SECOND_CAPTURE_META, type SecondCaptureRepository } from '../data-acces
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
-import { secondCaptureMessage, unflaggedSecondCaptures } from './second-captures';
+import { orderNoteWords } from '../shop/order-note-words';
+import { unflaggedSecondCaptures } from './second-captures';
 
 /** The sweep's mark among the pass marks. */
 const MARK = 'second_captures';
@@ -98,7 +99,7 @@ export class FlagSecondCaptures {
       if (!found) return null;
       for (const refund of found.later) {
         await this.deps.payments.setMeta(db, refund.id, { [SECOND_CAPTURE_META]: String(found.kept.id) });
-        await this.deps.orders.addNote(db, orderId, secondCaptureMessage(refund, found.kept), settings, now);
+        await this.deps.orders.addNote(db, orderId, orderNoteWords(settings).secondCapture({ refund, kept: found.kept }), settings, now);
       }
       return found;
     });

@@ -3,11 +3,12 @@ import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { statusChangeNote } from '../shop/status-labels';
-import { gmtDateTime } from '../shop/shop-time';
+import { orderNoteWords } from '../shop/order-note-words';
 import { endHasPassed, SUSPENSION_COUNT_META } from '../shop/subscription';
 import type { SubscriptionActivation } from '../subscriptions/subscription-activation';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
 
+/** Subscriptions' own note (`payment_complete_for_order()`), kept as it writes it. */
 const PAYMENT_COMPLETE_NOTE = 'Payment status marked complete.';
 
 /** The statuses WooCommerce's `payment_complete()` moves to processing (`woocommerce_valid_order_statuses_for_payment_complete`). */
@@ -35,18 +36,18 @@ export class RenewalPaymentCompletion {
   async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date; paidAt?: Date | null }): Promise<string | null> {
     const { orderId, settings, now } = input;
     const paidAt = input.paidAt ?? now;
-    const when = input.paidAt ? ` at ${gmtDateTime(input.paidAt)} UTC` : '';
+    const words = orderNoteWords(settings);
     if ((await this.orders.getMeta(db, orderId, RENEWAL_FAILED_META, settings)) !== 'yes') return null;
     const order = await this.orders.lockStatus(db, orderId, settings);
     if (!order) return `order ${orderId} not found`;
     if (!AWAITING_PAYMENT.includes(order.status)) {
-      await this.orders.addNote(db, orderId, `Payment ${input.reference} completed; the order was already ${order.status} and was left as it is.`, settings, now);
+      await this.orders.addNote(db, orderId, words.paidOrderLeft({ reference: input.reference, orderStatus: order.status }), settings, now);
       return `order already ${order.status}`;
     }
     await this.orders.setStatus(db, orderId, 'processing', settings, now);
     await this.orders.addNote(db, orderId, statusChangeNote('order', order.status, 'processing'), settings, now);
     await this.orders.setDatePaid(db, orderId, paidAt, settings);
-    await this.orders.addNote(db, orderId, `Payment ${input.reference} completed${when}.`, settings, now);
+    await this.orders.addNote(db, orderId, words.renewalPaid({ reference: input.reference, at: input.paidAt ?? null }), settings, now);
     await this.orders.deleteMeta(db, orderId, RENEWAL_FAILED_META, settings);
 
     const subscriptionId = Number(await this.orders.getMeta(db, orderId, '_subscription_renewal', settings));

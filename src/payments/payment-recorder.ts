@@ -9,7 +9,8 @@ import type { RenewalPaymentCompletion } from './payment-completion';
 import type { Dunning } from '../dunning/dunning';
 import type { UnwantedCharges } from './unwanted-charges';
 import { paymentCanMove } from './payment-status';
-import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTimeMs } from '../shop/shop-time';
+import { orderNoteWords } from '../shop/order-note-words';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
 
@@ -21,12 +22,6 @@ export interface MoveDetails {
   providerTime?: Date | null;
   /** Reconciliation found the change by asking the provider (no webhook told of it). */
   via?: 'reconciliation';
-}
-
-/** The order note of money reserved or taken, with the provider's time when it gave one. */
-export function paymentNote(externalId: string, captured: boolean, providerTime: Date | null | undefined): string {
-  const when = providerTime ? ` at ${gmtDateTime(providerTime)} UTC` : '';
-  return `Payment ${externalId} ${captured ? 'captured' : 'authorized'}${when}.`;
 }
 
 const PAID: readonly (PaymentStatus | null)[] = ['AUTHORIZED', 'CAPTURED'];
@@ -67,7 +62,7 @@ export class PaymentRecorder {
     }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
-      const note = paymentNote(payment.externalId, captured, providerTime);
+      const note = orderNoteWords(settings).paymentReceived({ reference: payment.externalId, captured, at: providerTime ?? null });
       await this.changes.enqueue(db, captured
         ? {
           op: 'order_payment_complete', objectId: payment.orderId,

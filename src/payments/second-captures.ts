@@ -36,7 +36,7 @@ export function secondCaptureUnresolved(status: PaymentStatus | null, keptStatus
 const amount = (payment: CapturedPayment) => (payment.amountMinor === null
   ? 'amount unknown' : `${minorUnitsToDecimal(payment.amountMinor, payment.currency)} ${payment.currency ?? ''}`.trim());
 
-/** The order note and the payments route's warning, in the same words. */
+/** The payments route's warning, for the route's readers in English (the order note says it in the shop's language: src/shop/order-note-words.ts). */
 export function secondCaptureMessage(refund: CapturedPayment, kept: CapturedPayment): string {
   return `Second capture: payment ${refund.externalId} (${refund.provider}, ${amount(refund)}) was captured after payment ${kept.externalId} `
     + `(${kept.provider}, ${amount(kept)}) had already paid this order. Refund ${refund.externalId}, the later capture, at ${refund.provider}; `

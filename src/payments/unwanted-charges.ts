@@ -5,11 +5,11 @@ import type { PaymentRecord, PaymentRepository } from '../data-access/payment-re
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { Transaction, type Executor } from '../data-access/transaction';
 import type { Logger } from '../logger';
+import { orderNoteWords, type ChargeCancelledBecause } from '../shop/order-note-words';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import type { CardGatewayClient } from './providers/card-gateway/client';
 import type { MobileWalletClient } from './providers/mobile-wallet/client';
 import type { PaymentRecorder } from './payment-recorder';
-import { stoppedChargeCancelledNote } from '../dunning/staff-action-notes';
 
 /**
  * Payment meta of a charge of the service's that staff no longer want, set when they stop dunning of its renewal:
@@ -102,13 +102,18 @@ export class UnwantedCharges {
     if (!self || !cancellable(self)) return { kind: 'still_wanted' };
     const paidBy = ofOrder.find((p) => p.id !== payment.id && (p.status === 'CAPTURED' || p.status === 'AUTHORIZED'));
     const settings = await this.deps.settings.current();
-    let because = paidBy ? `payment ${paidBy.externalId}` : self.meta.cancel_because ? `payment ${self.meta.cancel_because}` : null;
+    const byPayment = paidBy?.externalId ?? (self.meta.cancel_because || null);
     // Staff stopped dunning of the renewal: a charge of the service's still open for it is not wanted either.
     const stoppedBy = self.meta[DUNNING_STOPPED_META] || null;
-    if (!because && !stoppedBy) {
+    let because: ChargeCancelledBecause;
+    if (byPayment) {
+      because = { kind: 'payment', reference: byPayment };
+    } else if (stoppedBy) {
+      because = { kind: 'dunning_stopped', by: stoppedBy };
+    } else {
       const order = await this.deps.orders.findById(payment.orderId, settings);
       if (!order || !PAID_ORDER_STATUSES.includes(order.status)) return { kind: 'still_wanted' };
-      because = `the shop (the order is ${order.status})`;
+      because = { kind: 'shop', orderStatus: order.status };
     }
 
     const answer = payment.provider === 'mobile_wallet'
@@ -123,9 +128,7 @@ export class UnwantedCharges {
       return { kind: 'refused', message };
     }
     const now = this.deps.clock();
-    const note = because || !stoppedBy
-      ? `${payment.provider === 'mobile_wallet' ? 'Wallet charge' : 'Card charge'} ${payment.externalId} was cancelled at the provider before it was taken: the renewal was paid by ${because}.`
-      : stoppedChargeCancelledNote(payment.externalId, stoppedBy);
+    const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
     await this.deps.orderWrites.transaction(async (db) => {
       const locked = await payments.lock(db, payment.provider, payment.externalId);
       if (locked && locked.status === null) await this.recorder?.move(db, locked, 'CANCELED', settings, now);

@@ -1,6 +1,7 @@
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import { orderNoteWords } from '../shop/order-note-words';
 import { statusLabel } from '../shop/status-labels';
 import { endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
@@ -34,7 +35,7 @@ export class ForceActivateSubscription {
         return { kind: 'invalid_state', status: subscription.status, message: 'The subscription\'s end date has passed; it cannot be activated.' };
       }
       const activated = await this.deps.activation.activate(db, subscription, settings, now, {
-        reason: `Force-activated by ${actorLabel(input.actor)}.`,
+        reason: orderNoteWords(settings).forceActivated({ by: actorLabel(input.actor) }),
         actor: input.actor,
       });
       return { kind: 'activated', subscription: subscriptionStateView(activated, settings) };

@@ -1,5 +1,6 @@
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import { gmtDateTime } from '../shop/shop-time';
+import { orderNoteWords } from '../shop/order-note-words';
 import type { ScheduledActionRepository } from '../data-access/scheduled-action-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
@@ -55,7 +56,7 @@ export class PauseSubscription {
       }
 
       const id = subscription.id;
-      let note = `Paused until ${endDate} by ${actorLabel(input.actor)}; next payment moved to ${gmtDateTime(dates.nextPayment)} GMT.`;
+      let note = orderNoteWords(settings).paused({ until: endDate, by: actorLabel(input.actor), nextPayment: dates.nextPayment });
       const paused = {
         kind: 'paused' as const,
         subscription: subscriptionStateView({ id, status: 'on-hold', nextPayment: dates.nextPayment, autoReactivation: dates.autoReactivation }, settings),

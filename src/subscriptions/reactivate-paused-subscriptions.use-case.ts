@@ -3,6 +3,7 @@ import type { OrderWriteRepository } from '../data-access/order-write-repository
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import { orderNoteWords } from '../shop/order-note-words';
 import { AUTO_REACTIVATION_META, endHasPassed } from '../shop/subscription';
 import type { SubscriptionActivation } from './subscription-activation';
 
@@ -40,10 +41,10 @@ export class ReactivatePausedSubscriptions {
           if (endHasPassed(subscription, now)) {
             // WCS never reactivates past the end date; the pause is over all the same.
             await this.deps.orderWrites.deleteMeta(db, id, AUTO_REACTIVATION_META, settings);
-            await this.deps.orderWrites.addNote(db, id, 'Pause ended, but the subscription\'s end date has passed, so it stays on hold.', settings, now);
+            await this.deps.orderWrites.addNote(db, id, orderNoteWords(settings).pauseEndedPastEnd(), settings, now);
             return 'ended';
           }
-          await this.deps.activation.activate(db, subscription, settings, now, { reason: 'Pause ended.' });
+          await this.deps.activation.activate(db, subscription, settings, now, { reason: orderNoteWords(settings).pauseEnded() });
           return 'reactivated';
         });
         if (result === 'reactivated') reactivated += 1;

@@ -9,6 +9,9 @@ import {
 import type { SubscriptionSpec } from '../../src/demo/shop-seeder';
 
 const ZONE = 'Europe/Copenhagen';
+const DANISH_MONTHS = ['januar', 'februar', 'marts', 'april', 'maj', 'juni', 'juli', 'august', 'september', 'oktober', 'november', 'december'];
+/** `YYYY-MM-DD` as the Danish notes write a day: `12. december 2026`. */
+const danishDay = (date: string) => `${Number(date.slice(8, 10))}. ${DANISH_MONTHS[Number(date.slice(5, 7)) - 1]} ${date.slice(0, 4)}`;
 const DAY = 86_400_000;
 
 /** The shop-local calendar date `days` from now. */
@@ -206,7 +209,9 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     const notes = await notesOf(shop, subs.pause);
     t.is(notes.length, 1);
     t.is(notes[0].author, 'Anna Holm');
-    t.regex(notes[0].content, new RegExp(`^Paused until ${endDate} by Anna Holm \\(anna\\).*Status changed from Active to On hold\\.$`));
+    // The shop is Danish (WPLANG da_DK): the service's words in Danish, in the shop's time; Subscriptions' own status note as it writes it.
+    t.is(notes[0].content, `Sat på pause indtil ${danishDay(endDate)} af Anna Holm (anna); næste betaling flyttes til ${danishDay(nextDay)} kl. ${timeOfDay.slice(0, 5)}. `
+      + 'Status changed from Active to On hold.');
   });
 
   test('When the subscription has no pending renewal action, Then pausing schedules one as WooCommerce Subscriptions would', async (t) => {
@@ -269,7 +274,7 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     const actions = await renewalActions(shop, subs.activate);
     t.is(actions.filter((a) => a.status === 'pending').length, 1);
     t.is(actions[0].scheduled_date_gmt, gmt(new Date(paused.json.next_payment_date)));
-    t.regex((await notesOf(shop, subs.activate)).at(-1)!.content, /^Force-activated by Anna Holm \(anna\)\. Status changed from On hold to Active\.$/);
+    t.regex((await notesOf(shop, subs.activate)).at(-1)!.content, /^Aktivering gennemtvunget af Anna Holm \(anna\)\. Status changed from On hold to Active\.$/);
   });
 
   test('When the subscription is not on hold, Then force-activate is 409 invalid_state', async (t) => {
@@ -315,7 +320,7 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     t.is(next[mode.hpos ? 'hpos' : 'legacy'], gmt(new Date(paused.json.next_payment_date)));
     const actions = await renewalActions(shop, subs.worker);
     t.like(actions[0], { status: 'pending', scheduled_date_gmt: gmt(new Date(paused.json.next_payment_date)) });
-    t.regex((await notesOf(shop, subs.worker)).at(-1)!.content, /^Pause ended\. Status changed from On hold to Active\.$/);
+    t.regex((await notesOf(shop, subs.worker)).at(-1)!.content, /^Pausen er slut\. Status changed from On hold to Active\.$/);
   });
 
   test.serial('When a paused subscription was cancelled before its pause ended, Then the worker does not reactivate it and clears the pause end', async (t) => {

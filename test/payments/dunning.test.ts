@@ -189,7 +189,7 @@ test.serial('When the plan is used up, Then no further attempt is planned', asyn
     const retries = await retriesOf(orderId);
     t.deepEqual(retries.map((r) => r.status), ['FAILED', 'FAILED']);
     const notes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).map((r) => r.comment_content);
-    t.true(notes.some((n) => /All 2 retries of DUNNING_PLAN were used/.test(n)), notes.join(' | '));
+    t.true(notes.some((n) => /^Betalingen mislykkedes: ikke penge nok på kortet \(insufficient_funds\)\. Alle 2 planlagte forsøg er brugt\. /.test(n)), notes.join(' | '));
   } finally {
     await hub.close();
   }
@@ -217,7 +217,7 @@ test.serial('When a retried card charge is confirmed later by webhook, Then that
     const notes = await notesOf(orderId);
     await t.throwsAsync(processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { message: /not processed.*SKIPPED/ });
     t.deepEqual(await notesOf(orderId), notes);
-    t.is(notes.filter((note) => note === `Payment ${handle} completed at 2026-11-23 20:00:05 UTC.`).length, 1);
+    t.is(notes.filter((note) => note === `Betalingen ${handle} gik igennem 23. november 2026 kl. 21:00.`).length, 1, 'in the shop\'s language and time');
   } finally {
     await hub.close();
   }
@@ -333,7 +333,7 @@ test.serial('When the renewal of a subscription pending cancellation fails, Then
     const { orderId, subscriptionId } = await failedCardRenewal(hub, 'soft_declined', 'pending-cancel');
     t.is(await statusOf(subscriptionId), 'wc-cancelled');
     t.deepEqual(await retriesOf(orderId), []);
-    t.true((await notesOf(orderId)).includes('No payment retry scheduled: the subscription is cancelled.'));
+    t.true((await notesOf(orderId)).includes('Der er ikke planlagt et nyt betalingsforsøg: abonnementet er annulleret.'));
   } finally {
     await hub.close();
   }
@@ -379,7 +379,7 @@ test.serial('When a wallet renewal failed, Then the retry creates a new recurrin
     t.is((await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE id = ?`, [payments[1].id]))[0].status, 'CAPTURED');
     t.is(await statusOf(orderId), 'wc-processing');
     t.is(await statusOf(subscriptionId), 'wc-active');
-    t.is((await notesOf(orderId)).filter((note) => note === `Payment ${chargeId} completed.`).length, 1, 'completed once, though told twice');
+    t.is((await notesOf(orderId)).filter((note) => note === `Betalingen ${chargeId} gik igennem.`).length, 1, 'completed once, though told twice');
   } finally {
     await hub.close();
   }
@@ -432,5 +432,36 @@ test.serial('When a wallet attempt\'s answer is lost and it runs again on anothe
     t.deepEqual(payments.map((payment) => payment.external_id), ['chr-m', key], 'the attempt\'s payment is the charge the lost request made');
   } finally {
     await hub.close();
+  }
+});
+
+test.serial('When the shop is Danish (WPLANG da_DK), Then its dunning notes are in Danish, in its time zone; an English shop gets them in English', async (t) => {
+  // Later than every test before: the shared clock only moves forward. 09:00 UTC is 11:00 in Copenhagen in summer.
+  now = new Date('2027-06-01T09:00:00Z');
+  const wplang = async (value: string) => q(`UPDATE ${shop.prefix}options SET option_value = ? WHERE option_name = 'WPLANG'`, [value]);
+  t.deepEqual((await q(`SELECT option_value FROM ${shop.prefix}options WHERE option_name = 'WPLANG'`)).map((row) => row.option_value), ['da_DK']);
+  const danish = await hubWith();
+  try {
+    const { orderId, handle } = await failedCardRenewal(danish);
+    t.deepEqual((await notesOf(orderId)).filter((note) => !note.startsWith('Order status changed')), [
+      `Betalingen ${handle} mislykkedes: ikke penge nok på kortet (insufficient_funds).`,
+      'Betalingen mislykkedes: ikke penge nok på kortet (insufficient_funds). Vi prøver igen 1. juni 2027 kl. 23:00 (forsøg 1 af 5).',
+    ]);
+    t.true((await notesOf(orderId)).includes('Order status changed from Pending payment to Failed.'), "WooCommerce's own note stays as WooCommerce writes it");
+    const hard = await failedCardRenewal(danish, 'hard_declined');
+    t.deepEqual((await notesOf(hard.orderId)).at(-1),
+      'Betalingen mislykkedes: ikke penge nok på kortet (insufficient_funds). Der trækkes ikke igen på denne betalingsmetode. Kunden kunne ikke få en e-mail om en ny '
+      + 'betalingsmetode: det kræver shop-sidecar companion-pluginet, version 3 eller nyere. Rykkerforløbet slutter 15. juni 2027 kl. 11:00, medmindre fornyelsen bliver betalt.');
+  } finally {
+    await danish.close();
+  }
+  await wplang('');
+  const english = await hubWith();
+  try {
+    const { orderId } = await failedCardRenewal(english);
+    t.is((await notesOf(orderId)).at(-1), 'Payment failed: not enough money on the card (insufficient_funds). We try again on 1 June 2027 at 23:00 (attempt 1 of 5).');
+  } finally {
+    await english.close();
+    await wplang('da_DK');
   }
 });

@@ -29,7 +29,8 @@ const log: Logger = { info: () => undefined, warn: (event, fields) => warnings.p
 const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 const notesOf = async (orderId: number) => (await q(
   `SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? AND comment_type = 'order_note' ORDER BY comment_ID`, [orderId])).map((row) => String(row.comment_content));
-const secondCaptureNotes = async (orderId: number) => (await notesOf(orderId)).filter((note) => note.startsWith('Second capture'));
+// The shop is Danish (WPLANG da_DK): the service's notes are in Danish.
+const secondCaptureNotes = async (orderId: number) => (await notesOf(orderId)).filter((note) => note.startsWith('Betalt to gange'));
 const paymentOf = async (provider: string, externalId: string) => (await q(`SELECT * FROM ${shop.prefix}sidecar_payments WHERE provider = ? AND external_id = ?`, [provider, externalId]))[0];
 const metaOf = async (paymentId: number) => Object.fromEntries((await q(`SELECT meta_key, meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ?`, [paymentId]))
   .map((row) => [row.meta_key, row.meta_value]));
@@ -106,8 +107,8 @@ test.serial('When the card gateway settles an order the wallet had already captu
 
   // The note, from the worker's own loop.
   const note = await eventually(async () => (await secondCaptureNotes(orderId))[0], 10_000, 'the second capture\'s note');
-  t.is(note, 'Second capture: payment inv-twice-1 (card_gateway, 99.00 DKK) was captured after payment charge-twice-1 (mobile_wallet, 99.00 DKK) '
-    + 'had already paid this order. Refund inv-twice-1, the later capture, at card_gateway; nothing is refunded automatically.');
+  t.is(note, 'Betalt to gange: betalingen inv-twice-1 (Kort (Frisbii), 99,00 DKK) blev trukket, efter at betalingen charge-twice-1 (MobilePay, 99,00 DKK) '
+    + 'allerede havde betalt ordren. Refundér inv-twice-1, den seneste, hos Frisbii; intet refunderes automatisk.');
   t.deepEqual(await metaOf(Number(card.id)), { second_capture_of: String(walletId) }, 'the later capture is flagged, naming the one that paid');
   t.deepEqual(await metaOf(walletId), {}, 'the payment that paid the order is not');
   t.deepEqual(warnings.filter((line) => line.event === 'second_capture_flagged').map((line) => line.fields), [{
@@ -179,8 +180,8 @@ test.serial('When an order is captured three times, Then each later capture is f
   await worker.tick();
   const notes = await secondCaptureNotes(orderId);
   t.is(notes.length, 2, notes.join(' | '));
-  t.true(notes.some((note) => note.includes('payment charge-thrice-2 (mobile_wallet, 99.00 DKK) was captured after payment charge-thrice-1')));
-  t.true(notes.some((note) => note.includes('payment inv-thrice-1 (card_gateway, 99.00 DKK) was captured after payment charge-thrice-1')));
+  t.true(notes.some((note) => note.includes('betalingen charge-thrice-2 (MobilePay, 99,00 DKK) blev trukket, efter at betalingen charge-thrice-1')));
+  t.true(notes.some((note) => note.includes('betalingen inv-thrice-1 (Kort (Frisbii), 99,00 DKK) blev trukket, efter at betalingen charge-thrice-1')));
   t.deepEqual(await metaOf(second), { second_capture_of: String(first) });
   const shown = await orderPayments(orderId);
   t.deepEqual(shown.warnings.map((warning: any) => [warning.refund.external_id, warning.kept.external_id]), [['inv-thrice-1', 'charge-thrice-1'], ['charge-thrice-2', 'charge-thrice-1']]);

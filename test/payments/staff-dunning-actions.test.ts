@@ -170,7 +170,7 @@ test.serial('Charge now recovers a renewal once: a double click charges the card
   t.like(timeline.find((e) => e.event === 'attempt_cancelled'), { attempt: 1 }, 'the planned attempt is dropped once the order is paid');
   t.deepEqual((await retriesOf(orderId)).map((r) => [r.attempt, r.plan, r.status]), [[1, 'soft', 'CANCELED'], [2, 'staff', 'SUCCEEDED']]);
   const notes = await notesOf(orderId);
-  t.true(notes.some((n) => n.comment_author === 'Petra Panel' && n.comment_content === 'Petra Panel charged the renewal now (attempt 2), and the payment went through.'), JSON.stringify(notes));
+  t.true(notes.some((n) => n.comment_author === 'Petra Panel' && n.comment_content === 'Petra Panel trak betalingen for fornyelsen nu (forsøg 2): betalingen gik igennem.'), JSON.stringify(notes));
   t.deepEqual(await story(orderId), done.dunning, 'the order\'s payments show the same story');
 });
 
@@ -222,7 +222,7 @@ test.serial('Send payment link hands WooCommerce the "payment method needed" e-m
   t.like(dunning, { status: 'open', deadline: null }, 'no deadline set by it');
   t.deepEqual((await retriesOf(orderId)).map((r) => r.status), ['PENDING'], 'the planned attempt stays');
   const notes = await notesOf(orderId);
-  t.is(notes.filter((n) => n.comment_content === 'Petra Panel sent the customer an e-mail with the link to add a new payment method.' && n.comment_author === 'Petra Panel').length, 1);
+  t.is(notes.filter((n) => n.comment_content === 'Petra Panel fik sendt kunden en e-mail med linket til at tilføje en ny betalingsmetode.' && n.comment_author === 'Petra Panel').length, 1);
 });
 
 test.serial('Stop dunning leaves no attempt planned, cancels the wallet charge the service made that is still due, and closes the case as lost by staff; the subscription is left as it is', async (t) => {
@@ -273,8 +273,8 @@ test.serial('Stop dunning leaves no attempt planned, cancels the wallet charge t
   t.is(after, 'wc-on-hold', 'the subscription is left as it is');
   t.deepEqual(await changesOf(subscriptionId, 'subscription_cancel_after_dunning'), []);
   const notes = (await notesOf(orderId)).map((n) => n.comment_content);
-  t.true(notes.includes('Petra Panel stopped dunning of this renewal: no more payment attempts are made, and the subscription is not cancelled for it. The subscription is left as it is.'));
-  t.true(notes.includes(`The payment provider's charge ${ours.external_id} was cancelled before it was taken, because Petra Panel stopped dunning of this renewal.`), notes.join(' | '));
+  t.true(notes.includes('Petra Panel stoppede rykkerforløbet for denne fornyelse: der gøres ikke flere betalingsforsøg, og abonnementet annulleres ikke på grund af den. Abonnementet forbliver, som det er.'));
+  t.true(notes.includes(`Trækket ${ours.external_id} (MobilePay) blev annulleret, før det blev gennemført: Petra Panel stoppede rykkerforløbet for denne fornyelse.`), notes.join(' | '));
 });
 
 test('Without the capability it is 403, without a cookie 401; an unknown order is 404; an order with no failed renewal is 409 no_dunning_case', async (t) => {

@@ -59,7 +59,8 @@ test.serial('When a renewal payment fails, Then WooCommerce is asked to fail the
 
     const [change] = await changesOf(orderId);
     t.like(change, { op: 'order_payment_failed', status: 'pending' });
-    t.deepEqual(JSON.parse(change.payload), { note: `Payment ${handle} failed: insufficient_funds, code insufficient_funds, soft_declined.` });
+    // The shop is Danish (WPLANG da_DK): the note WooCommerce is handed is in Danish, the code only as a detail.
+    t.deepEqual(JSON.parse(change.payload), { note: `Betalingen ${handle} mislykkedes: ikke penge nok på kortet (insufficient_funds).` });
     const [action] = await q(
       `SELECT a.hook, a.status, a.args, a.priority, a.scheduled_date_gmt, g.slug FROM ${shop.prefix}actionscheduler_actions a
        JOIN ${shop.prefix}actionscheduler_groups g ON g.group_id = a.group_id WHERE a.action_id = ?`, [change.action_id]);
@@ -68,7 +69,7 @@ test.serial('When a renewal payment fails, Then WooCommerce is asked to fail the
     t.is(await statusOf(orderId), 'wc-pending', 'WooCommerce changes the order, not the service');
     t.is(await statusOf(subscriptionId), 'wc-active');
     // Dunning's own notes are the service's, written directly (a deliberate difference, docs/companion.md).
-    t.deepEqual(await notesOf(orderId), [{ comment_content: 'Payment failed: a soft decline (insufficient_funds), which may pass later. Retry 1 of 5 (DUNNING_PLAN) scheduled for 2026-11-23 20:00:00 UTC.' }]);
+    t.deepEqual(await notesOf(orderId), [{ comment_content: 'Betalingen mislykkedes: ikke penge nok på kortet (insufficient_funds). Vi prøver igen 23. november 2026 kl. 21:00 (forsøg 1 af 5).' }]);
     const retries = await q(`SELECT attempt, status FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [orderId]);
     t.deepEqual(retries, [{ attempt: 1, status: 'PENDING' }], 'the subscription is about to be on hold, so dunning goes on');
 
@@ -77,8 +78,8 @@ test.serial('When a renewal payment fails, Then WooCommerce is asked to fail the
     t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle, timestamp: '2026-11-23T08:00:07.250Z' }), { kind: 'done', status: 'PROCESSED' });
     const changes = await changesOf(orderId);
     t.deepEqual(changes.map((row) => row.op), ['order_payment_failed', 'order_payment_complete']);
-    // The gateway's time of the settlement becomes the order's date_paid and is in its note.
-    t.deepEqual(JSON.parse(changes[1].payload), { transaction_id: handle, note: `Payment ${handle} captured at 2026-11-23 08:00:07 UTC.`, paid_at: 1795420807 });
+    // The gateway's time of the settlement becomes the order's date_paid and is in its note, in the shop's time.
+    t.deepEqual(JSON.parse(changes[1].payload), { transaction_id: handle, note: `Betalingen ${handle} blev trukket 23. november 2026 kl. 09:00.`, paid_at: 1795420807 });
 
     // A repeat of the event changes nothing and asks nothing more.
     t.like(await processCardGatewayEvent(hub, { event_type: 'invoice_settled', invoice: handle }), { kind: 'done', status: 'SKIPPED' });

@@ -5,9 +5,8 @@ import { walletRetryWindowEnd } from '../../src/dunning/run-due-retries.use-case
 const card = (state: string | null, code: string | null = null) => decideOnDecline('card_gateway', { code, state });
 const wallet = (reason: string | null) => decideOnDecline('mobile_wallet', { code: reason, state: null });
 
-test('A soft decline goes on the dunning plan, and its note says why', (t) => {
+test('A soft decline goes on the dunning plan', (t) => {
   t.like(card('soft_declined', 'insufficient_funds'), { policy: 'retry', plan: 'soft', reason: 'soft_declined', customerReason: null });
-  t.regex(card('soft_declined', 'insufficient_funds').words, /soft decline \(insufficient_funds\)/);
   t.like(card(null, 'settle_blocked'), { policy: 'retry', plan: 'soft', reason: 'soft_declined' }, 'a code alone names its state');
 });
 
@@ -16,7 +15,6 @@ test('A processing error goes on the short processing plan', (t) => {
     t.like(card('processing_error', code), { policy: 'retry_soon', plan: 'processing', reason: 'processing_error' }, code);
     t.like(card(null, code), { policy: 'retry_soon', plan: 'processing' }, `${code} without its state`);
   }
-  t.regex(card('processing_error', 'acquirer_error').words, /not the card/);
 });
 
 test('A hard decline, whatever its error, is never retried on that card: the customer is asked', (t) => {
@@ -27,13 +25,11 @@ test('A hard decline, whatever its error, is never retried on that card: the cus
   t.is(card('hard_declined', 'credit_card_expired').customerReason, 'card_expired');
   t.is(card('hard_declined', 'declined_by_acquirer').customerReason, 'card_declined');
   t.like(card(null, 'credit_card_lost_or_stolen'), { policy: 'ask_customer' }, 'a hard code alone is hard');
-  t.regex(card('hard_declined', 'sca_required').words, /hard decline \(sca_required\): another charge on this card cannot succeed/);
 });
 
 test('Error 147 (the payment method is in failed state) asks the customer', (t) => {
   t.like(card('hard_declined', '147'), { policy: 'ask_customer', plan: null, reason: 'hard_declined', customerReason: 'card_declined' });
   t.like(card(null, '147'), { policy: 'ask_customer', reason: 'payment_method_failed' });
-  t.regex(card(null, '147').words, /error 147/);
 });
 
 test('A decline the policy does not know goes on the dunning plan, bounded by the plan and the caps', (t) => {
@@ -48,7 +44,6 @@ test("The wallet's reasons: what the customer fixes in the app is charged again 
   t.like(wallet('no_agreement'), { policy: 'ask_customer', plan: null, customerReason: 'wallet_unavailable' });
   t.like(wallet('technical_error'), { policy: 'retry_soon', plan: 'processing', reason: 'technical_error' });
   t.like(wallet(null), { policy: 'retry', plan: 'soft', reason: 'unknown' });
-  t.notRegex(wallet('user_action_required').words, /funds|blocked|expired/, 'no guess at the reason');
 });
 
 const at = (text: string) => new Date(`${text}Z`);

@@ -162,13 +162,16 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
 
   const failedCharge = (handle: string, errorState = 'soft_declined') =>
     card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-wc', error: 'insufficient_funds', error_state: errorState });
-  const failureNote = (handle: string, state = 'soft_declined') => `Payment ${handle} failed: insufficient_funds, code insufficient_funds, ${state}.`;
+  /** The note the service handed WooCommerce with the order's move to failed, naming the twin's handle: the twin is failed with the same. */
+  const failureNote = async (pair: Pair) => (await lastPayload(pair.service, 'order_payment_failed')).note.split(`order-${pair.service}`).join(`order-${pair.twin}`);
 
   test.serial('payment failed: plain order', async (t) => {
     const pair = await orders();
     failedCharge(`order-${pair.service}`);
     t.is(await withHub((hub) => deliver(hub, { event_type: 'invoice_failed', invoice: `order-${pair.service}` })), 'PROCESSED');
-    await shop.call('order_update_status', pair.twin, { status: 'failed', note: failureNote(`order-${pair.twin}`) });
+    const note = await failureNote(pair);
+    t.is(note, `Payment order-${pair.twin} failed: not enough money on the card (insufficient_funds).`, 'the failure in words, its code only as a detail');
+    await shop.call('order_update_status', pair.twin, { status: 'failed', note });
     const snapshots = await assertSame(t, [pair]);
     t.is(snapshots[pair.service].status, 'failed');
   });
@@ -178,15 +181,15 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
       const { order, subscription } = await renewals();
       failedCharge(`order-${order.service}`, state);
       await withHub((hub) => deliver(hub, { event_type: 'invoice_failed', invoice: `order-${order.service}` }));
-      await shop.call('order_update_status', order.twin, { status: 'failed', note: failureNote(`order-${order.twin}`, state) });
+      await shop.call('order_update_status', order.twin, { status: 'failed', note: await failureNote(order) });
       const snapshots = await assertSame(t, [order, subscription]);
       t.is(snapshots[subscription.service].status, 'on-hold', 'Subscriptions put the subscription on hold');
       // The one deliberate difference: the dunning is the service's, and so are its notes on the order.
       const dunningNotes = (id: number) => snapshots[id].notes.filter((note) => DUNNING_NOTE.test(note.content))
-        .map((note) => note.content.replace(/ scheduled for .*/, ' scheduled').replace(/cancelled on \S+ \S+ UTC/, 'cancelled on <deadline> UTC'));
+        .map((note) => note.content.replace(/\d{1,2} [A-Z][a-z]+ \d{4} at \d{2}:\d{2}/g, '<time>'));
       t.deepEqual(dunningNotes(order.service), [state === 'hard_declined'
-        ? 'Payment failed: a hard decline (insufficient_funds): another charge on this card cannot succeed. No retry on this payment method. The customer is e-mailed a link to add a new payment method; the subscription is cancelled on <deadline> UTC unless the renewal is paid.'
-        : 'Payment failed: a soft decline (insufficient_funds), which may pass later. Retry 1 of 5 (DUNNING_PLAN) scheduled']);
+        ? 'Payment failed: not enough money on the card (insufficient_funds). This payment method is not charged again. The customer is e-mailed a link to add a new payment method. The subscription is cancelled on <time> unless the renewal is paid.'
+        : 'Payment failed: not enough money on the card (insufficient_funds). We try again on <time> (attempt 1 of 5).']);
       t.deepEqual(dunningNotes(order.twin), []);
       const retries = await q(`SELECT attempt FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ?`, [order.service]);
       t.is(retries.length, state === 'hard_declined' ? 0 : 1, 'the service plans the dunning, except after a hard decline');
@@ -244,7 +247,7 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
     const handle = `order-${order.service}`;
     failedCharge(handle);
     await withHub((hub) => deliver(hub, { event_type: 'invoice_failed', invoice: handle }));
-    await shop.call('order_update_status', order.twin, { status: 'failed', note: failureNote(`order-${order.twin}`) });
+    await shop.call('order_update_status', order.twin, { status: 'failed', note: await failureNote(order) });
     card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-wc' });
     await withHub((hub) => deliver(hub, { event_type: 'invoice_settled', invoice: handle }));
     await twinCaptured(order, handle, `order-${order.twin}`);
@@ -285,7 +288,7 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
     let now = new Date();
     const clock = () => now;
     await withHub((hub) => deliver(hub, { event_type: 'invoice_failed', invoice: handle }), clock);
-    await shop.call('order_update_status', order.twin, { status: 'failed', note: failureNote(`order-${order.twin}`) });
+    await shop.call('order_update_status', order.twin, { status: 'failed', note: await failureNote(order) });
     await shop.runActions();
     now = new Date(now.getTime() + DAY);
     // Earlier scenarios' planned attempts are not this scenario's business.
@@ -354,7 +357,7 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
     t.is(snapshots[subscription.service].status, 'on-hold');
 
     // The twin first: the service's pass ends every due pause in the shop, and the twin's is its own.
-    await shop.call('subscription_activate', subscription.twin, { note: 'Pause ended.', user_id: 0 });
+    await shop.call('subscription_activate', subscription.twin, { note: 'The pause has ended.', user_id: 0 });
     // Just past the pause's end, and before the next payment the day after, which Action Scheduler must not run yet.
     const later = new Date(Date.parse(`${asked.auto_reactivation.replace(' ', 'T')}Z`) + 60_000);
     t.is(await staff((services) => services.reactivatePausedSubscriptions.execute(later), () => later), 1);
@@ -596,7 +599,7 @@ function withoutLog(snapshot: { by_id: Record<string, OrderSnapshot> }): unknown
  * The service's dunning notes (the plan, and why there is none): the service runs the dunning, so it
  * writes them itself, straight to the order. A deliberate difference from the twin (docs/companion.md, "Where the service deliberately differs").
  */
-export const DUNNING_NOTE = /^(Payment failed: |No payment retry scheduled|The "Payment method needed" e-mail )/;
+export const DUNNING_NOTE = /^(Payment failed: |No new payment attempt is planned|The "Payment method needed" e-mail )/;
 
 /** The companion's e-mail asking the customer for a new payment method: sent for the service's dunning only. */
 export const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';

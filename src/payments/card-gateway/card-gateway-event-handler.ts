@@ -10,6 +10,7 @@ import { newMethodKey, type Dunning } from '../../dunning/dunning';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
+import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
 import { fromMinorUnits } from '../../shared/currency';
 import { formatAmount } from '../../order-status/lookup-order-status.use-case';
@@ -171,7 +172,7 @@ export class CardGatewayEventHandler {
     return unit(async (db) => {
       if (payment) await this.payments.setMeta(db, payment.id, { refund_failed_at: gmtDateTimeMs(now), refund_failed_transaction: transaction ?? '' });
       if (orderId) {
-        await this.orders.addNote(db, orderId, `Refund${transaction ? ` ${transaction}` : ''} of payment ${handle} failed at the card gateway; the money was not returned.`, settings, now);
+        await this.orders.addNote(db, orderId, orderNoteWords(settings).refundFailed({ provider: 'card_gateway', reference: handle, transaction }), settings, now);
       }
       return processed('refund failure recorded');
     });

@@ -10,6 +10,7 @@ import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
 import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
+import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
 
 
@@ -54,7 +55,6 @@ function walletEventTime(charge: Pick<MobileWalletCharge, 'history'>, to: Paymen
  * SPEC 6.2, inside the request: reads the agreement or charge back from the wallet, then moves the
  * agreement or payment forward only (a late or repeated event is harmless).
  */
-const STOPPED_BY: Record<string, string> = { MERCHANT: 'the shop', USER: 'the customer', ADMIN: 'the wallet, as the customer\'s profile was deleted' };
 
 export class MobileWalletEventHandler {
   constructor(
@@ -94,8 +94,7 @@ export class MobileWalletEventHandler {
       if (event.eventType === 'recurring.agreement-stopped.v1' && ofSubscription !== null) {
         // Who stopped it (the Recurring changelog: MERCHANT, USER, or ADMIN when the profile was deleted), so
         // a stop by the shop itself is never read as the customer leaving.
-        const by = STOPPED_BY[event.actor ?? ''] ?? 'the wallet (who stopped it was not said)';
-        await this.orders.addNote(db, ofSubscription, `The wallet agreement ${event.agreementId} was stopped by ${by}${event.actor ? ` (actor ${event.actor})` : ''}.`, settings, now);
+        await this.orders.addNote(db, ofSubscription, orderNoteWords(settings).agreementStopped({ agreementId: event.agreementId, by: event.actor ?? null }), settings, now);
       }
       if (rule.disable || ofSubscription === null) return processed(rule.disable ? `agreement disabled (${rule.disable})${event.actor ? ` by ${event.actor}` : ''}` : 'agreement activated');
       // A new agreement for a subscription whose renewal failed: the renewal is charged on it at once.
