@@ -119,7 +119,8 @@ test.serial('When the card gateway settles an order the wallet had already captu
   const shown = await orderPayments(orderId);
   t.deepEqual(shown.warnings, [{
     code: 'captured_twice',
-    message: note,
+    message: 'Second capture: payment inv-twice-1 (card_gateway, 99.00 DKK) was captured after payment charge-twice-1 (mobile_wallet, 99.00 DKK) '
+      + 'had already paid this order. Refund inv-twice-1, the later capture, at card_gateway; nothing is refunded automatically.',
     payment_ids: [Number(card.id), walletId],
     refund: { id: Number(card.id), provider: 'card_gateway', external_id: 'inv-twice-1', amount: 9900, currency: 'DKK' },
     kept: { id: walletId, provider: 'mobile_wallet', external_id: 'charge-twice-1', amount: 9900, currency: 'DKK' },
