@@ -32,6 +32,14 @@ interface Pair { service: number; twin: number }
 
 function staffDunningTwins(mode: StorageMode): void {
   const title = (what: string) => `current ${mode}: ${what}`;
+  // One shop's scenarios one after another, the two shops' side by side: each shop's recorder log and Action
+  // Scheduler queue are its own, and the file's time is about one shop's.
+  let previous: Promise<unknown> = Promise.resolve();
+  const inTurn = (what: string, body: (t: ExecutionContext) => Promise<void>) => test(title(what), (t) => {
+    const mine = previous.then(() => body(t));
+    previous = mine.catch(() => undefined);
+    return mine;
+  });
   let shop: WooCommerceShop;
   let card: FakeCardGateway;
   let config: Config;
@@ -48,7 +56,8 @@ function staffDunningTwins(mode: StorageMode): void {
     shop = await createWooCommerceShop(`staff_dunning_${mode}`, 'current', mode, { companion: COMPANION });
     card = new FakeCardGateway();
     await card.start();
-    const [{ option_value: siteUrl }] = await shop.sql<{ option_value: string }>(`SELECT option_value FROM ${shop.prefix}options WHERE option_name = 'siteurl'`);
+    db = mysql.createPool({ host: '127.0.0.1', user: 'root', database: shop.dbName, connectionLimit: 2, dateStrings: true });
+    const [{ option_value: siteUrl }] = await q<{ option_value: string }>(`SELECT option_value FROM ${shop.prefix}options WHERE option_name = 'siteurl'`);
     config = loadConfig({
       DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: '0', SHOP_URL: siteUrl, ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV,
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
@@ -58,7 +67,6 @@ function staffDunningTwins(mode: StorageMode): void {
     await migrations.initialize();
     await migrations.runMigrations();
     await migrations.destroy();
-    db = mysql.createPool({ host: '127.0.0.1', user: 'root', database: shop.dbName, connectionLimit: 2, dateStrings: true });
 
     // A shop manager as the users screen makes one, with a display name of their own, logged in as wp_signon does.
     const made = await shop.php<{ id: number }>('user', { login: MANAGER.login, role: 'shop_manager', password: MANAGER.password });
@@ -157,7 +165,7 @@ function staffDunningTwins(mode: StorageMode): void {
   const dunningMails = (snapshot: OrderSnapshot) => snapshot.recorded.filter((event) => event.kind === 'mail' && event.name === DUNNING_EMAIL);
   const pending = async (orderId: number) => q(`SELECT attempt, status FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? AND status IN ('PENDING', 'PROCESSING')`, [orderId]);
 
-  test.serial(title('Charge now recovers the renewal as payment_complete() does, once on a double click, with the staff member\'s note'), async (t) => {
+  inTurn('Charge now recovers the renewal as payment_complete() does, once on a double click, with the staff member\'s note', async (t) => {
     const { order, subscription, handle } = await failedRenewals(`cust-charge-${mode}`);
     const charges = card.requestsTo('POST', '/v1/charge').length;
     card.queueChargeOutcome({ kind: 'settled' });
@@ -186,7 +194,7 @@ function staffDunningTwins(mode: StorageMode): void {
     t.like((await q(`SELECT status, recovered_by FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [order.service]))[0], { status: 'RECOVERED' });
   });
 
-  test.serial(title('Send payment link: WooCommerce e-mails the customer once, as the dunning engine has it sent, and the staff member\'s note; nothing else changes'), async (t) => {
+  inTurn('Send payment link: WooCommerce e-mails the customer once, as the dunning engine has it sent, and the staff member\'s note; nothing else changes', async (t) => {
     const { order, subscription } = await failedRenewals(`cust-link-${mode}`);
     const planned = await pending(order.service);
     const answers = (await Promise.all([0, 1].map(() => asManager('payment-link', order.service)))).sort((x, y) => x.status - y.status);
@@ -220,7 +228,7 @@ function staffDunningTwins(mode: StorageMode): void {
     t.deepEqual(await pending(order.service), planned, 'the planned attempts stay');
   });
 
-  test.serial(title('Stop dunning: no attempt left, the subscription as it was, the staff member\'s note'), async (t) => {
+  inTurn('Stop dunning: no attempt left, the subscription as it was, the staff member\'s note', async (t) => {
     const { order, subscription } = await failedRenewals(`cust-stop-${mode}`);
     t.not((await pending(order.service)).length, 0, 'an attempt was planned');
     const answers = (await Promise.all([0, 1].map(() => asManager('stop-dunning', order.service)))).sort((x, y) => x.status - y.status);
