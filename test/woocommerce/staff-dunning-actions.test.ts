@@ -132,7 +132,8 @@ function staffDunningTwins(mode: StorageMode): void {
     const handle = `order-${order.service}`;
     card.setCharge(handle, { state: 'failed', amount: 14900, customer, error: 'insufficient_funds', error_state: 'soft_declined' });
     card.setPaymentMethod(`ca-${customer}`, { customer });
-    t0(await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret));
+    const processed = await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
+    if (processed !== 'PROCESSED') throw new Error(`the failure was not processed: ${processed}`);
     const failed = await lastPayload<{ note: string }>(order.service, 'order_payment_failed');
     await shop.call('order_update_status', order.twin, { status: 'failed', note: failed.note.split(handle).join(`order-${order.twin}`) });
     const ran = await shop.runActions();
@@ -140,9 +141,6 @@ function staffDunningTwins(mode: StorageMode): void {
     await shop.logReset();
     return { order, subscription, handle };
   }
-  const t0 = (status: string) => {
-    if (status !== 'PROCESSED') throw new Error(`the failure was not processed: ${status}`);
-  };
 
   /** Runs WooCommerce's queue (the companion's changes among it), then compares every pair; the snapshots. */
   async function assertSame(t: ExecutionContext, pairs: Pair[]): Promise<Record<string, OrderSnapshot>> {
