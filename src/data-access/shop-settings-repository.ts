@@ -29,7 +29,7 @@ export interface ShopSettings {
    */
   companion: boolean;
   /**
-   * The version the companion states (1: Action Scheduler only; 2: also the hand-over route), when it is
+   * The version the companion states (1: Action Scheduler only; 2: also the hand-over route; see COMPANION_VERSIONS), when it is
    * present as `companion` says; null otherwise.
    */
   companionVersion: number | null;
@@ -37,8 +37,8 @@ export interface ShopSettings {
 
 /** Written by the companion plugin on load: `{"version":3,"seen":<unix time>}`, refreshed at least hourly. */
 export const COMPANION_OPTION = 'shop_sidecar_companion';
-/** Companion versions the service works with: 1 (changes applied by Action Scheduler), 2 (also the hand-over route), 3 (also the dunning e-mail and the cancel after dunning). */
-const COMPANION_VERSIONS = [1, 2, 3];
+/** Companion versions the service works with: 1 (changes applied by Action Scheduler), 2 (also the hand-over route), 3 (also the dunning e-mail and the cancel after dunning), 4 (also a staff member's order note). */
+const COMPANION_VERSIONS = [1, 2, 3, 4];
 /** A companion not heard from for this long is taken as removed (WordPress loads it on every request and cron run). */
 const COMPANION_SILENCE_SECONDS = 3 * 86400;
 

@@ -17,6 +17,14 @@ const HANDOVER_COMPANION_VERSION = 2;
 /** The first companion version that sends the dunning e-mail and cancels after dunning (`customer_payment_method_needed`, `subscription_cancel_after_dunning`). */
 const DUNNING_COMPANION_VERSION = 3;
 
+/** The first companion version that adds a staff member's order note in their name (`order_note`). */
+const STAFF_NOTE_COMPANION_VERSION = 4;
+
+/** Whether WooCommerce can be asked to add a staff member's order note itself (`add_order_note($note, 0, true)`, its hooks heard). */
+export function companionAddsStaffNotes(settings: ShopSettings): boolean {
+  return (settings.companionVersion ?? 0) >= STAFF_NOTE_COMPANION_VERSION;
+}
+
 /** Whether WooCommerce can be asked to e-mail the customer for a new payment method and to cancel after dunning. */
 export function companionRunsDunning(settings: ShopSettings): boolean {
   return (settings.companionVersion ?? 0) >= DUNNING_COMPANION_VERSION;
@@ -57,7 +65,9 @@ export type ShopChange =
    */
   | { op: 'customer_payment_method_needed'; objectId: number; payload: PaymentMethodNeeded }
   /** Dunning ended unpaid: `update_status('cancelled', note)` on a subscription still on hold. */
-  | { op: 'subscription_cancel_after_dunning'; objectId: number; payload: { note: string; order_id: number } };
+  | { op: 'subscription_cancel_after_dunning'; objectId: number; payload: { note: string; order_id: number } }
+  /** A staff member's action on an order: `add_order_note(note, 0, true)` as that user (`user_id`), as WP admin notes it. */
+  | { op: 'order_note'; objectId: number; payload: { note: string; user_id: number } };
 
 /** Why the customer is asked for a new payment method, in the words the e-mail picks its text by. */
 export type PaymentMethodNeededReason =

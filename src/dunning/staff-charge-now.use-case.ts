@@ -5,12 +5,13 @@ import type { OrderWriteRepository } from '../data-access/order-write-repository
 import type { RetryRecord, RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
-import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outcomes';
+import type { StaffActor } from '../subscriptions/subscription-outcomes';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import type { AttemptOutcome, RunDueRetries } from './run-due-retries.use-case';
 import { mayChargeNow, type Permission } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords, type StaffChargeOutcome } from '../shop/order-note-words';
+import type { StaffOrderNotes } from './staff-order-notes';
 
 /**
  * What Charge now came to. `paid`: taken (or found taken meanwhile); `declined`: the provider's decline code;
@@ -37,6 +38,7 @@ export class StaffChargeNow {
     settings: ShopSettingsRepository;
     story: DunningStory;
     attempts: Pick<RunDueRetries, 'attemptNow'>;
+    notes: StaffOrderNotes;
     log: Logger;
     clock: () => Date;
   }) {}
@@ -79,10 +81,11 @@ export class StaffChargeNow {
   /** The attempt's outcome as staff are told it, and its order note in the staff member's name. */
   private async answer(outcome: AttemptOutcome, retry: RetryRecord, provider: Provider, by: string, input: { orderId: number; actor: StaffActor }): Promise<
     { kind: 'result'; result: ChargeNowResult } | { kind: 'refused'; permission: Extract<Permission, { allowed: false }> }> {
+    // After the attempt, so that WooCommerce notes it after what the attempt handed over (a payment's completion).
     const note = async (charged: StaffChargeOutcome) => {
       const settings = await this.deps.settings.current();
       const text = orderNoteWords(settings).staffCharged({ by, attempt: retry.attempt, provider, outcome: charged });
-      await this.deps.orderWrites.addNote(this.deps.orderWrites.pool, input.orderId, text, settings, this.deps.clock(), actorAuthor(input.actor));
+      await this.deps.orderWrites.transaction((db) => this.deps.notes.add(db, { orderId: input.orderId, text, actor: input.actor }, settings, this.deps.clock()));
     };
     switch (outcome.kind) {
       case 'paid':

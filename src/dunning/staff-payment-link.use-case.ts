@@ -5,13 +5,14 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import { isoFromGmt } from '../shop/shop-time';
-import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outcomes';
+import type { StaffActor } from '../subscriptions/subscription-outcomes';
 import type { Provider } from '../../entities';
 import { decideOnDecline } from './decline-policy';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { maySendPaymentLink } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords } from '../shop/order-note-words';
+import type { StaffOrderNotes } from './staff-order-notes';
 
 /** What sending the payment link came to: the e-mail handed to WooCommerce (which sends it and notes it on the subscription). */
 export interface PaymentLinkResult {
@@ -44,6 +45,7 @@ export class StaffPaymentLink {
     changes: WooCommerceChangeRepository;
     settings: ShopSettingsRepository;
     story: DunningStory;
+    notes: StaffOrderNotes;
     log: Logger;
     clock: () => Date;
   }) {}
@@ -70,7 +72,7 @@ export class StaffPaymentLink {
         },
       }, settings, now);
       await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'payment_link', attempt: null, userId: input.actor.userId, userName: by, at: now });
-      await this.deps.orderWrites.addNote(db, found.orderId, orderNoteWords(settings).staffSentPaymentLink({ by }), settings, now, actorAuthor(input.actor));
+      await this.deps.notes.add(db, { orderId: found.orderId, text: orderNoteWords(settings).staffSentPaymentLink({ by }), actor: input.actor }, settings, now);
       return { kind: 'sent' as const, changeId, found };
     });
     if (done.kind === 'refused') return notAllowed('payment_link', done.permission, settings);

@@ -6,11 +6,12 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import { DUNNING_STOPPED_META, type UnwantedCharges } from '../payments/unwanted-charges';
-import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outcomes';
+import type { StaffActor } from '../subscriptions/subscription-outcomes';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { mayStopDunning } from './staff-actions';
 import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords } from '../shop/order-note-words';
+import type { StaffOrderNotes } from './staff-order-notes';
 
 /** What stopping dunning came to. */
 export interface StopDunningResult {
@@ -38,6 +39,7 @@ export class StaffStopDunning {
     settings: ShopSettingsRepository;
     unwantedCharges: Pick<UnwantedCharges, 'cancelStoppedOfOrder'>;
     story: DunningStory;
+    notes: StaffOrderNotes;
     log: Logger;
     clock: () => Date;
   }) {}
@@ -61,7 +63,7 @@ export class StaffStopDunning {
       // The service's own charges still open for the renewal are marked, so that reconciliation cancels them should the call below not be made.
       const open = records.payments.filter((payment) => payment.status === null && payment.meta.retry_of);
       for (const payment of open) await this.deps.payments.setMeta(db, payment.id, { [DUNNING_STOPPED_META]: by });
-      await this.deps.orderWrites.addNote(db, found.orderId, orderNoteWords(settings).staffStoppedDunning({ by }), settings, now, actorAuthor(input.actor));
+      await this.deps.notes.add(db, { orderId: found.orderId, text: orderNoteWords(settings).staffStoppedDunning({ by }), actor: input.actor }, settings, now);
       return { kind: 'stopped' as const, planned, open: open.length };
     });
     if (done.kind === 'refused') return notAllowed('stop_dunning', done.permission, settings);

@@ -277,6 +277,19 @@ test.serial('Stop dunning leaves no attempt planned, cancels the wallet charge t
   t.true(notes.includes(`Trækket ${ours.external_id} (MobilePay) blev annulleret, før det blev gennemført: Petra Panel stoppede rykkerforløbet for denne fornyelse.`), notes.join(' | '));
 });
 
+test.serial('With a companion that adds staff notes (version 4), the note is handed to WooCommerce in the staff member\'s name, not written beside it', async (t) => {
+  const { orderId } = await failedCardRenewal();
+  await announceCompanion(shop, true, 4);
+  t.teardown(() => announceCompanion(shop, false));
+  const stopped = await asManager('POST', `/payment-hub/v1/orders/${orderId}/stop-dunning`);
+  t.is(stopped.status, 200, stopped.text);
+  t.deepEqual(await changesOf(orderId, 'order_note'), [{
+    note: 'Petra Panel stoppede rykkerforløbet for denne fornyelse: der gøres ikke flere betalingsforsøg, og abonnementet annulleres ikke på grund af den. Abonnementet forbliver, som det er.',
+    user_id: manager.id,
+  }], 'handed over once, as add_order_note($note, 0, true) by the staff member');
+  t.deepEqual((await notesOf(orderId)).filter((n) => n.comment_author === 'Petra Panel'), [], 'WooCommerce adds it; the service does not write it too');
+});
+
 test('Without the capability it is 403, without a cookie 401; an unknown order is 404; an order with no failed renewal is 409 no_dunning_case', async (t) => {
   for (const action of ['charge-now', 'payment-link', 'stop-dunning']) {
     const forbidden = await request(api.url, 'POST', `/payment-hub/v1/orders/1/${action}`, { headers: customerSession.headers });

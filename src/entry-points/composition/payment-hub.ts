@@ -44,6 +44,7 @@ import { DunningStory } from '../../dunning/dunning-story';
 import { StaffChargeNow } from '../../dunning/staff-charge-now.use-case';
 import { StaffPaymentLink } from '../../dunning/staff-payment-link.use-case';
 import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
+import { StaffOrderNotes } from '../../dunning/staff-order-notes';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -99,6 +100,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const dunningStory = new DunningStory({
     cases: dunningCases, retries, payments, settings, attempts: runDueRetries, providers: providerSetup(config), caps: config.dunning.caps, clock,
   });
+  const staffOrderNotes = new StaffOrderNotes({ orderWrites, changes });
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
@@ -114,9 +116,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     /** One order's payments, dunning attempts and webhooks, for staff. */
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks, dunning: dunningStory }),
     /** Staff's actions on a failed renewal, from the order screen. */
-    staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, log, clock }),
-    staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, changes, settings, story: dunningStory, log, clock }),
-    staffStopDunning: new StaffStopDunning({ orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, story: dunningStory, log, clock }),
+    staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, notes: staffOrderNotes, log, clock }),
+    staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, changes, settings, story: dunningStory, notes: staffOrderNotes, log, clock }),
+    staffStopDunning: new StaffStopDunning({ orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, story: dunningStory, notes: staffOrderNotes, log, clock }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
     cardExpiryReminders: new CardExpiryReminders({
       reminders: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings, cardGateway,

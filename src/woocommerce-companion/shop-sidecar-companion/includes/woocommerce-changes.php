@@ -31,10 +31,11 @@
 
 defined( 'ABSPATH' ) || exit;
 
-// 1: Action Scheduler only; 2: the hand-over route; 3: the dunning e-mail and the cancel after dunning.
+// 1: Action Scheduler only; 2: the hand-over route; 3: the dunning e-mail and the cancel after dunning; 4: a staff
+// member's order note (order_note).
 // The plugin header's Version (../../shop-sidecar-companion.php) is this number too, so WordPress's plugin list
 // and `payment-hub woocommerce status` show the same version.
-const SHOP_SIDECAR_COMPANION_VERSION = 3;
+const SHOP_SIDECAR_COMPANION_VERSION = 4;
 const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
 
 /**
@@ -345,6 +346,17 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 					}
 					$subscription->update_status( 'active', $p['note'], (int) $p['user_id'] > 0 );
 					return 'active';
+				}
+			);
+
+		case 'order_note':
+			// A staff member's action on the order, noted as WP admin notes it: in their name, heard by other plugins.
+			$order = shop_sidecar_order( $id );
+			return shop_sidecar_as_user(
+				(int) $p['user_id'],
+				static function () use ( $order, $p ) {
+					$order->add_order_note( $p['note'], 0, (int) $p['user_id'] > 0 );
+					return 'noted';
 				}
 			);
 

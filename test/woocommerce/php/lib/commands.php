@@ -581,7 +581,19 @@ const SIDECAR_OPS = array(
 	'subscription_activate'         => 'sidecar_op_subscription_activate',
 	'subscription_set_payment_method' => 'sidecar_op_subscription_set_payment_method',
 	'order_calculate_totals'        => 'sidecar_op_order_calculate_totals',
+	'subscription_payment_method_needed' => 'sidecar_op_subscription_payment_method_needed',
 );
+
+/**
+ * The companion's "Payment method needed" e-mail (its WC_Email) sent for the subscription as the dunning engine has
+ * it sent (kind, order_id, reason, deadline ...): WooCommerce e-mails the customer and notes it on the subscription.
+ */
+function sidecar_op_subscription_payment_method_needed( int $id, array $a ) {
+	if ( ! function_exists( 'shop_sidecar_payment_method_needed' ) ) {
+		throw new RuntimeException( 'the companion is not installed in this shop' );
+	}
+	return shop_sidecar_payment_method_needed( $id, $a );
+}
 
 /** The customer switches how the subscription is paid (as the change-payment-method flow leaves it). */
 function sidecar_op_subscription_set_payment_method( int $id, array $a ) {
