@@ -187,19 +187,26 @@
 		return table[ key ] || table[ key.toLowerCase() ] || null;
 	}
 
-	/** A code in words, with the code itself as a small detail; an unknown code as a generic sentence plus the code. */
-	function Worded( { kind, code, fallback, explain, className } ) {
+	/** A label and, when there is one, its explanation, as one sentence pair. */
+	function labelled( word, withExplanation ) {
+		return withExplanation && word.explain ? [ word.label + '.', ' ', el( 'span', { key: 'explain', className: 'shop-sidecar-explain' }, word.explain ) ] : word.label;
+	}
+
+	/**
+	 * A code in words; an unknown code as a generic sentence. The code itself is a detail: shown small (`<code>`)
+	 * where staff may need it with the provider (`showCode`), else in the title only.
+	 */
+	function Worded( { kind, code, fallback, explain, showCode, className } ) {
 		if ( code === null || code === undefined || code === '' ) {
 			return el( 'span', { className }, '—' );
 		}
 		const word = wordFor( kind, code );
+		const known = !! word;
 		return el(
 			'span',
-			{ className, 'data-code': code },
-			word ? word.label : ( fallback || __( 'Something the panel has no words for', 'shop-sidecar-companion' ) ),
-			explain && word && word.explain ? el( 'span', { className: 'shop-sidecar-explain' }, ' ' + word.explain ) : null,
-			' ',
-			el( 'code', { className: 'shop-sidecar-code' }, code )
+			{ className, 'data-code': code, title: code },
+			known ? labelled( word, explain ) : ( fallback || __( 'Something the panel has no words for', 'shop-sidecar-companion' ) ),
+			showCode || ! known ? [ ' ', el( 'code', { key: 'code', className: 'shop-sidecar-code' }, code ) ] : null
 		);
 	}
 
@@ -214,8 +221,7 @@
 		return el(
 			'span',
 			{ className: className || 'shop-sidecar-decline' },
-			word ? word.label : __( 'Declined for a reason the panel has no words for', 'shop-sidecar-companion' ),
-			word && word.explain ? el( 'span', { className: 'shop-sidecar-explain' }, ' ' + word.explain ) : null,
+			word ? labelled( word, true ) : __( 'Declined for a reason the panel has no words for', 'shop-sidecar-companion' ),
 			codes.length ? [ ' ', el( 'code', { key: 'code', className: 'shop-sidecar-code' }, codes.join( ' · ' ) ) ] : null
 		);
 	}
@@ -1199,7 +1205,7 @@
 						columns: [
 							{ title: __( 'Received', 'shop-sidecar-companion' ), cell: ( hook ) => el( When, { fmt, value: hook.created_at } ) },
 							{ title: __( 'Provider', 'shop-sidecar-companion' ), cell: ( hook ) => el( Worded, { kind: 'provider', code: hook.provider } ) },
-							{ title: __( 'Message', 'shop-sidecar-companion' ), cell: ( hook ) => el( Worded, { kind: 'event', code: hook.event_type, fallback: __( 'A message the panel has no words for', 'shop-sidecar-companion' ) } ) },
+							{ title: __( 'Message', 'shop-sidecar-companion' ), cell: ( hook ) => el( Worded, { kind: 'event', code: hook.event_type, fallback: __( 'A message the panel has no words for', 'shop-sidecar-companion' ), showCode: true } ) },
 							{ title: __( 'Handled', 'shop-sidecar-companion' ), cell: ( hook ) => el( Worded, { kind: 'webhookStatus', code: hook.status } ) },
 						],
 					} )
@@ -1225,7 +1231,7 @@
 						{
 							title: __( 'What the provider reported', 'shop-sidecar-companion' ),
 							cell: ( item ) => ( item.events && item.events.length
-								? el( 'ul', { className: 'shop-sidecar-events', title: ( item.notes || [] ).join( '\n' ) }, item.events.map( ( event, index ) => el( 'li', { key: index }, el( Worded, { kind: 'event', code: event, fallback: __( 'A message the panel has no words for', 'shop-sidecar-companion' ) } ) ) ) )
+								? el( 'ul', { className: 'shop-sidecar-events', title: ( item.notes || [] ).join( '\n' ) }, item.events.map( ( event, index ) => el( 'li', { key: index }, el( Worded, { kind: 'event', code: event, fallback: __( 'A message the panel has no words for', 'shop-sidecar-companion' ), showCode: true } ) ) ) )
 								: '—' ),
 						},
 						{ title: __( 'Outcome', 'shop-sidecar-companion' ), cell: ( item ) => el( 'span', { 'data-outcome': item.outcome, title: item.error || '' }, el( Worded, { kind: 'outcome', code: item.outcome, explain: true } ) ) },
