@@ -172,6 +172,14 @@
 				charge_under_way: { label: __( 'A charge is already under way.', 'shop-sidecar-companion' ) },
 				no_payment_method: { label: __( 'The subscription has no stored payment method to charge.', 'shop-sidecar-companion' ) },
 				provider_not_configured: { label: __( 'The payment provider is not set up in the service.', 'shop-sidecar-companion' ) },
+				provider_unreachable: { label: __( 'The payment provider could not be asked right now.', 'shop-sidecar-companion' ) },
+				provider_refused_request: { label: __( 'The payment provider refused the service\'s request. Whoever runs the service has been told.', 'shop-sidecar-companion' ) },
+				order_not_awaiting_payment: { label: __( 'The renewal order no longer awaits payment.', 'shop-sidecar-companion' ) },
+				subscription_not_on_hold: { label: __( 'The subscription is not on hold; only a held subscription\'s renewal is charged again.', 'shop-sidecar-companion' ) },
+				companion_required: { label: __( 'Sending it through WooCommerce needs the companion plugin, version 3 or newer.', 'shop-sidecar-companion' ) },
+				link_just_sent: { label: __( 'The customer was sent the link only minutes ago.', 'shop-sidecar-companion' ) },
+				charge_just_made: { label: __( 'The renewal was charged by staff less than a minute ago.', 'shop-sidecar-companion' ) },
+				no_dunning_case: { label: __( 'The order has no failed renewal being followed up.', 'shop-sidecar-companion' ) },
 			},
 		};
 		return vocabulary;
@@ -853,8 +861,11 @@
 			case 'renewal_failed':
 				return __( 'The renewal payment failed.', 'shop-sidecar-companion' );
 			case 'attempt_planned':
-				/* translators: %d: the attempt's number. */
-				return sprintf( __( 'Attempt %d planned.', 'shop-sidecar-companion' ), attempt );
+				return Date.parse( entry.at ) > Date.now()
+					/* translators: %d: the attempt's number. */
+					? sprintf( __( 'Attempt %d is planned for this time.', 'shop-sidecar-companion' ), attempt )
+					/* translators: %d: the attempt's number. */
+					: sprintf( __( 'Attempt %d was due.', 'shop-sidecar-companion' ), attempt );
 			case 'attempt_succeeded':
 				/* translators: %d: the attempt's number. */
 				return sprintf( __( 'Attempt %d went through.', 'shop-sidecar-companion' ), attempt );
@@ -973,7 +984,9 @@
 		if ( name === 'charge_now' ) {
 			const outcome = result && result.outcome;
 			if ( outcome === 'paid' ) {
-				return { status: 'success', message: __( 'The charge went through. The renewal is paid.', 'shop-sidecar-companion' ) };
+				return { status: 'success', message: result.reason === 'paid_meanwhile'
+					? __( 'Nothing was charged: the renewal had been paid meanwhile.', 'shop-sidecar-companion' )
+					: __( 'The charge went through. The renewal is paid.', 'shop-sidecar-companion' ) };
 			}
 			if ( outcome === 'declined' ) {
 				return { status: 'warning', message: el( Fragment, null, __( 'The charge was declined:', 'shop-sidecar-companion' ), ' ', el( Decline, { code: result.reason } ) ) };
@@ -981,7 +994,9 @@
 			if ( outcome === 'held' ) {
 				return { status: 'warning', message: el( Fragment, null, __( 'No charge was made:', 'shop-sidecar-companion' ), ' ', el( Refusal, { fmt, reason: result.reason } ) ) };
 			}
-			return { status: 'info', message: __( 'The charge was sent. The provider has not confirmed it yet; this panel shows it once it does.', 'shop-sidecar-companion' ) };
+			return { status: 'info', message: result && result.reason === 'provider_unreachable'
+				? __( 'The provider did not answer. The same attempt is asked about again shortly, so nothing is charged twice.', 'shop-sidecar-companion' )
+				: __( 'The charge was sent. The provider has not confirmed it yet; this panel shows it once it does.', 'shop-sidecar-companion' ) };
 		}
 		if ( name === 'payment_link' ) {
 			return { status: 'success', message: __( 'The customer was e-mailed a link to pay.', 'shop-sidecar-companion' ) };
@@ -1020,7 +1035,7 @@
 				rows: dunning.timeline,
 				columns: [
 					{ title: __( 'When', 'shop-sidecar-companion' ), cell: ( entry ) => el( When, { fmt, value: entry.at } ) },
-					{ title: __( 'What happened', 'shop-sidecar-companion' ), cell: ( entry ) => el( 'span', { 'data-event': entry.event }, storyLine( entry, dunning ) ) },
+					{ title: __( 'What happened', 'shop-sidecar-companion' ), cell: ( entry ) => el( 'span', { 'data-event': entry.event, className: Date.parse( entry.at ) > Date.now() ? 'shop-sidecar-ahead' : '' }, storyLine( entry, dunning ) ) },
 					{ title: __( 'Details', 'shop-sidecar-companion' ), cell: ( entry ) => el( StoryDetail, { entry, fmt } ) },
 				],
 			} ),
