@@ -9,8 +9,11 @@ export type AgreementStatus = 'PENDING' | 'ACTIVE' | 'DISABLED';
 export type AgreementDisableReason = 'FAILED' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
 export type PaymentRetryStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
 export type Provider = 'card_gateway' | 'mobile_wallet';
-/** `soft`: DUNNING_PLAN; `processing`: DUNNING_PROCESSING_PLAN; `new_method`: the one charge after the customer saved a new payment method. */
-export type RetryPlan = 'soft' | 'processing' | 'new_method';
+/**
+ * `soft`: DUNNING_PLAN; `processing`: DUNNING_PROCESSING_PLAN; `new_method`: the one charge after the customer saved a new
+ * payment method; `staff`: a charge staff asked for now (Charge now), outside the plans, so it uses up no planned attempt.
+ */
+export type RetryPlan = 'soft' | 'processing' | 'new_method' | 'staff';
 
 /** The longest provider id stored (the card gateway documents handles of up to 255 characters); a longer one is refused, never cut. */
 export const MAX_EXTERNAL_ID_LENGTH = 255;
@@ -301,4 +304,23 @@ export class ProviderRefusal {
   @Column({ type: 'varchar', length: 255 }) message!: string;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
   @Column({ type: 'datetime', precision: 3, name: 'resolved_at', nullable: true }) resolvedAt!: string | null;
+}
+
+/** What staff did on a failed renewal from the order screen. */
+export type DunningStaffActionKind = 'charge_now' | 'payment_link' | 'stop_dunning';
+
+/** One action of staff on a failed renewal's case, and who took it (the failed renewal's story shows it). */
+@Entity({ name: 'sidecar_dunning_staff_actions' })
+@Index('order_created', ['orderId', 'createdAt'])
+export class DunningStaffAction {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'case_id' }) caseId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'varchar', length: 32 }) action!: DunningStaffActionKind;
+  /** The dunning attempt a charge now made. */
+  @Column({ type: 'int', unsigned: true, nullable: true }) attempt!: number | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'user_id' }) userId!: string;
+  /** The staff member's display name when they acted. */
+  @Column({ type: 'varchar', length: 250, name: 'user_name' }) userName!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
 }

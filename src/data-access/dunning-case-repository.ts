@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { ChargeAttempt, DunningCase, type DunningCaseStatus, type DunningPolicy, type Provider, type RecoveryMeans } from '../../entities';
+import { ChargeAttempt, DunningCase, DunningStaffAction, type DunningCaseStatus, type DunningPolicy, type DunningStaffActionKind, type Provider, type RecoveryMeans } from '../../entities';
 import { rawPool } from './data-source';
 import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { write, type Executor } from './transaction';
@@ -23,7 +23,32 @@ export interface DunningCaseRecord {
   customerAskedAt: string | null;
   customerRemindedAt: string | null;
   deadlineAt: string | null;
+  closedAt: string | null;
+  recoveredBy: RecoveryMeans | null;
 }
+
+/** One action of staff on a case (charge now, payment link, stop dunning), and who took it. */
+export interface StaffActionRecord {
+  id: number;
+  caseId: number;
+  orderId: number;
+  action: DunningStaffActionKind;
+  attempt: number | null;
+  userId: number;
+  userName: string;
+  createdAt: string;
+}
+
+const toStaffAction = (row: RowDataPacket): StaffActionRecord => ({
+  id: Number(row.id),
+  caseId: Number(row.caseId),
+  orderId: Number(row.orderId),
+  action: row.action,
+  attempt: row.attempt === null || row.attempt === undefined ? null : Number(row.attempt),
+  userId: Number(row.userId),
+  userName: row.userName,
+  createdAt: row.createdAt,
+});
 
 const toCase = (row: RowDataPacket): DunningCaseRecord => ({
   id: Number(row.id),
@@ -42,6 +67,8 @@ const toCase = (row: RowDataPacket): DunningCaseRecord => ({
   customerAskedAt: row.customerAskedAt ?? null,
   customerRemindedAt: row.customerRemindedAt ?? null,
   deadlineAt: row.deadlineAt ?? null,
+  closedAt: row.closedAt ?? null,
+  recoveredBy: row.recoveredBy ?? null,
 });
 
 /** A case as it opens: the renewal, what it was charged on, and the first decline's reason and decision. */
@@ -57,6 +84,9 @@ export class DunningCaseRepository {
   /** Opens the order's case, or leaves the one it has (the unique order key). */
   private readonly openSql: string;
   private readonly lockOfOrder: PreparedStatement<'orderId'>;
+  private readonly ofOrder: PreparedStatement<'orderId'>;
+  private readonly staffActionsOf: PreparedStatement<'orderId'>;
+  private readonly recordingStaffAction: PreparedStatement<'caseId' | 'orderId' | 'action' | 'attempt' | 'userId' | 'userName' | 'now'>;
   private readonly updating: PreparedStatement<'id' | 'policy' | 'attempts' | 'paymentId' | 'now'>;
   private readonly asking: PreparedStatement<'id' | 'deadline' | 'now'>;
   private readonly reminding: PreparedStatement<'id' | 'now'>;
@@ -81,6 +111,13 @@ export class DunningCaseRepository {
     this.openSql = `INSERT IGNORE INTO ${cases.table} (${c.orderId}, ${c.subscriptionId}, ${c.paymentId}, ${c.provider}, ${c.methodKey}, ${c.currency}, ${c.amountMinor},
       ${c.firstReason}, ${c.policy}, ${c.status}, ${c.attempts}, ${c.openedAt}, ${c.updatedAt}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', 1, ?, ?)`;
     this.lockOfOrder = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where('c.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
+    this.ofOrder = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where('c.orderId = :orderId').setParameters(s));
+    const staff = slots('caseId', 'orderId', 'action', 'attempt', 'userId', 'userName', 'now');
+    this.staffActionsOf = PreparedStatement.from(selectEntity(dataSource, DunningStaffAction, 'a').where('a.orderId = :orderId')
+      .orderBy('a.createdAt').addOrderBy('a.id').setParameters(staff));
+    this.recordingStaffAction = PreparedStatement.from(query().insert().into(DunningStaffAction).values({
+      caseId: staff.caseId, orderId: staff.orderId, action: staff.action, attempt: staff.attempt, userId: staff.userId, userName: staff.userName, createdAt: staff.now,
+    } as object));
     this.updating = PreparedStatement.from(query().update(DunningCase)
       .set({ policy: () => ':policy', attempts: () => `GREATEST(${c.attempts}, :attempts)`, paymentId: () => ':paymentId', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
     this.asking = PreparedStatement.from(query().update(DunningCase)
@@ -121,6 +158,29 @@ export class DunningCaseRepository {
     const { sql, values } = this.lockOfOrder.with({ orderId });
     const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.length ? toCase(rows[0]) : null;
+  }
+
+  /** The order's case, read without a lock (for showing it). */
+  async ofOrderUnlocked(orderId: number): Promise<DunningCaseRecord | null> {
+    const { sql, values } = this.ofOrder.with({ orderId });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.length ? toCase(rows[0]) : null;
+  }
+
+  /** What staff did on the order's case, oldest first. */
+  async staffActionsOfOrder(orderId: number, db: Executor = this.pool): Promise<StaffActionRecord[]> {
+    const { sql, values } = this.staffActionsOf.with({ orderId });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.map(toStaffAction);
+  }
+
+  /** A staff member's action on a case, in the transaction that takes it. */
+  async recordStaffAction(db: Executor, action: { caseId: number; orderId: number; action: DunningStaffActionKind; attempt: number | null; userId: number; userName: string; at: Date }): Promise<void> {
+    const { sql, values } = this.recordingStaffAction.with({
+      caseId: action.caseId, orderId: action.orderId, action: action.action, attempt: action.attempt, userId: action.userId,
+      userName: action.userName.slice(0, 250), now: gmtDateTimeMs(action.at),
+    });
+    await write(db, sql, values);
   }
 
   /** The latest decision on the case, its charges so far and its latest failed payment. */

@@ -17,6 +17,9 @@ export interface RetryRecord {
   scheduledAt: string;
   idempotencyKey: string;
   result: string | null;
+  /** When it was planned, and when it last changed (made, postponed, cancelled): UTC. */
+  createdAt: string;
+  updatedAt: string;
 }
 
 const toRetry = (row: RowDataPacket): RetryRecord => ({
@@ -30,6 +33,8 @@ const toRetry = (row: RowDataPacket): RetryRecord => ({
   scheduledAt: row.scheduledAt,
   idempotencyKey: row.idempotencyKey,
   result: row.result,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
 });
 
 export type ScheduleOutcome =
@@ -44,6 +49,8 @@ export class RetryRepository {
   private readonly attemptsOfOrder: PreparedStatement<'orderId'>;
   /** Skips an attempt already planned (the unique key on order and attempt). */
   private readonly plan: PreparedStatement<'orderId' | 'subscriptionId' | 'paymentId' | 'attempt' | 'plan' | 'scheduledAt' | 'key' | 'now'>;
+  /** A staff member's attempt, taken at once by the request that asked for it (the same unique key). */
+  private readonly planTaken: PreparedStatement<'orderId' | 'subscriptionId' | 'paymentId' | 'attempt' | 'scheduledAt' | 'key' | 'now'>;
   /** Due attempts, soonest first; the caller adds the limit. */
   private readonly due: PreparedStatement<'now'>;
   private readonly take: PreparedStatement<'id' | 'now'>;
@@ -66,6 +73,10 @@ export class RetryRepository {
       .from(PaymentRetry, 'r').where('r.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
     this.plan = PreparedStatement.from(query().insert().orIgnore().into(PaymentRetry).values({
       orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, plan: s.plan, status: 'PENDING',
+      scheduledAt: s.scheduledAt, idempotencyKey: s.key, createdAt: s.now, updatedAt: s.now,
+    } as object));
+    this.planTaken = PreparedStatement.from(query().insert().orIgnore().into(PaymentRetry).values({
+      orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, plan: 'staff', status: 'PROCESSING',
       scheduledAt: s.scheduledAt, idempotencyKey: s.key, createdAt: s.now, updatedAt: s.now,
     } as object));
     this.due = PreparedStatement.from(selectEntity(dataSource, PaymentRetry, 'r').where("r.status = 'PENDING' AND r.scheduledAt <= :now")
@@ -115,6 +126,24 @@ export class RetryRepository {
     const [result] = await db.query<ResultSetHeader>(sql, values);
     if (!result.affectedRows) return { kind: 'already_scheduled' };
     return { kind: 'scheduled', retry: (await this.find(result.insertId, db))!, planAttempt: ofPlan + 1, plannedFor, at };
+  }
+
+  /**
+   * One attempt staff asked for now (plan `staff`), already taken (PROCESSING) by the caller, which makes it at
+   * once: numbered after the order's attempts so far, whatever is still planned, which stays planned. Null when
+   * an attempt of the order is being made already. Run under the order's case lock.
+   */
+  async takeStaffAttempt(db: Executor, input: { orderId: number; subscriptionId: number; paymentId: number; now: Date }): Promise<RetryRecord | null> {
+    const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
+    const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
+    if (rows.some((row) => row.status === 'PROCESSING')) return null;
+    const attempt = rows.reduce((max, row) => Math.max(max, Number(row.attempt)), 0) + 1;
+    const { sql, values } = this.planTaken.with({
+      orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: input.paymentId, attempt,
+      scheduledAt: gmtDateTime(input.now), key: `retry-${input.orderId}-${attempt}`, now: gmtDateTime(input.now),
+    });
+    const [result] = await db.query<ResultSetHeader>(sql, values);
+    return result.affectedRows ? this.find(result.insertId, db) : null;
   }
 
   /** Takes the due attempts (PENDING → PROCESSING), each by one worker only. */
@@ -174,9 +203,9 @@ export class RetryRepository {
     return rows.length ? toRetry(rows[0]) : null;
   }
 
-  async list(filter: { status?: PaymentRetryStatus; orderId?: number } = {}): Promise<RetryRecord[]> {
+  async list(filter: { status?: PaymentRetryStatus; orderId?: number } = {}, db: Executor = this.pool): Promise<RetryRecord[]> {
     const { sql, values } = this.listing(filter).with({ status: filter.status, orderId: filter.orderId });
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.map(toRetry);
   }
 }

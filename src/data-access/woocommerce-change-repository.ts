@@ -78,7 +78,8 @@ export interface PaymentMethodNeeded {
   kind: 'failed_renewal' | 'final_reminder' | 'card_expiring';
   /** The unpaid renewal order, null for `card_expiring`. */
   order_id: number | null;
-  reason: PaymentMethodNeededReason;
+  /** Null when staff send it for a decline that names no reason for the customer: the e-mail then gives none. */
+  reason: PaymentMethodNeededReason | null;
   /** When the subscription is cancelled unless paid (ISO 8601 UTC), null for `card_expiring`. */
   deadline: string | null;
   /** The stored card's `exp_date` (`MM-YY`) and masked number, when known. */

@@ -11,7 +11,7 @@ export interface Decline {
 export interface DeclineDecision {
   policy: Exclude<DunningPolicy, 'provider_retrying'>;
   /** The plan the next attempt belongs to; null when the payment method is not charged again. */
-  plan: Exclude<RetryPlan, 'new_method'> | null;
+  plan: Exclude<RetryPlan, 'new_method' | 'staff'> | null;
   /** The decline's reason as the dunning report groups it: the card gateway's error_state or the wallet's failureReason. */
   reason: string;
   /** Why the customer is asked, when they are. */

@@ -43,7 +43,7 @@ export async function earliestChargeAllowed(
 /** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
 export const SUBSCRIPTION_CARD_META = '_reepay_token';
 
-const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
+const PLAN_NAMES: Record<Exclude<RetryPlan, 'new_method' | 'staff'>, string> = { soft: 'DUNNING_PLAN', processing: 'DUNNING_PROCESSING_PLAN' };
 
 /**
  * Dunning of failed renewals: each decline decided by the decline policy (retry on a plan within the

@@ -47,6 +47,29 @@ export interface RetryRunSummary {
   canceled: number;
 }
 
+/**
+ * What became of one attempt. `postponed`: it runs again at `until` (the provider could not be reached, a charge
+ * is under way, a cap); `held`: the provider refused the service's own request, asked again later; `canceled`:
+ * nothing to charge any more (the order or subscription moved on, or the failed payment was taken meanwhile).
+ */
+export type AttemptOutcome =
+  | { kind: 'paid'; externalId: string }
+  | { kind: 'pending'; externalId: string }
+  | { kind: 'declined'; externalId: string; failure: PaymentFailure }
+  | { kind: 'held'; message: string }
+  | { kind: 'postponed'; cause: 'unreachable' | 'under_way' | 'caps' | 'error'; until: Date; why: string }
+  | { kind: 'canceled'; cause: 'order_moved_on' | 'subscription_moved_on' | 'paid_meanwhile'; why: string };
+
+/**
+ * `planned`: an attempt of the plan, made when due. `staff`: one staff asked for now; what would postpone a
+ * planned attempt (a charge under way, a cap) cancels it instead, as staff are told and nothing waits on their behalf.
+ */
+type AttemptMode = 'planned' | 'staff';
+
+const SUMMARY_KEY: Record<AttemptOutcome['kind'], keyof RetryRunSummary> = {
+  paid: 'succeeded', pending: 'succeeded', declined: 'failed', held: 'postponed', postponed: 'postponed', canceled: 'canceled',
+};
+
 /** Wait before a held attempt (its request refused for a reason of the service's own) asks again. */
 const REFUSED_WAIT_MS = 10 * 60_000;
 
@@ -94,18 +117,59 @@ export class RunDueRetries {
     await this.deps.retries.releaseStale(600, now);
     for (const retry of await this.deps.retries.claimDue(now, limit)) {
       summary.attempted += 1;
-      const result = await this.attempt(retry).catch(async (error) => {
-        // Anything unexpected: the attempt goes back to the plan rather than being lost.
-        await this.deps.retries.postpone(retry.id, new Date(this.deps.clock().getTime() + PROVIDER_DOWN_WAIT_MS), `error: ${error instanceof Error ? error.message : String(error)}`, this.deps.clock());
-        this.deps.log.error('retry_attempt_failed', { retryId: retry.id, error });
-        return 'postponed' as const;
+      const outcome = await this.attempt(retry, 'planned').catch(async (error) => {
+        await this.postponeOnError(retry, error);
+        return { kind: 'postponed' as const };
       });
-      summary[result] += 1;
+      summary[SUMMARY_KEY[outcome.kind]] += 1;
     }
     return summary;
   }
 
-  private async attempt(retry: RetryRecord): Promise<'succeeded' | 'failed' | 'postponed' | 'canceled'> {
+  /**
+   * One attempt staff asked for, made now by the same steps as a planned one (`retry`: taken already, plan
+   * `staff`). Something unexpected puts it back for the worker, with its key, and is thrown to the caller.
+   */
+  async attemptNow(retry: RetryRecord): Promise<AttemptOutcome> {
+    try {
+      return await this.attempt(retry, 'staff');
+    } catch (error) {
+      await this.postponeOnError(retry, error);
+      throw error;
+    }
+  }
+
+  /** Anything unexpected: the attempt goes back to the plan rather than being lost. */
+  private async postponeOnError(retry: RetryRecord, error: unknown): Promise<void> {
+    await this.deps.retries.postpone(retry.id, new Date(this.deps.clock().getTime() + PROVIDER_DOWN_WAIT_MS), `error: ${error instanceof Error ? error.message : String(error)}`, this.deps.clock());
+    this.deps.log.error('retry_attempt_failed', { retryId: retry.id, error });
+  }
+
+  /**
+   * What an attempt for the order's case would meet now, read as an attempt reads it (for what staff may do):
+   * whether the order and subscription still want it, what it would charge, and a charge already under way.
+   * The provider is asked only when everything else allows a charge.
+   */
+  async chargeOutlook(found: { orderId: number; subscriptionId: number; paymentId: number }, now: Date): Promise<ChargeOutlook> {
+    const settings = await this.deps.settings.current();
+    const [original, order, subscription] = await Promise.all([
+      this.deps.payments.findById(found.paymentId), this.deps.orders.findById(found.orderId, settings), this.deps.subscriptions.find(found.subscriptionId, settings),
+    ]);
+    const orderAwaitsPayment = Boolean(original && order && ['failed', 'pending'].includes(order.status));
+    const subscriptionOnHold = subscription?.status === 'on-hold';
+    const outlook: ChargeOutlook = { orderAwaitsPayment, subscriptionOnHold, chargeKey: null, hasPaymentMethod: false, underWay: null };
+    if (!original || !order) return outlook;
+    const meta = await this.deps.payments.meta(original.id);
+    const target = await this.chargeTarget({ plan: 'staff', subscriptionId: found.subscriptionId }, original, meta, settings);
+    outlook.chargeKey = chargeMethodKey(original.provider, target);
+    outlook.hasPaymentMethod = original.provider === 'card_gateway' ? Boolean(target.customer_handle || target.card) : Boolean(target.agreement_id);
+    if (!orderAwaitsPayment || !subscriptionOnHold || !outlook.hasPaymentMethod) return outlook;
+    const still = await this.chargeUnderWay(order, original, meta, settings, now);
+    outlook.underWay = still === null ? null : still.kind === 'wait' ? { kind: still.cause, until: still.until } : { kind: 'unreadable' };
+    return outlook;
+  }
+
+  private async attempt(retry: RetryRecord, mode: AttemptMode): Promise<AttemptOutcome> {
     const { retries, payments, orders, orderWrites, log, clock } = this.deps;
     const settings = await this.deps.settings.current();
     const original = await payments.findById(retry.paymentId);
@@ -120,7 +184,7 @@ export class RunDueRetries {
       await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
       // One renewal, one payment: a charge of ours the provider would still take for it is cancelled.
       if (paid && order) await this.deps.unwantedCharges.cancelOpenOfOrder(order.id);
-      return 'canceled';
+      return { kind: 'canceled', cause: 'order_moved_on', why };
     }
     const { subscriptionId } = retry;
     const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
@@ -131,7 +195,7 @@ export class RunDueRetries {
       const ended = !subscription || ['cancelled', 'expired', 'trash'].includes(subscription.status);
       if (ended) await this.endCase(retry, why, 'lost', now);
       else await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
-      return 'canceled';
+      return { kind: 'canceled', cause: 'subscription_moved_on', why };
     }
 
     // Read once: the charge and the payment record of this attempt both use them.
@@ -139,51 +203,42 @@ export class RunDueRetries {
     // The failed payment may have been paid since, its webhook late or lost: then there is nothing to charge.
     const meanwhile = await this.stateAtProvider(original, originalMeta);
     if (meanwhile.kind === 'refused') return this.hold(retry, original, order.id, meanwhile, now);
-    if (meanwhile.kind === 'unreachable') {
-      await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), meanwhile.message, now);
-      log.warn('retry_postponed', { retryId: retry.id, reason: meanwhile.message });
-      return 'postponed';
-    }
+    if (meanwhile.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), meanwhile.message, now);
     if (meanwhile.kind === 'paid') {
       return orderWrites.transaction(async (db) => {
         const at = clock();
         const payment = await payments.lock(db, original.provider, original.externalId);
         if (payment) await this.deps.recorder.move(db, payment, meanwhile.status, settings, at);
-        await retries.finish(db, retry.id, 'CANCELED', `payment ${original.externalId} is ${meanwhile.status} at the provider; nothing charged`, at);
-        return 'canceled' as const;
+        const why = `payment ${original.externalId} is ${meanwhile.status} at the provider; nothing charged`;
+        await retries.finish(db, retry.id, 'CANCELED', why, at);
+        return { kind: 'canceled' as const, cause: 'paid_meanwhile' as const, why };
       });
     }
     // Whatever charge for this renewal is already under way, ours or the shop's: nothing is charged on top.
     const still = await this.chargeUnderWay(order, original, originalMeta, settings, now);
     if (still?.kind === 'refused') return this.hold(retry, original, order.id, still, now);
     if (still) {
-      await retries.postpone(retry.id, still.until, still.why, now);
-      log.info('retry_postponed', { retryId: retry.id, reason: still.why });
-      return 'postponed';
+      if (mode === 'staff') return this.dropStaffAttempt(retry, 'under_way', still.until, still.why, now);
+      return this.postpone(retry, 'under_way', still.until, still.why, now);
     }
     const target = await this.chargeTarget(retry, original, originalMeta, settings);
     const chargeKey = chargeMethodKey(original.provider, target);
     const allowed = await earliestChargeAllowed(this.deps.cases, this.deps.cases.pool, chargeKey, now, now, this.deps.caps);
     if (allowed.getTime() > now.getTime()) {
       const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(allowed)} UTC`;
-      await retries.postpone(retry.id, allowed, why, now);
-      log.info('retry_postponed', { retryId: retry.id, reason: why });
-      return 'postponed';
+      if (mode === 'staff') return this.dropStaffAttempt(retry, 'caps', allowed, why, now);
+      return this.postpone(retry, 'caps', allowed, why, now);
     }
     const minor = toMinorUnits(original.provider, order.currency, order.total);
     const result: ChargeResult = minor.ok
       ? await this.charge(retry, original, target, minor.minor, order, settings)
       : { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` };
     const amount = minor.ok ? minor.minor : 0;
-    if (result.kind === 'unreachable') {
-      await retries.postpone(retry.id, new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
-      log.warn('retry_postponed', { retryId: retry.id, reason: result.message });
-      return 'postponed';
-    }
+    if (result.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
     if (result.kind === 'refused') return this.hold(retry, original, order.id, result, now);
     await this.deps.refusals.resolve(retry.id, now);
 
-    return orderWrites.transaction(async (db) => {
+    return orderWrites.transaction(async (db): Promise<AttemptOutcome> => {
       const at = clock();
       const { payment } = await payments.lockOrCreate(db, {
         provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId,
@@ -206,17 +261,30 @@ export class RunDueRetries {
           // nothing was planned then; the attempt has ended now, so the next one can be.
           await this.deps.failedPayments.planNextAttempt(db, { payment, failure: result.failure, orderId: order.id, subscriptionId, settings, now: at });
         }
-        return 'failed';
+        return { kind: 'declined', externalId: result.externalId, failure: result.failure };
       }
       if (result.kind === 'pending') {
         await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} created; the provider confirms it by webhook`, at);
-        return 'succeeded';
+        return { kind: 'pending', externalId: result.externalId };
       }
       // The recorder completes the renewal: the payment is this attempt's (retry_of above).
       await this.deps.recorder.move(db, payment, result.status, settings, at);
       await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
-      return 'succeeded';
+      return { kind: 'paid', externalId: result.externalId };
     });
+  }
+
+  private async postpone(retry: RetryRecord, cause: 'unreachable' | 'under_way' | 'caps', until: Date, why: string, now: Date): Promise<AttemptOutcome> {
+    await this.deps.retries.postpone(retry.id, until, why, now);
+    if (cause === 'unreachable') this.deps.log.warn('retry_postponed', { retryId: retry.id, reason: why });
+    else this.deps.log.info('retry_postponed', { retryId: retry.id, reason: why });
+    return { kind: 'postponed', cause, until, why };
+  }
+
+  /** A staff attempt that may not charge now is not left waiting: staff are told, and the plan goes on as it was. */
+  private async dropStaffAttempt(retry: RetryRecord, cause: 'under_way' | 'caps', until: Date, why: string, now: Date): Promise<AttemptOutcome> {
+    await this.deps.retries.finish(this.deps.retries.pool, retry.id, 'CANCELED', `not charged now: ${why}`, now);
+    return { kind: 'postponed', cause, until, why };
   }
 
   /**
@@ -224,13 +292,13 @@ export class RunDueRetries {
    * attempt is held (no cap used, no e-mail, the case stays open) and asked again until the cause is fixed;
    * the operator hears of it (log, metrics, alert, doctor).
    */
-  private async hold(retry: RetryRecord, original: PaymentRecord, orderId: number, refusal: Refusal, now: Date): Promise<'postponed'> {
+  private async hold(retry: RetryRecord, original: PaymentRecord, orderId: number, refusal: Refusal, now: Date): Promise<AttemptOutcome> {
     const answer = `${refusal.status ?? ''}${refusal.code ? ` code ${refusal.code}` : ''} ${refusal.message}`.trim();
     const why = `held: ${original.provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
     await this.deps.refusals.record({ provider: original.provider, retryId: retry.id, orderId, httpStatus: refusal.status, code: refusal.code, message: refusal.message }, now);
     await this.deps.retries.postpone(retry.id, new Date(now.getTime() + REFUSED_WAIT_MS), why, now);
     this.deps.log.error('provider_refused_request', { retryId: retry.id, orderId, provider: original.provider, status: refusal.status, code: refusal.code, message: refusal.message });
-    return 'postponed';
+    return { kind: 'held', message: answer };
   }
 
   /**
@@ -259,7 +327,7 @@ export class RunDueRetries {
    * What an attempt charges: the failed payment's customer (the card gateway charges their newest active
    * card) or wallet agreement; after a new payment method, the subscription's newest active agreement.
    */
-  private async chargeTarget(retry: RetryRecord, original: PaymentRecord, meta: Record<string, string>, settings: ShopSettings): Promise<ChargeTarget> {
+  private async chargeTarget(retry: Pick<RetryRecord, 'plan' | 'subscriptionId'>, original: PaymentRecord, meta: Record<string, string>, settings: ShopSettings): Promise<ChargeTarget> {
     if (original.provider === 'card_gateway') {
       // The card the subscription is set to (the gateway plugin's `_reepay_token`), not the customer's newest.
       const token = (await this.deps.orderWrites.getMeta(this.deps.cases.pool, retry.subscriptionId, SUBSCRIPTION_CARD_META, settings))?.trim();
@@ -277,10 +345,10 @@ export class RunDueRetries {
    * charge the wallet still holds (`DUE` through its `retryDays`, until its window ends), one it has taken
    * (until the shop shows it), or a card charge still pending. Nothing is charged on top of it.
    */
-  private async chargeUnderWay(order: ShopOrder, original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<{ kind: 'wait'; until: Date; why: string } | Refusal | null> {
-    const cannotRead = (what: string, failure: ProviderFailure) => {
+  private async chargeUnderWay(order: ShopOrder, original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<UnderWay | Refusal | null> {
+    const cannotRead = (what: string, failure: ProviderFailure): UnderWay | Refusal => {
       const problem = readProblem(what, failure);
-      return problem.kind === 'refused' ? problem : { kind: 'wait' as const, until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why: problem.message };
+      return problem.kind === 'refused' ? problem : { kind: 'wait', cause: 'unreadable', until: new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), why: problem.message };
     };
     const known = await this.deps.payments.listByOrder(order.id);
     if (original.provider === 'card_gateway') {
@@ -293,7 +361,7 @@ export class RunDueRetries {
           return cannotRead(`reading charge ${payment.externalId}`, read);
         }
         if (['pending', 'created', 'authorized', 'settled'].includes(read.value.state)) {
-          return { kind: 'wait', until: new Date(now.getTime() + DAY_MS / 24), why: `charge ${payment.externalId} is ${read.value.state} at the card gateway; nothing charged on top` };
+          return { kind: 'wait', cause: 'pending', until: new Date(now.getTime() + DAY_MS / 24), why: `charge ${payment.externalId} is ${read.value.state} at the card gateway; nothing charged on top` };
         }
       }
       return null;
@@ -313,11 +381,11 @@ export class RunDueRetries {
         return cannotRead(`reading charge ${chargeId}`, read);
       }
       if (['CHARGED', 'RESERVED', 'PARTIALLY_CAPTURED'].includes(read.value.status)) {
-        return { kind: 'wait', until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
+        return { kind: 'wait', cause: 'pending', until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
       }
       if (!WALLET_STILL_TRYING.includes(read.value.status)) continue;
       const until = walletRetryWindowEnd(read.value, now);
-      return { kind: 'wait', until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
+      return { kind: 'wait', cause: 'wallet_retrying', until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
     }
     return null;
   }
@@ -411,6 +479,24 @@ export class RunDueRetries {
     if (agreement?.paymentMethod) return agreement.paymentMethod;
     return customer ? 'auto' : null;
   }
+}
+
+/** A charge for the renewal already under way at the provider: wait `until`, and why (`unreadable`: the provider could not be asked). */
+interface UnderWay {
+  kind: 'wait';
+  cause: 'wallet_retrying' | 'pending' | 'unreadable';
+  until: Date;
+  why: string;
+}
+
+/** What a charge for a case would meet now (see `RunDueRetries.chargeOutlook`). */
+export interface ChargeOutlook {
+  orderAwaitsPayment: boolean;
+  subscriptionOnHold: boolean;
+  /** What the charge would be made on, for the caps; null when unknown. */
+  chargeKey: string | null;
+  hasPaymentMethod: boolean;
+  underWay: { kind: 'wallet_retrying' | 'pending'; until: Date } | { kind: 'unreadable' } | null;
 }
 
 /** What an attempt charges: the gateway customer and the card to use, or the wallet agreement. */

@@ -6,6 +6,7 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { WebhookRepository } from '../data-access/webhook-repository';
 import { gmtDateTimeMs, isoFromGmt } from '../shop/shop-time';
+import type { DunningStory, DunningView } from '../dunning/dunning-story';
 
 /** How long before an order's first payment a webhook about it may have arrived (a payment is recorded when one is handled, or later by reconciliation). */
 const WEBHOOKS_BEFORE_FIRST_PAYMENT_MS = 30 * 86_400_000;
@@ -33,6 +34,8 @@ export interface OrderPaymentsView {
   webhooks: { id: number; provider: string; external_id: string; event_type: string; status: string; created_at: string }[];
   /** What staff must act on: a second capture of the order waiting for its refund (see second-captures.ts). */
   warnings: { code: 'second_capture'; refund: PaymentReference; kept: PaymentReference; message: string }[];
+  /** The failed renewal's story (what happened, what happens next, what staff may do now); null when the order has no dunning case. */
+  dunning: DunningView | null;
 }
 
 /** A payment as a warning names it. */
@@ -78,6 +81,7 @@ export class ShowOrderPayments {
     payments: PaymentRepository;
     retries: RetryRepository;
     webhooks: WebhookRepository;
+    dunning: Pick<DunningStory, 'view'>;
   }) {}
 
   /** The order's payments with all their meta, oldest first (`payment-hub payments list --order`); the order must exist as `execute` needs it to. */
@@ -90,7 +94,7 @@ export class ShowOrderPayments {
   async execute(orderId: number): Promise<OrderPaymentsOutcome> {
     const settings = await this.deps.settings.current();
     if (!(await this.deps.orders.exists(orderId, settings))) return { kind: 'order_not_found' };
-    const [payments, retries] = await Promise.all([this.deps.payments.listByOrder(orderId), this.deps.retries.list({ orderId })]);
+    const [payments, retries, dunning] = await Promise.all([this.deps.payments.listByOrder(orderId), this.deps.retries.list({ orderId }), this.deps.dunning.view(orderId)]);
     const firstPayment = payments.reduce<string | null>((first, payment) => (first === null || payment.createdAt < first ? payment.createdAt : first), null);
     const webhooks = firstPayment === null ? [] : await this.deps.webhooks.aboutPaymentsSince(
       payments.map((payment) => ({ provider: payment.provider, externalId: payment.externalId })),
@@ -122,6 +126,7 @@ export class ShowOrderPayments {
           created_at: isoFromGmt(webhook.createdAt),
         })),
         warnings: secondCaptureWarnings(payments),
+        dunning,
       },
     };
   }

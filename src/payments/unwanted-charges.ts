@@ -9,6 +9,13 @@ import { gmtDateTimeMs } from '../shop/shop-time';
 import type { CardGatewayClient } from './providers/card-gateway/client';
 import type { MobileWalletClient } from './providers/mobile-wallet/client';
 import type { PaymentRecorder } from './payment-recorder';
+import { stoppedChargeCancelledNote } from '../dunning/staff-action-notes';
+
+/**
+ * Payment meta of a charge of the service's that staff no longer want, set when they stop dunning of its renewal:
+ * who stopped it. Reconciliation cancels it like an unwanted charge when the call right after could not be made.
+ */
+export const DUNNING_STOPPED_META = 'dunning_stopped_by';
 
 /** Order statuses in which the shop holds the renewal as paid, whichever way it was paid. */
 const PAID_ORDER_STATUSES = ['processing', 'completed'];
@@ -73,6 +80,15 @@ export class UnwantedCharges {
     return outcomes;
   }
 
+  /** The charges of the service still open for the order that staff no longer want (they stopped its dunning), cancelled at the provider. */
+  async cancelStoppedOfOrder(orderId: number): Promise<CancelOutcome[]> {
+    const outcomes: CancelOutcome[] = [];
+    for (const payment of await this.deps.payments.listByOrder(orderId)) {
+      if (payment.status === null && payment.meta[DUNNING_STOPPED_META] && cancellable(payment)) outcomes.push(await this.cancelIfUnwanted(payment.id));
+    }
+    return outcomes;
+  }
+
   /**
    * The open charge `paymentId`, cancelled at its provider when its order is paid: by another payment, or in
    * the shop (its status). Reconciliation asks this of every open charge it looks at.
@@ -87,7 +103,9 @@ export class UnwantedCharges {
     const paidBy = ofOrder.find((p) => p.id !== payment.id && (p.status === 'CAPTURED' || p.status === 'AUTHORIZED'));
     const settings = await this.deps.settings.current();
     let because = paidBy ? `payment ${paidBy.externalId}` : self.meta.cancel_because ? `payment ${self.meta.cancel_because}` : null;
-    if (!because) {
+    // Staff stopped dunning of the renewal: a charge of the service's still open for it is not wanted either.
+    const stoppedBy = self.meta[DUNNING_STOPPED_META] || null;
+    if (!because && !stoppedBy) {
       const order = await this.deps.orders.findById(payment.orderId, settings);
       if (!order || !PAID_ORDER_STATUSES.includes(order.status)) return { kind: 'still_wanted' };
       because = `the shop (the order is ${order.status})`;
@@ -105,7 +123,9 @@ export class UnwantedCharges {
       return { kind: 'refused', message };
     }
     const now = this.deps.clock();
-    const note = `${payment.provider === 'mobile_wallet' ? 'Wallet charge' : 'Card charge'} ${payment.externalId} was cancelled at the provider before it was taken: the renewal was paid by ${because}.`;
+    const note = because || !stoppedBy
+      ? `${payment.provider === 'mobile_wallet' ? 'Wallet charge' : 'Card charge'} ${payment.externalId} was cancelled at the provider before it was taken: the renewal was paid by ${because}.`
+      : stoppedChargeCancelledNote(payment.externalId, stoppedBy);
     await this.deps.orderWrites.transaction(async (db) => {
       const locked = await payments.lock(db, payment.provider, payment.externalId);
       if (locked && locked.status === null) await this.recorder?.move(db, locked, 'CANCELED', settings, now);

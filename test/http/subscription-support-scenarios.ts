@@ -106,6 +106,9 @@ export function subscriptionSupportScenarios(name: string, options: TestShopOpti
     t.regex(first.date, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     t.regex(first.date_gmt, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     t.is(first.date, new Date(`${first.date_gmt.replace(' ', 'T')}Z`).toLocaleString('sv-SE', { timeZone: ZONE }), 'date is the site\'s local time');
+    t.regex(first.recorded_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/, 'recorded_at carries its offset');
+    t.is(Date.parse(first.recorded_at), Date.parse(`${first.date_gmt.replace(' ', 'T')}Z`), 'the same moment as date_gmt');
+    t.is(first.recorded_at.slice(0, 19), first.date.replace(' ', 'T'), 'in the shop\'s local time');
 
     const list = await call('GET', `/subscription/${subs.reasons}/cancellation-reasons`);
     t.is(list.status, 200);

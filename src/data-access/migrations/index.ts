@@ -13,6 +13,7 @@ import { CustomerIndexSweepPace1796273600000 } from './1796273600000-customer-in
 import { ReconcileOpenItemsIndex1796187200000 } from './1796187200000-reconcile-open-items-index';
 import { ProviderRefusals1796360000000 } from './1796360000000-provider-refusals';
 import { SecondCaptures1796361800000 } from './1796361800000-second-captures';
+import { DunningStaffActions1796448000000 } from './1796448000000-dunning-staff-actions';
 
 /**
  * The service's own schema changes, applied in order by `npm run migrate`. They only ever create
@@ -22,5 +23,5 @@ export const serviceMigrations: Function[] = [
   PaymentHub1795236800000, StaffRoutes1795323200000, WooCommerceChanges1795409600000, RenewalDiscountApplication1795496000000,
   WebhookMetricsIndex1795582400000, ExactExternalIds1795668800000, WebhookClaimToken1795755200000, WorkerHeartbeats1795841600000,
   Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796273600000,
-  ReconcileOpenItemsIndex1796187200000, ProviderRefusals1796360000000, SecondCaptures1796361800000,
+  ReconcileOpenItemsIndex1796187200000, ProviderRefusals1796360000000, SecondCaptures1796361800000, DunningStaffActions1796448000000,
 ];

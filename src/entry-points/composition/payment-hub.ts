@@ -40,6 +40,10 @@ import { PassMarks } from '../../data-access/pass-marks';
 import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
 import { PACKAGE_VERSION } from '../../shared/package-version';
 import { providerSetup } from '../../payments/providers/configured';
+import { DunningStory } from '../../dunning/dunning-story';
+import { StaffChargeNow } from '../../dunning/staff-charge-now.use-case';
+import { StaffPaymentLink } from '../../dunning/staff-payment-link.use-case';
+import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -87,6 +91,15 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     unwanted: unwantedCharges,
   });
 
+  const runDueRetries = new RunDueRetries({
+    retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
+    cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals,
+  });
+  // A failed renewal's story for staff, and what they may do on it, from the same facts the engine's attempts read.
+  const dunningStory = new DunningStory({
+    cases: dunningCases, retries, payments, settings, attempts: runDueRetries, providers: providerSetup(config), caps: config.dunning.caps, clock,
+  });
+
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
     changes, handOver: shop.handOver, reconciliation,
@@ -99,7 +112,11 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
       captures: secondCaptureRecords, payments, orders: orderWrites, settings, marks: new PassMarks(dataSource), log, clock,
     }),
     /** One order's payments, dunning attempts and webhooks, for staff. */
-    showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks }),
+    showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks, dunning: dunningStory }),
+    /** Staff's actions on a failed renewal, from the order screen. */
+    staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, log, clock }),
+    staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, payments, changes, settings, story: dunningStory, log, clock }),
+    staffStopDunning: new StaffStopDunning({ orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, story: dunningStory, log, clock }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
     cardExpiryReminders: new CardExpiryReminders({
       reminders: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings, cardGateway,
@@ -110,10 +127,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, dunning, clock), log),
-    runDueRetries: new RunDueRetries({
-      retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
-      cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals,
-    }),
+    runDueRetries,
     dunningCases, dunning, unwantedCharges, refusals,
     dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock }),
   };

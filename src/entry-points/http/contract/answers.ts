@@ -31,6 +31,8 @@ export const components: Record<string, Schema> = {
           params: { type: 'array', items: { type: 'string' }, description: 'With `invalid_params` (and `params_must_be_in_body`): each field at fault.' },
           invalid_ids: { type: 'array', items: { type: 'integer' }, description: 'Cancellation reason IDs that are not published reasons.' },
           subscription_status: { type: 'string', description: 'With `invalid_state`: the subscription\'s status.' },
+          reason: { type: 'string', description: 'With `action_not_allowed`: why the action is not possible now (as `dunning.actions.*.reason`).' },
+          not_before: { type: 'string', format: 'date-time', description: 'With `action_not_allowed`: from when it is possible, when that is known (ISO 8601 with the offset).' },
         },
       },
     },
@@ -130,12 +132,13 @@ export const components: Record<string, Schema> = {
   RecordedCancellationReason: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'subscription_id', 'date', 'date_gmt', 'reason_id', 'title', 'slug'],
+    required: ['id', 'subscription_id', 'date', 'date_gmt', 'recorded_at', 'reason_id', 'title', 'slug'],
     properties: {
       id: { type: 'integer' },
       subscription_id: { type: 'integer' },
-      date: { type: 'string', description: 'In the shop\'s local time, `YYYY-MM-DD HH:MM:SS`.' },
+      date: { type: 'string', description: 'In the shop\'s local time, `YYYY-MM-DD HH:MM:SS` (SPEC 2.3 fixes it without a zone: read `recorded_at`).' },
       date_gmt: gmtDateTime,
+      recorded_at: { ...nullable(dateTime), description: 'The same moment, ISO 8601 in the shop\'s time zone with its offset.' },
       reason_id: { type: 'integer' },
       title: { type: 'string' },
       slug: { type: 'string' },
@@ -216,13 +219,146 @@ export const components: Record<string, Schema> = {
     type: 'object',
     description: 'What the service knows of one order\'s payments; each list newest first, empty when there is none.',
     additionalProperties: false,
-    required: ['order_id', 'payments', 'retries', 'webhooks', 'warnings'],
+    required: ['order_id', 'payments', 'retries', 'webhooks', 'warnings', 'dunning'],
     properties: {
       order_id: { type: 'integer', minimum: 1 },
       payments: { type: 'array', items: ref('OrderPayment') },
       retries: { type: 'array', items: ref('DunningAttempt'), description: 'The dunning attempts planned or made for the order.' },
       webhooks: { type: 'array', items: ref('OrderWebhook'), description: 'The webhooks stored about the order\'s payments.' },
       warnings: { type: 'array', items: ref('OrderPaymentWarning'), description: 'What staff must act on; empty when nothing.' },
+      dunning: { ...nullable(ref('DunningCase')), description: 'The failed renewal\'s story; null when the order has no dunning case.' },
+    },
+  },
+
+  DunningCase: {
+    type: 'object',
+    description: 'A failed renewal followed up by dunning: what happened, what happens next and what staff may do now. Every time is ISO 8601 in the shop\'s time zone, with its offset.',
+    additionalProperties: false,
+    required: ['status', 'provider', 'amount', 'currency', 'failure', 'timeline', 'deadline', 'next', 'actions'],
+    properties: {
+      status: { enum: ['open', 'recovered', 'lost'] },
+      provider: { enum: ['card_gateway', 'mobile_wallet'] },
+      amount: { type: 'integer', description: 'The renewal\'s total when it first failed, in the currency\'s minor units (as `payments[].amount`).' },
+      currency: { type: 'string' },
+      failure: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['reason', 'state', 'at'],
+        description: 'The first decline.',
+        properties: {
+          reason: { type: 'string', description: 'The provider\'s code (e.g. `insufficient_funds`), else the decline\'s state, `unknown` when none was given.' },
+          state: nullable({ type: 'string', description: 'The card gateway\'s `error_state` (`soft_declined`, `hard_declined`, `processing_error`).' }),
+          at: dateTime,
+        },
+      },
+      timeline: { type: 'array', items: ref('DunningEvent'), description: 'Everything that happened and what is planned, oldest first.' },
+      deadline: { ...nullable(dateTime), description: 'When the subscription is cancelled unless the renewal is paid (the customer was asked for a new payment method); null when there is none or the case is closed.' },
+      next: {
+        description: 'What happens next, while the case is open: the next planned attempt, else the deadline; null when nothing is planned.',
+        anyOf: [
+          { type: 'null' },
+          { type: 'object', additionalProperties: false, required: ['event', 'at', 'attempt'], properties: { event: { const: 'attempt' }, at: dateTime, attempt: { type: 'integer', minimum: 1 } } },
+          { type: 'object', additionalProperties: false, required: ['event', 'at'], properties: { event: { const: 'deadline' }, at: dateTime } },
+        ],
+      },
+      actions: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['charge_now', 'payment_link', 'stop_dunning'],
+        description: 'What staff may do now (the routes `charge-now`, `payment-link` and `stop-dunning` refuse by the same rule).',
+        properties: { charge_now: ref('DunningAction'), payment_link: ref('DunningAction'), stop_dunning: ref('DunningAction') },
+      },
+    },
+  },
+
+  DunningEvent: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['at', 'event'],
+    properties: {
+      at: dateTime,
+      event: {
+        enum: ['renewal_failed', 'attempt_planned', 'attempt_succeeded', 'attempt_failed', 'attempt_held', 'attempt_cancelled', 'customer_emailed', 'customer_reminded',
+          'recovered', 'lost', 'staff_charged', 'staff_sent_payment_link', 'staff_stopped_dunning'],
+        description: '`attempt_planned`: an attempt planned for `at` (or a charge made and awaiting the provider); `attempt_held`: the provider refused the service\'s own request; '
+          + '`customer_emailed`: asked for a new payment method; `customer_reminded`: the reminder before the deadline; `staff_*`: what a staff member (`by`) did.',
+      },
+      attempt: { type: 'integer', minimum: 1, description: 'The attempt\'s number, for `attempt_*` and `staff_charged`.' },
+      reason: { ...nullable({ type: 'string' }), description: 'The provider\'s code, for `renewal_failed` and `attempt_failed`.' },
+      state: { ...nullable({ type: 'string' }), description: 'The decline\'s state (e.g. `soft_declined`).' },
+      means: { enum: ['service_retry', 'new_payment_method', 'provider_retry', 'reconciliation', 'shop_payment'], description: 'For `recovered`: how it was paid.' },
+      by: { type: 'string', description: 'The staff member\'s display name, for `staff_*` and a `lost` by staff.' },
+    },
+  },
+
+  DunningAction: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['allowed'],
+    properties: {
+      allowed: { type: 'boolean' },
+      reason: {
+        enum: ['case_closed', 'charge_under_way', 'wallet_charge_under_way', 'order_not_awaiting_payment', 'subscription_not_on_hold', 'provider_not_configured',
+          'provider_unreachable', 'no_payment_method', 'daily_cap', 'monthly_cap', 'companion_required', 'link_just_sent', 'charge_just_made', 'no_dunning_case'],
+        description: 'When not allowed: why, a stable code.',
+      },
+      not_before: { ...dateTime, description: 'When not allowed: from when it is possible, when that is known (a cap, the wallet\'s own retries, a click just made).' },
+    },
+  },
+
+  ChargeNowAnswer: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['result', 'dunning'],
+    properties: {
+      result: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome'],
+        properties: {
+          outcome: { enum: ['paid', 'declined', 'pending', 'held'], description: '`pending`: the charge is made and the provider confirms it later (the wallet\'s), or the provider did not answer and the same attempt is asked again shortly (`reason: provider_unreachable`); `held`: the provider refused the service\'s own request.' },
+          reason: { type: 'string', description: 'For `declined`: the provider\'s code; else `provider_unreachable`, `provider_refused_request` or `paid_meanwhile`.' },
+        },
+      },
+      dunning: ref('DunningCase'),
+    },
+  },
+
+  PaymentLinkAnswer: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['result', 'dunning'],
+    properties: {
+      result: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'change_id'],
+        properties: {
+          outcome: { const: 'sent', description: 'Handed to WooCommerce, which sends the e-mail and notes it on the subscription.' },
+          change_id: { type: 'integer', description: 'The hand-over to WooCommerce that sends it.' },
+        },
+      },
+      dunning: ref('DunningCase'),
+    },
+  },
+
+  StopDunningAnswer: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['result', 'dunning'],
+    properties: {
+      result: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'attempts_cancelled', 'charges_cancelled', 'charges_not_cancelled_yet'],
+        properties: {
+          outcome: { const: 'stopped' },
+          attempts_cancelled: { type: 'integer', minimum: 0 },
+          charges_cancelled: { type: 'integer', minimum: 0, description: 'Charges of the service\'s the provider still held (the wallet\'s PENDING or DUE), cancelled there.' },
+          charges_not_cancelled_yet: { type: 'integer', minimum: 0, description: 'Such charges the provider could not be asked to cancel now; reconciliation cancels them later.' },
+        },
+      },
+      dunning: ref('DunningCase'),
     },
   },
 

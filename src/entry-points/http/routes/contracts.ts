@@ -4,6 +4,7 @@ import { customerLookupContract, orderStatusContract } from './helpdesk.contract
 import { cancelDiscountContract, createDiscountContract, discountContract, discountsContract, discountTypesContract } from './renewal-discounts.contract';
 import { healthContract, metricsContract, openApiContract } from './operations.contract';
 import { orderPaymentsContract, reconcileOrderContract } from './order-payments.contract';
+import { chargeNowContract, paymentLinkContract, stopDunningContract } from './dunning-actions.contract';
 import {
   cancellationReasonsContract, forceActivateContract, pauseContract, recordedReasonContract, recordedReasonsContract, recordReasonsContract,
 } from './subscription-support.contract';
@@ -13,6 +14,6 @@ export const ROUTES: readonly RouteContract<any, any, any>[] = [
   orderStatusContract, webhookContract, customerLookupContract,
   cancellationReasonsContract, recordedReasonsContract, recordReasonsContract, recordedReasonContract, pauseContract, forceActivateContract,
   discountTypesContract, discountsContract, createDiscountContract, discountContract, cancelDiscountContract,
-  orderPaymentsContract, reconcileOrderContract,
+  orderPaymentsContract, reconcileOrderContract, chargeNowContract, paymentLinkContract, stopDunningContract,
   healthContract, metricsContract, openApiContract,
 ];

@@ -11,6 +11,8 @@ import type { Transport } from '../transport';
 import { staffMethodOverride } from '../method-override';
 import { customerLookupRoute } from './customer-lookup.route';
 import { orderPaymentHandlers } from './order-payments.route';
+import { dunningActionHandlers } from './dunning-actions.route';
+import { chargeNowContract, paymentLinkContract, stopDunningContract } from './dunning-actions.contract';
 import { renewalDiscountHandlers } from './renewal-discounts.route';
 import { register, type RouteContract } from '../contract/route-contract';
 import { staffRoute, type StaffHandler, type StaffScheme } from './staff-guard';
@@ -34,7 +36,7 @@ export interface StaffRouteDeps {
   /** The shop's repositories, shared with the rest of the API. */
   shop?: ShopData;
   /** The payment hub the rest of the API uses: one order's payments, and reconciling it. */
-  hub: Pick<PaymentHub, 'showOrderPayments' | 'reconcileNow'>;
+  hub: Pick<PaymentHub, 'showOrderPayments' | 'reconcileNow' | 'staffChargeNow' | 'staffPaymentLink' | 'staffStopDunning'>;
 }
 
 /**
@@ -79,4 +81,9 @@ export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps
   const orders = orderPaymentHandlers(deps.hub);
   route(orderPaymentsContract, orderStaff('order-payments'), orders.payments);
   route(reconcileOrderContract, orderStaff('reconcile-order'), orders.reconcile);
+
+  const dunning = dunningActionHandlers(deps.hub);
+  route(chargeNowContract, orderStaff('charge-now'), dunning.chargeNow);
+  route(paymentLinkContract, orderStaff('payment-link'), dunning.paymentLink);
+  route(stopDunningContract, orderStaff('stop-dunning'), dunning.stopDunning);
 }

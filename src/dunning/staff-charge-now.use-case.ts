@@ -1,0 +1,114 @@
+import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { RetryRecord, RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { Logger } from '../logger';
+import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outcomes';
+import { recordedFacts, type DunningStory } from './dunning-story';
+import type { AttemptOutcome, RunDueRetries } from './run-due-retries.use-case';
+import { mayChargeNow, type Permission } from './staff-actions';
+import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
+import {
+  chargedNowDeclinedNote, chargedNowHeldNote, chargedNowPaidNote, chargedNowPendingNote, chargedNowUnansweredNote,
+} from './staff-action-notes';
+
+/**
+ * What Charge now came to. `paid`: taken (or found taken meanwhile); `declined`: the provider's decline code;
+ * `pending`: the charge is made and the provider confirms it later (the wallet's), or the provider did not
+ * answer and the same attempt is asked again shortly; `held`: the provider refused the service's own request.
+ */
+export interface ChargeNowResult {
+  outcome: 'paid' | 'declined' | 'pending' | 'held';
+  reason?: string;
+}
+
+/**
+ * Charge now (staff, order screen): one attempt at once for a failed renewal, with the subscription's own payment
+ * method, made by the dunning engine's own attempt (its checks, caps, idempotency key, the wallet's rules). The
+ * rule of staff actions decides first; under the case's lock the attempt is taken, so a second click waits and
+ * finds it made. It counts toward the caps; a decline is a failed attempt like any other, the plan left as it was.
+ */
+export class StaffChargeNow {
+  constructor(private readonly deps: {
+    orders: OrderRepository;
+    orderWrites: OrderWriteRepository;
+    cases: DunningCaseRepository;
+    retries: RetryRepository;
+    settings: ShopSettingsRepository;
+    story: DunningStory;
+    attempts: Pick<RunDueRetries, 'attemptNow'>;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  async execute(input: { orderId: number; actor: StaffActor }): Promise<StaffActionOutcome<ChargeNowResult>> {
+    const target = await caseToActOn(this.deps, 'charge_now', input.orderId);
+    if (target.kind !== 'case') return target;
+    const { settings } = target;
+    const now = this.deps.clock();
+    // The providers are asked outside the lock; what the stored rows decide is read again under it.
+    const facts = await this.deps.story.facts(await this.deps.story.records(target.found), now);
+    const by = input.actor.displayName || input.actor.login;
+    const taken = await this.deps.orderWrites.transaction(async (db) => {
+      const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
+      if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
+      const permission = mayChargeNow({ ...facts, ...recordedFacts(await this.deps.story.records(found, db)) });
+      if (!permission.allowed) return { kind: 'refused' as const, permission };
+      const retry = await this.deps.retries.takeStaffAttempt(db, { orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, now });
+      if (!retry) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'charge_under_way' as const } };
+      await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'charge_now', attempt: retry.attempt, userId: input.actor.userId, userName: by, at: now });
+      return { kind: 'taken' as const, retry };
+    });
+    if (taken.kind === 'refused') return notAllowed('charge_now', taken.permission, settings);
+
+    const outcome = await this.deps.attempts.attemptNow(taken.retry);
+    this.deps.log.info('staff_charge_now', { orderId: input.orderId, userId: input.actor.userId, attempt: taken.retry.attempt, outcome: outcome.kind });
+    const result = await this.answer(outcome, taken.retry, by, input);
+    const found = (await this.deps.cases.ofOrderUnlocked(input.orderId))!;
+    if (result.kind === 'refused') {
+      // Something changed between the rule and the attempt (a cap used up, a charge begun meanwhile): the rule,
+      // asked again, says why; else what the attempt met.
+      const facts = await this.deps.story.facts(await this.deps.story.records(found), this.deps.clock());
+      // This very click is not what stands in the way.
+      const now = mayChargeNow({ ...facts, lastChargeAt: null });
+      return notAllowed('charge_now', now.allowed ? result.permission : now, settings);
+    }
+    return { kind: 'done', result: result.result, dunning: await this.deps.story.viewOf(found) };
+  }
+
+  /** The attempt's outcome as staff are told it, and its order note in the staff member's name. */
+  private async answer(outcome: AttemptOutcome, retry: RetryRecord, by: string, input: { orderId: number; actor: StaffActor }): Promise<
+    { kind: 'result'; result: ChargeNowResult } | { kind: 'refused'; permission: Extract<Permission, { allowed: false }> }> {
+    const note = async (text: string) => {
+      const settings = await this.deps.settings.current();
+      await this.deps.orderWrites.addNote(this.deps.orderWrites.pool, input.orderId, text, settings, this.deps.clock(), actorAuthor(input.actor));
+    };
+    const attempt = retry.attempt;
+    switch (outcome.kind) {
+      case 'paid':
+        await note(chargedNowPaidNote(by, attempt));
+        return { kind: 'result', result: { outcome: 'paid' } };
+      case 'pending':
+        await note(chargedNowPendingNote(by, attempt));
+        return { kind: 'result', result: { outcome: 'pending' } };
+      case 'declined': {
+        const reason = outcome.failure.code ?? outcome.failure.state ?? null;
+        await note(chargedNowDeclinedNote(by, attempt, reason));
+        return { kind: 'result', result: reason ? { outcome: 'declined', reason } : { outcome: 'declined' } };
+      }
+      case 'held':
+        await note(chargedNowHeldNote(by, attempt));
+        return { kind: 'result', result: { outcome: 'held', reason: 'provider_refused_request' } };
+      case 'canceled':
+        if (outcome.cause === 'paid_meanwhile') return { kind: 'result', result: { outcome: 'paid', reason: 'paid_meanwhile' } };
+        return { kind: 'refused', permission: { allowed: false, reason: outcome.cause === 'order_moved_on' ? 'order_not_awaiting_payment' : 'subscription_not_on_hold' } };
+      case 'postponed':
+        if (outcome.cause === 'unreachable' || outcome.cause === 'error') {
+          await note(chargedNowUnansweredNote(by, attempt));
+          return { kind: 'result', result: { outcome: 'pending', reason: 'provider_unreachable' } };
+        }
+        return { kind: 'refused', permission: { allowed: false, reason: outcome.cause === 'caps' ? 'daily_cap' : 'charge_under_way', notBefore: outcome.until } };
+    }
+  }
+}

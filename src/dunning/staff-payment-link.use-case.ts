@@ -1,0 +1,83 @@
+import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { PaymentRepository } from '../data-access/payment-repository';
+import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
+import type { Logger } from '../logger';
+import { isoFromGmt } from '../shop/shop-time';
+import { actorAuthor, type StaffActor } from '../subscriptions/subscription-outcomes';
+import type { Provider } from '../../entities';
+import { decideOnDecline } from './decline-policy';
+import { recordedFacts, type DunningStory } from './dunning-story';
+import { maySendPaymentLink } from './staff-actions';
+import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
+import { paymentLinkSentNote } from './staff-action-notes';
+
+/** What sending the payment link came to: the e-mail handed to WooCommerce (which sends it and notes it on the subscription). */
+export interface PaymentLinkResult {
+  outcome: 'sent';
+  /** The hand-over to WooCommerce that sends it (a row of the service's WooCommerce changes). */
+  change_id: number;
+}
+
+/**
+ * Why the customer is asked, as the dunning engine words it for the e-mail: the latest decline's reason when the
+ * decline policy asks the customer for it; the wallet's customer is sent to the app, which knows the reason; a
+ * card's decline that may still pass gives none.
+ */
+function reasonForCustomer(provider: Provider, meta: Record<string, string>): PaymentMethodNeededReason | null {
+  const decision = decideOnDecline(provider, { code: meta.failure_code || null, state: meta.failure_state || null });
+  return decision.customerReason ?? (provider === 'mobile_wallet' ? 'wallet_action_required' : null);
+}
+
+/**
+ * Send payment link (staff, order screen): WooCommerce e-mails the customer the "payment method needed" e-mail
+ * for the failed renewal now, handed over exactly as the dunning engine hands it over (`customer_payment_method_needed`,
+ * kind `failed_renewal`, with the case's deadline when it has one). Nothing else of the case changes: the planned
+ * attempts stay, and no deadline is set by it.
+ */
+export class StaffPaymentLink {
+  constructor(private readonly deps: {
+    orders: OrderRepository;
+    orderWrites: OrderWriteRepository;
+    cases: DunningCaseRepository;
+    payments: PaymentRepository;
+    changes: WooCommerceChangeRepository;
+    settings: ShopSettingsRepository;
+    story: DunningStory;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  async execute(input: { orderId: number; actor: StaffActor }): Promise<StaffActionOutcome<PaymentLinkResult>> {
+    const target = await caseToActOn(this.deps, 'payment_link', input.orderId);
+    if (target.kind !== 'case') return target;
+    const { settings } = target;
+    const now = this.deps.clock();
+    const facts = await this.deps.story.facts(await this.deps.story.records(target.found), now, false);
+    const by = input.actor.displayName || input.actor.login;
+    const done = await this.deps.orderWrites.transaction(async (db) => {
+      const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
+      if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
+      const permission = maySendPaymentLink({ ...facts, ...recordedFacts(await this.deps.story.records(found, db)) });
+      if (!permission.allowed) return { kind: 'refused' as const, permission };
+      const failed = await this.deps.payments.findById(found.paymentId);
+      const meta = failed ? await this.deps.payments.meta(failed.id, db) : {};
+      const changeId = await this.deps.changes.enqueue(db, {
+        op: 'customer_payment_method_needed', objectId: found.subscriptionId,
+        payload: {
+          kind: 'failed_renewal', order_id: found.orderId, reason: reasonForCustomer(found.provider, meta),
+          deadline: found.deadlineAt ? isoFromGmt(found.deadlineAt) : null, card_expires: null, masked_card: null,
+        },
+      }, settings, now);
+      await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'payment_link', attempt: null, userId: input.actor.userId, userName: by, at: now });
+      await this.deps.orderWrites.addNote(db, found.orderId, paymentLinkSentNote(by), settings, now, actorAuthor(input.actor));
+      return { kind: 'sent' as const, changeId, found };
+    });
+    if (done.kind === 'refused') return notAllowed('payment_link', done.permission, settings);
+    this.deps.log.info('staff_payment_link', { orderId: input.orderId, userId: input.actor.userId, changeId: done.changeId });
+    const found = (await this.deps.cases.ofOrderUnlocked(input.orderId))!;
+    return { kind: 'done', result: { outcome: 'sent', change_id: done.changeId }, dunning: await this.deps.story.viewOf(found) };
+  }
+}
