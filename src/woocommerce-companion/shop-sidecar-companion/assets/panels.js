@@ -770,7 +770,8 @@
 					rows: loaded.recorded,
 					columns: [
 						{ title: __( 'Reason', 'shop-sidecar-companion' ), cell: ( entry ) => entry.title },
-						{ title: __( 'Recorded', 'shop-sidecar-companion' ), cell: ( entry ) => el( When, { fmt, value: entry.date } ) },
+						// recorded_at carries its offset; date is the shop's local time without one, which a browser would read as its own.
+						{ title: __( 'Recorded', 'shop-sidecar-companion' ), cell: ( entry ) => el( When, { fmt, value: entry.recorded_at || ( entry.date_gmt ? entry.date_gmt.replace( ' ', 'T' ) + 'Z' : null ) } ) },
 					],
 				} ),
 				loaded.reasons.length
@@ -1001,7 +1002,20 @@
 		if ( name === 'payment_link' ) {
 			return { status: 'success', message: __( 'The customer was e-mailed a link to pay.', 'shop-sidecar-companion' ) };
 		}
-		return { status: 'success', message: __( 'Dunning stopped. No more attempts are made; the subscription is left as it is.', 'shop-sidecar-companion' ) };
+		const cancelled = ( result && result.attempts_cancelled ) || 0;
+		const left = ( result && result.charges_not_cancelled_yet ) || 0;
+		const lines = [
+			cancelled
+				/* translators: %d: number of planned attempts cancelled. */
+				? sprintf( _n( 'Dunning stopped: %d planned attempt cancelled.', 'Dunning stopped: %d planned attempts cancelled.', cancelled, 'shop-sidecar-companion' ), cancelled )
+				: __( 'Dunning stopped.', 'shop-sidecar-companion' ),
+			__( 'No more attempts are made; the subscription is left as it is.', 'shop-sidecar-companion' ),
+		];
+		if ( left ) {
+			/* translators: %d: number of charges still held at the provider. */
+			lines.push( sprintf( _n( '%d charge at the provider could not be cancelled yet; the service keeps trying.', '%d charges at the provider could not be cancelled yet; the service keeps trying.', left, 'shop-sidecar-companion' ), left ) );
+		}
+		return { status: left ? 'warning' : 'success', message: lines.join( ' ' ) };
 	}
 
 	/** A failed renewal, told: what failed and why, each step since, what happens next, and what staff can do. */
