@@ -180,8 +180,9 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
       // Only the panel's button asks the gateway about the failed renewal: the worker does not on its own.
       RECONCILE_ENABLED: 'false',
-      // One charge a day per card: the second renewal of the same card meets the day's cap after the first's Charge now.
-      DUNNING_MAX_CHARGES_PER_DAY: '1',
+      // Three charges a day per card (the gateway's own limit): the two renewals' failed charges and the first's
+      // Charge now use up the day of the card both renewals share, so the second meets the day's cap.
+      DUNNING_MAX_CHARGES_PER_DAY: '3',
     };
     const migrations = createShopDataSource(loadConfig(env).db, 1);
     await migrations.initialize();
@@ -507,5 +508,5 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
 }
 
 for (const mode of ['posts', 'hpos'] as const) {
-  test.serial(`Staff panels in WP admin (${mode}): reasons, pause, force-activate, discounts, a failed renewal asked about; a customer refused; a stale nonce refreshed; the service stopped`, (t) => scenario(t, mode));
+  test.serial(`Staff panels in WP admin (${mode}): reasons, pause, force-activate, discounts, failed renewals in words and staff's actions on them; a customer refused; a stale nonce refreshed; the service stopped`, (t) => scenario(t, mode));
 }

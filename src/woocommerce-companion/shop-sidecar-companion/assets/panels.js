@@ -294,7 +294,7 @@
 					return '—';
 				}
 				const thisYear = parts( moment( new Date().toISOString() ) ).year === parts( at ).year;
-				return intl( { day: 'numeric', month: 'long', year: thisYear ? undefined : 'numeric', hour: '2-digit', minute: '2-digit' } ).format( at );
+				return intl( { day: 'numeric', month: 'long', year: thisYear ? undefined : 'numeric', hour: 'numeric', minute: '2-digit' } ).format( at );
 			},
 			/** A day in a sentence ("28 November 2025"). */
 			day( value ) {
