@@ -1,7 +1,6 @@
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
-import type { PaymentRepository } from '../data-access/payment-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
@@ -42,7 +41,6 @@ export class StaffPaymentLink {
     orders: OrderRepository;
     orderWrites: OrderWriteRepository;
     cases: DunningCaseRepository;
-    payments: PaymentRepository;
     changes: WooCommerceChangeRepository;
     settings: ShopSettingsRepository;
     story: DunningStory;
@@ -60,10 +58,10 @@ export class StaffPaymentLink {
     const done = await this.deps.orderWrites.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
       if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
-      const permission = maySendPaymentLink({ ...facts, ...recordedFacts(await this.deps.story.records(found, db)) });
+      const records = await this.deps.story.records(found, db);
+      const permission = maySendPaymentLink({ ...facts, ...recordedFacts(records) });
       if (!permission.allowed) return { kind: 'refused' as const, permission };
-      const failed = await this.deps.payments.findById(found.paymentId);
-      const meta = failed ? await this.deps.payments.meta(failed.id, db) : {};
+      const meta = records.payments.find((payment) => payment.id === found.paymentId)?.meta ?? {};
       const changeId = await this.deps.changes.enqueue(db, {
         op: 'customer_payment_method_needed', objectId: found.subscriptionId,
         payload: {

@@ -182,7 +182,7 @@ test('When an order\'s payments and its reconcile answer 200, 401, 403 and 404, 
   t.is(shown.json.payments.length, 1);
   t.is(shown.json.retries.length, 1);
   t.is(shown.json.webhooks.length, 1);
-  t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [], warnings: [] });
+  t.deepEqual((await exchange(t, 'GET', payments, { url: at(payments, ids.order), headers: staffHeaders() })).json, { order_id: ids.order, payments: [], retries: [], webhooks: [], warnings: [], dunning: null });
   const twice = await exchange(t, 'GET', payments, { url: at(payments, ids.twiceOrder), headers: staffHeaders() });
   t.deepEqual(twice.json.warnings.map((warning: any) => [warning.code, warning.refund.external_id, warning.kept.external_id]),
     [['second_capture', `order-${ids.twiceOrder}-2`, `order-${ids.twiceOrder}`]]);
@@ -198,6 +198,16 @@ test('When an order\'s payments and its reconcile answer 200, 401, 403 and 404, 
   t.like(unreachable.json, { dry_run: false, scope: { order_id: ids.unreachableOrder }, summary: { checked: 1, unreachable: 1 } });
   t.is(unreachable.json.items[0].outcome, 'unreachable');
   t.is((await exchange(t, 'POST', reconcile, { url: at(reconcile, 'abc'), headers: session.headers })).status, 404);
+
+  // Staff's actions on a failed renewal: an order with none is 409 with the rule's reason; unknown, 404; no credentials, 401.
+  for (const action of ['charge-now', 'payment-link', 'stop-dunning']) {
+    const path = `/payment-hub/v1/orders/{orderId}/${action}`;
+    const refused = await exchange(t, 'POST', path, { url: at(path, ids.order), headers: session.headers, body: {} });
+    t.is(refused.status, 409, refused.text);
+    t.like(refused.json, { code: 'action_not_allowed', data: { status: 409, reason: 'no_dunning_case' } });
+    t.is((await exchange(t, 'POST', path, { url: at(path, 999999), headers: staffHeaders() })).status, 404);
+    t.is((await exchange(t, 'POST', path, { url: at(path, ids.order), headers: { 'x-forwarded-proto': 'https' } })).status, 401);
+  }
 });
 
 test('When the subscription support routes answer, Then each answer matches its documented schema', async (t) => {

@@ -171,7 +171,8 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
 
     const res = await asManager('GET', `/payment-hub/v1/orders/${renewal.orderId}/payments?_locale=user`);
     t.is(res.status, 200, res.text);
-    t.deepEqual(Object.keys(res.json), ['order_id', 'payments', 'retries', 'webhooks', 'warnings']);
+    t.deepEqual(Object.keys(res.json), ['order_id', 'payments', 'retries', 'webhooks', 'warnings', 'dunning']);
+    t.like(res.json.dunning, { status: 'open', provider: 'card_gateway', amount: 14900, currency: 'DKK' });
     t.is(res.json.order_id, renewal.orderId);
 
     t.is(res.json.payments.length, 1);
@@ -204,7 +205,7 @@ export function staffPanelScenarios(name: string, options: TestShopOptions) {
     const orderId = await shop.seeder.createOrder({ status: 'processing', total: '10.00' });
     const res = await asManager('GET', `/payment-hub/v1/orders/${orderId}/payments`);
     t.is(res.status, 200, res.text);
-    t.deepEqual(res.json, { order_id: orderId, payments: [], retries: [], webhooks: [], warnings: [] });
+    t.deepEqual(res.json, { order_id: orderId, payments: [], retries: [], webhooks: [], warnings: [], dunning: null });
   });
 
   test('When the order is unknown, not a number, or a subscription, Then it is 404 order_not_found', async (t) => {

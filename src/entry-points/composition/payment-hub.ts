@@ -115,7 +115,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks, dunning: dunningStory }),
     /** Staff's actions on a failed renewal, from the order screen. */
     staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, log, clock }),
-    staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, payments, changes, settings, story: dunningStory, log, clock }),
+    staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, changes, settings, story: dunningStory, log, clock }),
     staffStopDunning: new StaffStopDunning({ orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, story: dunningStory, log, clock }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
     cardExpiryReminders: new CardExpiryReminders({
