@@ -1053,7 +1053,8 @@
 					{ title: __( 'Details', 'shop-sidecar-companion' ), cell: ( entry ) => el( StoryDetail, { entry, fmt } ) },
 				],
 			} ),
-			dunning.actions && el(
+			// A closed case has nothing left to do: no row of buttons each saying so.
+			dunning.actions && dunning.status === 'open' && el(
 				'div',
 				{ className: 'shop-sidecar-actions' },
 				el(
