@@ -36,6 +36,8 @@ const MANAGER = { login: 'panel-manager', password: 'manager-pass-0123456789' };
 const CUSTOMER = { login: 'panel-customer', password: 'customer-pass-0123456789' };
 const WAIT_MS = 60_000;
 const SHOP_ZONE = 'Europe/Copenhagen';
+/** WP admin's and WooCommerce's sticky bars, hidden in a panel's own screenshot (they would cover its top). */
+const STICKY_HEADERS = '#wpadminbar, .woocommerce-layout__header { display: none !important; }';
 const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
 /**
  * Codes the service and the providers speak in, which staff must not have to read: in the panels they appear only
@@ -180,9 +182,9 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
       // Only the panel's button asks the gateway about the failed renewal: the worker does not on its own.
       RECONCILE_ENABLED: 'false',
-      // Three charges a day per card (the gateway's own limit): the two renewals' failed charges and the first's
-      // Charge now use up the day of the card both renewals share, so the second meets the day's cap.
-      DUNNING_MAX_CHARGES_PER_DAY: '3',
+      // Four charges a day per card: the three renewals' failed charges and the first's Charge now use up the day
+      // of the card they share, so the second meets the day's cap.
+      DUNNING_MAX_CHARGES_PER_DAY: '4',
     };
     const migrations = createShopDataSource(loadConfig(env).db, 1);
     await migrations.initialize();
@@ -204,6 +206,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     const onHold = (await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' })).subscription_id!;
     const renewing = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
     const renewingToo = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
+    const leaving = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
     const wooState = (id: number) => shop!.php<WooState>('state', { id });
     t.is((await wooState(active)).status, 'active');
     t.is((await wooState(onHold)).status, 'on-hold');
@@ -300,7 +303,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.like(await noticeOf(page, support, /cancelled\.|Nothing|cannot|could not/), { kind: 'success', text: `Discount ${first.id} cancelled.` });
     t.deepEqual((await discountRow('cancelled')).map((row) => Number(row.id)), [Number(first.id)]);
     await screenshot(page, `panels-${mode}-support-discounts`);
-    await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`) });
+    await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`), style: STICKY_HEADERS });
 
     // ---- Force-activate an on-hold subscription, then at once WooCommerce's Update for another change (WooCommerce
     // may not have applied the activation yet): it holds.
@@ -340,16 +343,18 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.regex((await page.locator('#wpbody-content .notice, #wpbody-content .updated').allTextContents()).join(' '), /changed since this page was opened/, 'the staff member is told why');
     await screenshot(page, `panels-${mode}-support-stale-form-updated`);
 
-    // ---- Two failed renewals of one card (the gateway customer's card), each a dunning case with an attempt planned.
+    // ---- Three failed renewals of one card (the gateway customer's card), each a dunning case with an attempt planned.
     const firstRenewal = renewing.renewal_order_id!;
     const second = renewingToo.renewal_order_id!;
+    const third = leaving.renewal_order_id!;
     card.setPaymentMethod('ca-panels', { customer: 'cust-panels', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
-    for (const renewal of [firstRenewal, second]) {
+    for (const renewal of [firstRenewal, second, third]) {
       card.setCharge(`order-${renewal}`, { state: 'failed', amount: 14900, customer: 'cust-panels', error: 'insufficient_funds', error_state: 'soft_declined' });
       t.is((await sendCardGatewayEvent(`http://127.0.0.1:${apiPort}`, { event_type: 'invoice_failed', invoice: `order-${renewal}` }, card.webhookSecret)).res.status, 200);
     }
-    await eventually(async () => (await wooState(firstRenewal)).status === 'failed' && (await wooState(second)).status === 'failed', WAIT_MS, 'WooCommerce to show both renewals failed');
-    await eventually(async () => (await wooState(renewing.subscription_id!)).status === 'on-hold' && (await wooState(renewingToo.subscription_id!)).status === 'on-hold', WAIT_MS, 'both subscriptions on hold');
+    const allIn = async (ids: number[], status: string) => (await Promise.all(ids.map(wooState))).every((state) => state.status === status);
+    await eventually(() => allIn([firstRenewal, second, third], 'failed'), WAIT_MS, 'WooCommerce to show the renewals failed');
+    await eventually(() => allIn([renewing, renewingToo, leaving].map((fixture) => fixture.subscription_id!), 'on-hold'), WAIT_MS, 'the subscriptions on hold');
 
     // ---- The first, told in words, in the shop's time although the browser's clock is UTC.
     t.is(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone), 'UTC');
@@ -416,22 +421,11 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await page.locator(`${story} [data-event="staff_sent_payment_link"]`).waitFor({ timeout: WAIT_MS });
     t.regex(await wordsOf(page, `${story} .shop-sidecar-timeline`), /sent the customer a payment link\./);
     t.true(await page.locator(`${payments} .shop-sidecar-payment-link`).isDisabled(), 'not sent twice by a second click');
-    await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`) });
+    await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`), style: STICKY_HEADERS });
 
-    // ---- Stop dunning: no attempt is left planned, the case is lost by staff, the subscription left as it is.
-    await confirmAction(page, payments, '.shop-sidecar-stop-dunning');
-    t.like(await noticeOf(page, payments, /Dunning stopped|Nothing|cannot|could not/), { kind: 'success' });
-    await caseShown('lost');
-    t.is(await page.locator(`${story} .shop-sidecar-next`).getAttribute('data-next'), 'none');
-    t.regex(await wordsOf(page, story), /Lost: dunning was stopped by staff\./);
-    const planned = await shop.sql<{ n: number }>(`SELECT COUNT(*) AS n FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? AND status IN ('PENDING', 'PROCESSING')`, [second]);
-    t.is(Number(planned[0].n), 0, 'no attempt planned');
-    t.is((await wooState(renewingToo.subscription_id!)).status, 'on-hold', 'the subscription is left as it is');
-    t.is(await linkMails(), 1, 'still one e-mail');
-    await screenshot(page, `panels-${mode}-payments-stopped`);
-
-    // ---- Ask the provider now: the gateway has settled it since (the customer paid); no webhook tells. The order
-    // becomes paid, the payment shows no old failure, and WooCommerce's own Update on this screen keeps it paid.
+    // ---- Ask the provider now: the gateway has settled the second since (the customer paid through the link); no
+    // webhook tells. The order becomes paid, the payment shows no old failure, and WooCommerce's own Update on this
+    // screen keeps it paid.
     card.setInvoice(`order-${second}`, { state: 'settled', amount: 14900, customer: 'cust-panels' });
     await page.locator(`${payments} .shop-sidecar-reconcile`).click();
     t.like(await noticeOf(page, payments, /provider/), { kind: 'success', text: 'The provider was asked: 1 payment was updated here, and WooCommerce updates the order.' });
@@ -446,6 +440,21 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await screenshot(page, `panels-${mode}-payments-reconciled`);
     await clickUpdate(page, `${payments} .shop-sidecar-payments`);
     t.is((await wooState(second)).status, reconciledStatus, 'WooCommerce\'s Update keeps the order paid');
+    t.is(await linkMails(), 1, 'still one e-mail');
+
+    // ---- Stop dunning, for a customer who is leaving: no attempt is left planned, the case is lost by staff, the
+    // subscription left as it is.
+    await page.goto(`${origin.url}${orderScreen(mode, third)}`);
+    await caseShown('open');
+    await confirmAction(page, payments, '.shop-sidecar-stop-dunning');
+    t.like(await noticeOf(page, payments, /Dunning stopped|Nothing|cannot|could not/), { kind: 'success' });
+    await caseShown('lost');
+    t.is(await page.locator(`${story} .shop-sidecar-next`).getAttribute('data-next'), 'none');
+    t.regex(await wordsOf(page, story), /Lost: dunning was stopped by staff\./);
+    const planned = await shop.sql<{ n: number }>(`SELECT COUNT(*) AS n FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? AND status IN ('PENDING', 'PROCESSING')`, [third]);
+    t.is(Number(planned[0].n), 0, 'no attempt planned');
+    t.is((await wooState(leaving.subscription_id!)).status, 'on-hold', 'the subscription is left as it is');
+    await screenshot(page, `panels-${mode}-payments-stopped`);
 
     // ---- A customer: no panel, and the routes refuse their cookie.
     const customerPage = await browser.newPage();
@@ -465,8 +474,8 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.is((await page.locator(`${support} .shop-sidecar-record`).textContent())?.trim(), 'Registrér årsager');
     t.is((await page.locator(`#shop-sidecar-support h2`).first().textContent())?.trim(), 'Support');
     await screenshot(page, `panels-${mode}-support-da`);
-    // The second renewal's story, in Danish words.
-    await page.goto(`${origin.url}${orderScreen(mode, second)}`);
+    // The third renewal's story, in Danish words.
+    await page.goto(`${origin.url}${orderScreen(mode, third)}`);
     await caseShown('lost');
     const fortalt = await wordsOf(page, payments);
     t.regex(fortalt, /Fejlet fornyelse/);
