@@ -22,7 +22,10 @@ export interface Catalog {
   locale: string;
   pluralForms: string;
   headerText: string;
-  /** msgid → msgstr, in the file's order. */
+  /**
+   * msgid → msgstr, in the file's order. A plural entry is keyed as gettext's .mo keys it, `singular\0plural`,
+   * with its forms joined the same way (`form0\0form1`).
+   */
   messages: Map<string, string>;
 }
 
@@ -30,23 +33,36 @@ function unquote(line: string): string {
   return JSON.parse(line.trim());
 }
 
-/** A gettext .po file with single-line or continued msgid/msgstr pairs (no plurals, no contexts). */
+/** A gettext .po file with single-line or continued msgid/msgstr pairs, and plurals (msgid_plural, msgstr[n]); no contexts. */
 export function parsePo(text: string): Catalog {
-  const entries: { id: string; str: string }[] = [];
-  let current: { id: string; str: string } | null = null;
-  let field: 'id' | 'str' | null = null;
+  interface Entry { id: string; plural: string | null; str: string; forms: string[] }
+  const entries: Entry[] = [];
+  let current: Entry | null = null;
+  let append: ((more: string) => void) | null = null;
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (!line || line.startsWith('#')) continue;
+    const form = /^msgstr\[(\d+)\] /.exec(line);
     if (line.startsWith('msgid ')) {
-      current = { id: unquote(line.slice(6)), str: '' };
-      entries.push(current);
-      field = 'id';
-    } else if (line.startsWith('msgstr ')) {
-      current!.str = unquote(line.slice(7));
-      field = 'str';
-    } else if (line.startsWith('"') && current && field) {
-      current[field] += unquote(line);
+      const entry: Entry = { id: unquote(line.slice(6)), plural: null, str: '', forms: [] };
+      current = entry;
+      entries.push(entry);
+      append = (more) => { entry.id += more; };
+    } else if (line.startsWith('msgid_plural ') && current) {
+      const entry = current;
+      entry.plural = unquote(line.slice(13));
+      append = (more) => { entry.plural += more; };
+    } else if (line.startsWith('msgstr ') && current) {
+      const entry = current;
+      entry.str = unquote(line.slice(7));
+      append = (more) => { entry.str += more; };
+    } else if (form && current) {
+      const entry = current;
+      const index = Number(form[1]);
+      entry.forms[index] = unquote(line.slice(form[0].length));
+      append = (more) => { entry.forms[index] += more; };
+    } else if (line.startsWith('"') && append) {
+      append(unquote(line));
     } else {
       throw new Error(`unexpected .po line: ${raw}`);
     }
@@ -60,11 +76,14 @@ export function parsePo(text: string): Catalog {
     locale: headers.get('language') ?? '',
     pluralForms: headers.get('plural-forms') ?? 'nplurals=2; plural=(n != 1);',
     headerText: header?.str ?? '',
-    messages: new Map(entries.filter((entry) => entry.id !== '').map((entry) => [entry.id, entry.str])),
+    messages: new Map(entries.filter((entry) => entry.id !== '').map((entry) => (entry.plural === null
+      ? [entry.id, entry.str]
+      : [`${entry.id}\0${entry.plural}`, entry.forms.join('\0')]))),
   };
 }
 
-const phpString = (value: string) => `'${value.replace(/[\\']/g, '\\$&')}'`;
+/** A PHP string literal; a NUL (between a plural's forms) as `"\0"`, which only a double-quoted string can say. */
+const phpString = (value: string) => value.split('\0').map((part) => `'${part.replace(/[\\']/g, '\\$&')}'`).join(' . "\\0" . ');
 
 export function renderL10nPhp(catalog: Catalog): string {
   const messages = [...catalog.messages].map(([id, str]) => `\t\t${phpString(id)} => ${phpString(str)},`).join('\n');
@@ -75,7 +94,8 @@ export function renderL10nPhp(catalog: Catalog): string {
 
 export function renderScriptJson(catalog: Catalog): string {
   const messages: Record<string, unknown> = { '': { domain: 'messages', lang: catalog.locale, 'plural-forms': catalog.pluralForms } };
-  for (const [id, str] of catalog.messages) messages[id] = [str];
+  // Jed's format (wp.i18n): a plural is keyed by its singular, with its forms in order.
+  for (const [id, str] of catalog.messages) messages[id.split('\0')[0]] = str.split('\0');
   return `${JSON.stringify({ domain: 'messages', locale_data: { messages } }, null, 1)}\n`;
 }
 
@@ -120,8 +140,13 @@ export function translatableStrings(): string[] {
   ].map((file) => path.join(COMPANION_DIR, file));
   const found = new Set<string>();
   const call = /(?:__|esc_html__|esc_attr__)\(\s*'((?:[^'\\]|\\.)*)'\s*,\s*'shop-sidecar-companion'\s*\)/g;
+  // _n( 'singular', 'plural', count, 'domain' ): keyed as the catalog keys plurals.
+  const plural = /_n\(\s*'((?:[^'\\]|\\.)*)'\s*,\s*'((?:[^'\\]|\\.)*)'\s*,[^,]+,\s*'shop-sidecar-companion'\s*\)/g;
+  const unescape = (text: string) => text.replace(/\\'/g, '\'');
   for (const file of files) {
-    for (const match of fs.readFileSync(file, 'utf8').matchAll(call)) found.add(match[1].replace(/\\'/g, '\''));
+    const source = fs.readFileSync(file, 'utf8');
+    for (const match of source.matchAll(call)) found.add(unescape(match[1]));
+    for (const match of source.matchAll(plural)) found.add(`${unescape(match[1])}\0${unescape(match[2])}`);
   }
   return [...found].sort();
 }

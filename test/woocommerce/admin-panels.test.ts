@@ -16,14 +16,18 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
 /**
  * The staff panels in WP admin, as a shop manager uses them: real WordPress + WooCommerce + Subscriptions with the
  * companion installed as docs/companion.md says (copied into mu-plugins/), and the real `npm run api` and `npm run worker`,
- * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php. In posts and in HPOS storage:
+ * both behind one nginx HTTPS origin; Debian's chromium logged in at wp-login.php, its own clock set to UTC while
+ * the shop is in Europe/Copenhagen. In posts and in HPOS storage:
  * two cancellation reasons recorded (by a double click), a pause and its new next payment, a force-activation (each
  * followed by WooCommerce's own Update for another change, which keeps it: the panel fills WooCommerce's boxes, and
  * the companion's guard keeps a change made behind a stale form's back), a
- * renewal discount created and another cancelled (the second after the page's nonce went stale), a failed renewal's
- * reason and planned retry and "Ask the provider now" once the fake gateway has settled it; a customer sees no
- * panel and gets 403; the Danish strings; the API stopped. After each step WooCommerce's own state is read through
- * PHP. Screenshots: test-artifacts/screens/panels-*.png.
+ * renewal discount created and another cancelled (the second after the page's nonce went stale); two failed
+ * renewals of one card told in words (English and Danish, no raw code outside the <code> details), in the shop's
+ * time: Charge now recovers the first with one charge at the gateway, and the order screen's own status follows;
+ * the second is refused by the day's cap with the reason shown, gets the payment link e-mail once, has its dunning
+ * stopped with no attempt left planned, and "Ask the provider now" finds it settled, which WooCommerce's Update
+ * then keeps; a customer sees no panel and gets 403; the Danish strings; the API stopped. After each step
+ * WooCommerce's own state is read through PHP. Screenshots: test-artifacts/screens/panels-*.png.
  */
 
 const COMPANION_LOADER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
@@ -31,6 +35,19 @@ const COMPANION_FOLDER = path.resolve(__dirname, '../../../src/woocommerce-compa
 const MANAGER = { login: 'panel-manager', password: 'manager-pass-0123456789' };
 const CUSTOMER = { login: 'panel-customer', password: 'customer-pass-0123456789' };
 const WAIT_MS = 60_000;
+const SHOP_ZONE = 'Europe/Copenhagen';
+/** WP admin's and WooCommerce's sticky bars, hidden in a panel's own screenshot (they would cover its top). */
+const STICKY_HEADERS = '#wpadminbar, .woocommerce-layout__header { display: none !important; }';
+const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
+/**
+ * Codes the service and the providers speak in, which staff must not have to read: in the panels they appear only
+ * as a detail (<code>) or a title.
+ */
+const RAW_CODES = [
+  'card_gateway', 'mobile_wallet', 'insufficient_funds', 'soft_declined', 'hard_declined', 'FAILED', 'CAPTURED', 'CANCELED', 'PENDING',
+  'PROCESSED', 'SKIPPED', 'invoice_failed', 'invoice_settled', 'renewal_failed', 'attempt_planned', 'staff_sent_payment_link',
+  'staff_stopped_dunning', 'daily_cap', 'link_just_sent', 'case_closed', 'payment(s)',
+];
 
 let browser: AdminBrowser;
 
@@ -68,16 +85,55 @@ async function noticeOf(page: Page, panel: string, says: RegExp): Promise<{ kind
   return { kind: /is-error/.test(className) ? 'error' : /is-success/.test(className) ? 'success' : className, text };
 }
 
+/** What a panel says in words: its visible text without the <code> details. */
+async function wordsOf(page: Page, selector: string): Promise<string> {
+  return page.locator(selector).first().evaluate((node) => {
+    const copy = node.cloneNode(true) as HTMLElement;
+    copy.querySelectorAll('code, .screen-reader-text').forEach((detail) => detail.remove());
+    // innerText needs the copy laid out.
+    copy.style.position = 'absolute';
+    document.body.append(copy);
+    const text = copy.innerText;
+    copy.remove();
+    return text.replace(/\s+/g, ' ').trim();
+  });
+}
+
+/** The raw codes a text still shows. */
+const rawCodesIn = (text: string) => RAW_CODES.filter((code) => new RegExp(`(^|[^\\w.])${code.replace(/[()]/g, '\\$&')}($|[^\\w])`).test(text));
+
+/** A moment in the shop's time zone, `YYYY-MM-DD HH:MM`, as the panels stamp it (data-shop-time). */
+function shopStamp(iso: string, timeZone = SHOP_ZONE): string {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-GB', {
+    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+  }).formatToParts(new Date(iso)).map((part) => [part.type, part.value]));
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+}
+
+/** A staff action on the order screen's Payments panel: the button, then the panel's own confirm step. */
+async function confirmAction(page: Page, panel: string, button: string): Promise<void> {
+  await page.locator(`${panel} ${button}`).click();
+  await page.locator(`${panel} .shop-sidecar-confirm-yes`).click();
+}
+
+/** An order's status select and transaction ID as WooCommerce's Order Data box would post them now. */
+async function orderForm(page: Page): Promise<{ status: string; transactionId: string }> {
+  return page.evaluate(() => ({
+    status: (document.querySelector('select[name="order_status"]') as HTMLSelectElement | null)?.value ?? '',
+    transactionId: (document.querySelector('input[name="_transaction_id"]') as HTMLInputElement | null)?.value ?? '',
+  }));
+}
+
 /** Another change in WooCommerce's own boxes, not saved yet: the Customer Provided Note, behind the Shipping column's Edit link. */
 async function editCustomerNote(page: Page, note: string): Promise<void> {
   await page.locator('#woocommerce-subscription-data .order_data_column', { has: page.locator('#excerpt') }).locator('a.edit_address').click();
   await page.locator('#excerpt').fill(note);
 }
 
-/** WooCommerce's Update, as staff click it; resolves once the saved screen is drawn again. */
-async function clickUpdate(page: Page): Promise<void> {
+/** WooCommerce's Update, as staff click it; resolves once the saved screen is drawn again (its panel: `drawn`). */
+async function clickUpdate(page: Page, drawn = '#shop-sidecar-support .shop-sidecar-facts'): Promise<void> {
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.locator('button.save_order').click()]);
-  await page.locator('#shop-sidecar-support .shop-sidecar-facts').waitFor({ timeout: WAIT_MS });
+  await page.locator(drawn).waitFor({ timeout: WAIT_MS });
 }
 
 async function updateWithCustomerNote(page: Page, note: string): Promise<void> {
@@ -126,6 +182,9 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
       // Only the panel's button asks the gateway about the failed renewal: the worker does not on its own.
       RECONCILE_ENABLED: 'false',
+      // Four charges a day per card: the three renewals' failed charges and the first's Charge now use up the day
+      // of the card they share, so the second meets the day's cap.
+      DUNNING_MAX_CHARGES_PER_DAY: '4',
     };
     const migrations = createShopDataSource(loadConfig(env).db, 1);
     await migrations.initialize();
@@ -146,11 +205,14 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     const active = (await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', status: 'active' })).subscription_id!;
     const onHold = (await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' })).subscription_id!;
     const renewing = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
+    const renewingToo = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
+    const leaving = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout' });
     const wooState = (id: number) => shop!.php<WooState>('state', { id });
     t.is((await wooState(active)).status, 'active');
     t.is((await wooState(onHold)).status, 'on-hold');
 
-    const page = await browser.newPage();
+    // The manager's computer is set to UTC; the shop is in Copenhagen: the panels show the shop's times.
+    const page = await browser.newPage({ timezoneId: 'UTC' });
     const landed = await logIn(page, origin.url, MANAGER.login, MANAGER.password);
     t.true(new URL(landed).pathname.startsWith('/wp-admin'), `the manager landed on ${landed}`);
 
@@ -162,9 +224,9 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await page.getByLabel('Too expensive').check();
     await page.getByLabel('Moving abroad').check();
     await page.locator(`${support} .shop-sidecar-record`).dblclick();
-    t.like(await noticeOf(page, support, /Recorded|Nothing|cannot|could not/), { kind: 'success', text: 'Recorded 2 cancellation reason(s).' });
+    t.like(await noticeOf(page, support, /Recorded|Nothing|cannot|could not/), { kind: 'success', text: 'Recorded 2 cancellation reasons.' });
     // Announced to screen readers: WordPress's polite live region says it.
-    await page.locator('#a11y-speak-polite', { hasText: 'Recorded 2 cancellation reason(s).' }).waitFor({ state: 'attached', timeout: WAIT_MS });
+    await page.locator('#a11y-speak-polite', { hasText: 'Recorded 2 cancellation reasons.' }).waitFor({ state: 'attached', timeout: WAIT_MS });
     const recorded = await shop.sql<{ reason_id: number }>(`SELECT reason_id FROM ${shop.prefix}sidecar_subscription_cancellation_reasons WHERE subscription_id = ? ORDER BY reason_id`, [active]);
     t.deepEqual(recorded.map((row) => Number(row.reason_id)), [reasons[0], reasons[1]], 'two reasons recorded, once each');
     t.is(await page.locator(`${support} table.shop-sidecar-table`).first().locator('tbody tr').count(), 2);
@@ -183,7 +245,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.is(pauseAnswer.status, 'on-hold');
     t.is(pauseAnswer.auto_reactivation_date.slice(0, 10), pauseEnd);
     t.is(pauseAnswer.next_payment_date.slice(0, 10), addDays(pauseEnd, 1), 'the next payment moves to the day after the pause');
-    t.is((await page.locator(`${support} [data-field="next-payment"]`).textContent())?.trim().slice(0, 10), addDays(pauseEnd, 1), 'the page shows the new next payment');
+    t.is((await page.locator(`${support} [data-field="next-payment"] time`).getAttribute('data-shop-time'))?.slice(0, 10), addDays(pauseEnd, 1), 'the page shows the new next payment, in the shop\'s time');
     const gmt = (iso: string) => new Date(iso).toISOString().slice(0, 19).replace('T', ' ');
     await eventually(async () => {
       const state = await wooState(active);
@@ -241,7 +303,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.like(await noticeOf(page, support, /cancelled\.|Nothing|cannot|could not/), { kind: 'success', text: `Discount ${first.id} cancelled.` });
     t.deepEqual((await discountRow('cancelled')).map((row) => Number(row.id)), [Number(first.id)]);
     await screenshot(page, `panels-${mode}-support-discounts`);
-    await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`) });
+    await page.locator(support).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-support.png`), style: STICKY_HEADERS });
 
     // ---- Force-activate an on-hold subscription, then at once WooCommerce's Update for another change (WooCommerce
     // may not have applied the activation yet): it holds.
@@ -281,38 +343,127 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.regex((await page.locator('#wpbody-content .notice, #wpbody-content .updated').allTextContents()).join(' '), /changed since this page was opened/, 'the staff member is told why');
     await screenshot(page, `panels-${mode}-support-stale-form-updated`);
 
-    // ---- A failed renewal: its reason and planned retry; asked again once the gateway has settled it, it is paid.
-    const renewal = renewing.renewal_order_id!;
-    const handle = `order-${renewal}`;
-    card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-panels', error: 'insufficient_funds', error_state: 'soft_declined' });
-    t.is((await sendCardGatewayEvent(`http://127.0.0.1:${apiPort}`, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
-    await eventually(async () => (await wooState(renewal)).status === 'failed', WAIT_MS, 'WooCommerce to show the renewal failed');
-    card.setInvoice(handle, { state: 'settled', amount: 14900, customer: 'cust-panels' }); // settled since; no webhook tells
-    await page.goto(`${origin.url}${orderScreen(mode, renewal)}`);
-    await page.locator(`${payments} [data-payment-status]`).first().waitFor({ timeout: WAIT_MS });
+    // ---- Three failed renewals of one card (the gateway customer's card), each a dunning case with an attempt planned.
+    const firstRenewal = renewing.renewal_order_id!;
+    const second = renewingToo.renewal_order_id!;
+    const third = leaving.renewal_order_id!;
+    card.setPaymentMethod('ca-panels', { customer: 'cust-panels', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
+    for (const renewal of [firstRenewal, second, third]) {
+      card.setCharge(`order-${renewal}`, { state: 'failed', amount: 14900, customer: 'cust-panels', error: 'insufficient_funds', error_state: 'soft_declined' });
+      t.is((await sendCardGatewayEvent(`http://127.0.0.1:${apiPort}`, { event_type: 'invoice_failed', invoice: `order-${renewal}` }, card.webhookSecret)).res.status, 200);
+    }
+    const allIn = async (ids: number[], status: string) => (await Promise.all(ids.map(wooState))).every((state) => state.status === status);
+    await eventually(() => allIn([firstRenewal, second, third], 'failed'), WAIT_MS, 'WooCommerce to show the renewals failed');
+    await eventually(() => allIn([renewing, renewingToo, leaving].map((fixture) => fixture.subscription_id!), 'on-hold'), WAIT_MS, 'the subscriptions on hold');
+
+    // ---- The first, told in words, in the shop's time although the browser's clock is UTC.
+    t.is(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone), 'UTC');
+    const story = `${payments} .shop-sidecar-dunning`;
+    const caseShown = (status: string) => page.locator(`${story} [data-dunning-status="${status}"]`).waitFor({ timeout: WAIT_MS });
+    await page.goto(`${origin.url}${orderScreen(mode, firstRenewal)}`);
+    await caseShown('open');
+    const told = await wordsOf(page, payments);
+    t.regex(told, /Being collected/);
+    t.regex(told, /by Card \(Frisbii\), failed on .*: Declined: not enough money\. It may go through later\./);
+    t.regex(told, /We try again on .+ \(attempt 1\)\./, 'what happens next, and when');
+    t.regex(told, /The renewal payment failed\./);
+    t.regex(told, /Payment failed/, 'the gateway\'s webhook in words');
+    t.deepEqual(rawCodesIn(told), [], `no raw code in the words: ${told}`);
+    t.true((await page.locator(`${payments} code`).allTextContents()).some((code) => code.includes('insufficient_funds')), 'the decline\'s code stays as a detail');
     t.is(await page.locator(`${payments} [data-payment-status]`).first().getAttribute('data-payment-status'), 'FAILED');
-    t.regex((await page.locator(`${payments} .shop-sidecar-failure`).first().textContent()) ?? '', /insufficient/i, 'the failure reason');
-    t.true(await page.locator(`${payments} [data-retry-status]`).count() > 0, 'a planned dunning attempt');
-    t.regex((await page.locator(`${payments} .shop-sidecar-retry-at`).first().textContent()) ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
+    // The failure's moment and the next attempt's, as the shop's clock shows them, not the browser's.
+    const failedAt = (await page.locator(`${story} .shop-sidecar-timeline time`).first().getAttribute('datetime'))!;
+    t.regex(failedAt, /[+-]\d{2}:\d{2}$/, 'the service sends times with their offset');
+    t.is(await page.locator(`${story} .shop-sidecar-timeline time`).first().getAttribute('data-shop-time'), shopStamp(failedAt));
+    t.not(shopStamp(failedAt), shopStamp(failedAt, 'UTC'));
+    const tableTime = new Intl.DateTimeFormat('en-US', { timeZone: SHOP_ZONE, dateStyle: 'medium', timeStyle: 'short' }).format(new Date(failedAt));
+    t.is((await page.locator(`${story} .shop-sidecar-timeline time`).first().textContent())?.replace(/\s+/g, ' '), tableTime.replace(/\s+/g, ' '), 'in the shop\'s time zone, in the user\'s locale');
+    t.regex(await wordsOf(page, `${story} .shop-sidecar-summary`), /kr\.\d+,\d{2}/, 'money as WooCommerce writes it on this shop');
     await screenshot(page, `panels-${mode}-payments-failed`);
+
+    // ---- Charge now recovers it: one charge at the gateway, the case recovered, WooCommerce's order paid, and the
+    // order screen's own status select follows (so a later Update keeps it paid).
+    const charges = () => card.requestsTo('POST', '/v1/charge').length;
+    const chargesBefore = charges();
+    t.false(await page.locator(`${payments} .shop-sidecar-charge-now`).isDisabled());
+    await confirmAction(page, payments, '.shop-sidecar-charge-now');
+    t.like(await noticeOf(page, payments, /charge|Nothing|cannot|could not/i), { kind: 'success', text: 'The charge went through. The renewal is paid.' });
+    t.is(charges(), chargesBefore + 1, 'the gateway shows one charge');
+    await caseShown('recovered');
+    t.regex(await wordsOf(page, story), /Recovered on .+\. Nothing more happens\./);
+    await eventually(async () => ['processing', 'completed'].includes((await wooState(firstRenewal)).status), WAIT_MS, 'WooCommerce to show the first renewal paid');
+    const paidStatus = (await wooState(firstRenewal)).status;
+    await eventually(async () => (await orderForm(page)).status === `wc-${paidStatus}`, WAIT_MS, 'the order screen\'s status select to follow');
+    await screenshot(page, `panels-${mode}-payments-charged`);
+    t.is(charges(), chargesBefore + 1, 'still one charge');
+
+    // ---- The second renewal, same card: Charge now is refused by the day's cap, with the reason and from when.
+    await page.goto(`${origin.url}${orderScreen(mode, second)}`);
+    await caseShown('open');
+    t.true(await page.locator(`${payments} .shop-sidecar-charge-now`).isDisabled(), 'Charge now is not offered');
+    const capped = `${payments} .shop-sidecar-refusals [data-action="charge_now"]`;
+    t.is(await page.locator(`${capped} [data-reason]`).getAttribute('data-reason'), 'daily_cap');
+    t.regex(await wordsOf(page, capped), /^Charge now: This payment method has been charged as often today as the card schemes allow\. Possible again from .+\.$/);
+    const refused = await page.evaluate(async (id) => {
+      const { apiFetch } = (window as unknown as { wp: { apiFetch: (options: object) => Promise<unknown> } }).wp;
+      return apiFetch({ url: `/wp-json/payment-hub/v1/orders/${id}/charge-now`, method: 'POST' }).catch((error: unknown) => error);
+    }, second) as { code?: string; data?: { status?: number; reason?: string; not_before?: string } };
+    t.like(refused, { code: 'action_not_allowed', data: { status: 409, reason: 'daily_cap' } }, 'the route refuses a charge made anyway');
+    t.is(charges(), chargesBefore + 1, 'nothing more charged');
+    await screenshot(page, `panels-${mode}-payments-capped`);
+
+    // ---- Send payment link: WooCommerce sends the "payment method needed" e-mail, once.
+    const linkMails = async () => (await shop!.log(renewingToo.subscription_id!)).filter((event) => event.kind === 'mail' && event.name === DUNNING_EMAIL).length;
+    t.is(await linkMails(), 0);
+    await confirmAction(page, payments, '.shop-sidecar-payment-link');
+    t.like(await noticeOf(page, payments, /e-mailed|Nothing|cannot|could not/), { kind: 'success', text: 'The customer was e-mailed a link to pay.' });
+    await eventually(async () => await linkMails() === 1, WAIT_MS, 'WooCommerce to send the e-mail');
+    await page.locator(`${story} [data-event="staff_sent_payment_link"]`).waitFor({ timeout: WAIT_MS });
+    t.regex(await wordsOf(page, `${story} .shop-sidecar-timeline`), /sent the customer a payment link\./);
+    t.true(await page.locator(`${payments} .shop-sidecar-payment-link`).isDisabled(), 'not sent twice by a second click');
+    await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`), style: STICKY_HEADERS });
+
+    // ---- Ask the provider now: the gateway has settled the second since (the customer paid through the link); no
+    // webhook tells. The order becomes paid, the payment shows no old failure, and WooCommerce's own Update on this
+    // screen keeps it paid.
+    card.setInvoice(`order-${second}`, { state: 'settled', amount: 14900, customer: 'cust-panels' });
     await page.locator(`${payments} .shop-sidecar-reconcile`).click();
-    t.like(await noticeOf(page, payments, /provider|Nothing|cannot|could not/), { kind: 'success' });
-    t.regex((await noticeOf(page, payments, /provider/)).text, /1 payment\(s\) changed/);
+    t.like(await noticeOf(page, payments, /provider/), { kind: 'success', text: 'The provider was asked: 1 payment was updated here, and WooCommerce updates the order.' });
     await page.locator(`${payments} [data-payment-status="CAPTURED"]`).waitFor({ timeout: WAIT_MS });
+    t.is((await page.locator(`${payments} .shop-sidecar-payments tbody tr`, { has: page.locator('[data-payment-status="CAPTURED"]') }).locator('.shop-sidecar-failure').textContent())?.trim(), '—', 'a paid payment shows no old failure');
     t.is(await page.locator(`${payments} [data-outcome="changed"]`).count(), 1);
-    await page.locator(`${payments} [data-retry-status="CANCELED"]`).waitFor({ timeout: WAIT_MS }); // no attempt waits on a paid order
-    await eventually(async () => (await wooState(renewal)).status === 'processing', WAIT_MS, 'WooCommerce to show the renewal paid');
+    t.is(await page.locator(`${payments} .shop-sidecar-findings caption`).textContent(), 'What the provider said just now');
+    t.deepEqual(rawCodesIn(await wordsOf(page, payments)), []);
+    await eventually(async () => ['processing', 'completed'].includes((await wooState(second)).status), WAIT_MS, 'WooCommerce to show the second renewal paid');
+    const reconciledStatus = (await wooState(second)).status;
+    await eventually(async () => (await orderForm(page)).status === `wc-${reconciledStatus}`, WAIT_MS, 'the order screen\'s status select to follow');
     await screenshot(page, `panels-${mode}-payments-reconciled`);
-    await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, `panel-${mode}-payments.png`) });
+    await clickUpdate(page, `${payments} .shop-sidecar-payments`);
+    t.is((await wooState(second)).status, reconciledStatus, 'WooCommerce\'s Update keeps the order paid');
+    t.is(await linkMails(), 1, 'still one e-mail');
+
+    // ---- Stop dunning, for a customer who is leaving: no attempt is left planned, the case is lost by staff, the
+    // subscription left as it is.
+    await page.goto(`${origin.url}${orderScreen(mode, third)}`);
+    await caseShown('open');
+    await confirmAction(page, payments, '.shop-sidecar-stop-dunning');
+    t.like(await noticeOf(page, payments, /Dunning stopped|Nothing|cannot|could not/), { kind: 'success' });
+    await caseShown('lost');
+    t.is(await page.locator(`${story} .shop-sidecar-next`).getAttribute('data-next'), 'none');
+    t.regex(await wordsOf(page, story), /Lost: dunning was stopped by staff\./);
+    const planned = await shop.sql<{ n: number }>(`SELECT COUNT(*) AS n FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? AND status IN ('PENDING', 'PROCESSING')`, [third]);
+    t.is(Number(planned[0].n), 0, 'no attempt planned');
+    t.is((await wooState(leaving.subscription_id!)).status, 'on-hold', 'the subscription is left as it is');
+    await screenshot(page, `panels-${mode}-payments-stopped`);
 
     // ---- A customer: no panel, and the routes refuse their cookie.
     const customerPage = await browser.newPage();
     await logIn(customerPage, origin.url, CUSTOMER.login, CUSTOMER.password);
     await customerPage.goto(`${origin.url}${subscriptionScreen(mode, active)}`);
     t.is(await customerPage.locator(support).count(), 0, 'a customer sees no panel');
-    for (const route of [`/subscription-support/v1/subscription/${active}/cancellation-reasons`, `/renewal-discounts/v1/discounts?subscription=${active}`, `/payment-hub/v1/orders/${renewal}/payments`]) {
-      const refused = await apiGetFromPage(customerPage, route);
-      t.like(refused, { status: 403 }, `${route} with a customer's cookie: ${JSON.stringify(refused.body).slice(0, 300)}`);
+    for (const route of [`/subscription-support/v1/subscription/${active}/cancellation-reasons`, `/renewal-discounts/v1/discounts?subscription=${active}`, `/payment-hub/v1/orders/${second}/payments`]) {
+      const denied = await apiGetFromPage(customerPage, route);
+      t.like(denied, { status: 403 }, `${route} with a customer's cookie: ${JSON.stringify(denied.body).slice(0, 300)}`);
     }
     await customerPage.context().close();
 
@@ -323,6 +474,16 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     t.is((await page.locator(`${support} .shop-sidecar-record`).textContent())?.trim(), 'Registrér årsager');
     t.is((await page.locator(`#shop-sidecar-support h2`).first().textContent())?.trim(), 'Support');
     await screenshot(page, `panels-${mode}-support-da`);
+    // The third renewal's story, in Danish words.
+    await page.goto(`${origin.url}${orderScreen(mode, third)}`);
+    await caseShown('lost');
+    const fortalt = await wordsOf(page, payments);
+    t.regex(fortalt, /Fejlet fornyelse/);
+    t.regex(fortalt, /Afvist: ikke penge nok\. Den kan gå igennem senere\./);
+    t.regex(fortalt, /Tabt: rykkerforløbet blev stoppet af en medarbejder\./);
+    t.regex(fortalt, /Kort \(Frisbii\)/);
+    t.deepEqual(rawCodesIn(fortalt), [], `no raw code in the Danish words: ${fortalt}`);
+    await screenshot(page, `panels-${mode}-payments-da`);
     await shop.php('user', { ...MANAGER, role: 'shop_manager', locale: '' });
 
     // ---- The service stopped: the panel says so, and nothing in the shop changes.
@@ -356,5 +517,5 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
 }
 
 for (const mode of ['posts', 'hpos'] as const) {
-  test.serial(`Staff panels in WP admin (${mode}): reasons, pause, force-activate, discounts, a failed renewal asked about; a customer refused; a stale nonce refreshed; the service stopped`, (t) => scenario(t, mode));
+  test.serial(`Staff panels in WP admin (${mode}): reasons, pause, force-activate, discounts, failed renewals in words and staff's actions on them; a customer refused; a stale nonce refreshed; the service stopped`, (t) => scenario(t, mode));
 }

@@ -29,8 +29,11 @@ const ACTION_TIMEOUT_MS = 90_000;
 
 export interface AdminBrowser {
   browser: Browser;
-  /** A page in a new browser context (cookies of its own, certificate errors ignored). */
-  newPage(): Promise<Page>;
+  /**
+   * A page in a new browser context (cookies of its own, certificate errors ignored); `timezoneId` sets the
+   * browser's own time zone (default: the machine's).
+   */
+  newPage(options?: { timezoneId?: string }): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -51,8 +54,8 @@ export async function openBrowser(): Promise<AdminBrowser> {
   const contexts: BrowserContext[] = [];
   return {
     browser,
-    async newPage() {
-      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    async newPage(options = {}) {
+      const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 }, ...options });
       context.setDefaultTimeout(ACTION_TIMEOUT_MS);
       context.setDefaultNavigationTimeout(ACTION_TIMEOUT_MS);
       contexts.push(context);

@@ -33,7 +33,9 @@ add_action( 'add_meta_boxes', 'shop_sidecar_add_admin_panels', 40, 2 );
 
 /**
  * Adds the panels on the edit screens, as Subscriptions adds its own boxes: by the screen id of the object's
- * type (posts: the post type; HPOS: woocommerce_page_wc-orders[--shop_subscription]).
+ * type (posts: the post type; HPOS: woocommerce_page_wc-orders[--shop_subscription]). In the main column with
+ * priority high, added after WooCommerce's and Subscriptions' own (hook priority 40): right below their data
+ * and items boxes, above Downloads and Custom Fields, where staff look first.
  *
  * @param string            $screen_or_type The screen id (HPOS) or post type (posts).
  * @param WP_Post|WC_Order $object         What the screen edits.
@@ -52,9 +54,9 @@ function shop_sidecar_add_admin_panels( $screen_or_type, $object = null ) {
 	$current             = $screen ? $screen->id : (string) $screen_or_type;
 
 	if ( $current === $subscription_screen && function_exists( 'wcs_get_subscription' ) && wcs_get_subscription( $id ) ) {
-		add_meta_box( 'shop-sidecar-support', __( 'Support', 'shop-sidecar-companion' ), 'shop_sidecar_render_support_panel', $subscription_screen, 'normal', 'default', array( 'id' => $id ) );
+		add_meta_box( 'shop-sidecar-support', __( 'Support', 'shop-sidecar-companion' ), 'shop_sidecar_render_support_panel', $subscription_screen, 'normal', 'high', array( 'id' => $id ) );
 	} elseif ( $current === $order_screen && shop_sidecar_order_has_payments( $id ) ) {
-		add_meta_box( 'shop-sidecar-payments', __( 'Payments', 'shop-sidecar-companion' ), 'shop_sidecar_render_payments_panel', $order_screen, 'normal', 'default', array( 'id' => $id ) );
+		add_meta_box( 'shop-sidecar-payments', __( 'Payments', 'shop-sidecar-companion' ), 'shop_sidecar_render_payments_panel', $order_screen, 'normal', 'high', array( 'id' => $id ) );
 	}
 }
 
@@ -96,6 +98,32 @@ function shop_sidecar_enqueue_panels() {
 		true
 	);
 	wp_set_script_translations( SHOP_SIDECAR_PANELS_HANDLE, SHOP_SIDECAR_TEXT_DOMAIN, SHOP_SIDECAR_COMPANION_DIR . '/languages' );
+}
+
+/**
+ * How the shop shows money and time on this screen, for the script to show them the same way: WooCommerce's
+ * price format (symbol of the object's currency, separators, decimals, symbol position), the shop's time zone
+ * (wp_timezone_string(): a zone name, or a fixed offset such as +02:00) with its offset now, and the user's
+ * locale for dates and percentages.
+ *
+ * @param string $currency The order's or subscription's currency.
+ */
+function shop_sidecar_shop_formats( $currency ) {
+	$currency = (string) $currency;
+	if ( '' === $currency ) {
+		$currency = get_woocommerce_currency();
+	}
+	return array(
+		'currency'          => $currency,
+		'currencySymbol'    => html_entity_decode( get_woocommerce_currency_symbol( $currency ), ENT_QUOTES, 'UTF-8' ),
+		'currencyPosition'  => (string) get_option( 'woocommerce_currency_pos', 'left' ),
+		'decimalSeparator'  => wc_get_price_decimal_separator(),
+		'thousandSeparator' => wc_get_price_thousand_separator(),
+		'decimals'          => wc_get_price_decimals(),
+		'timeZone'          => wp_timezone_string(),
+		'offsetMinutes'     => (int) round( wp_timezone()->getOffset( new DateTimeImmutable( 'now' ) ) / 60 ),
+		'locale'            => str_replace( '_', '-', get_user_locale() ),
+	);
 }
 
 /**
@@ -152,6 +180,7 @@ function shop_sidecar_render_support_panel( $object, array $box ) {
 			'earliestPauseEnd' => wp_date( 'Y-m-d', time() + DAY_IN_SECONDS ),
 			'canManageDiscounts' => current_user_can( 'manage_woocommerce' ),
 			'currency'        => $subscription->get_currency(),
+			'shop'            => shop_sidecar_shop_formats( $subscription->get_currency() ),
 		)
 	);
 	shop_sidecar_print_drawn_fields( $subscription );
@@ -165,55 +194,66 @@ function shop_sidecar_render_payments_panel( $object, array $box ) {
 	shop_sidecar_panel_placeholder(
 		'payments',
 		array(
-			'orderId' => $order->get_id(),
-			'status'  => $order->get_status(),
+			'orderId'      => $order->get_id(),
+			'status'       => $order->get_status(),
 			'statusLabels' => shop_sidecar_status_labels( wc_get_order_statuses() ),
+			'shop'         => shop_sidecar_shop_formats( $order->get_currency() ),
 		)
 	);
+	shop_sidecar_print_drawn_fields( $order );
 }
 
 /*
- * Nothing the panel does is undone by the page around it.
+ * Nothing the panels do is undone by the page around them.
  *
- * The Support panel's actions change the subscription through the service while WooCommerce's own boxes on the
- * same screen (the status select of Subscription Data, the dates of Schedule) still hold the values the page was
- * drawn with; WooCommerce's Update posts every one of them and Subscriptions saves them all, so a stale form would
- * put a paused subscription back to active with its old next payment. Two things prevent it:
+ * The panels' actions change the subscription or order through the service while WooCommerce's own boxes on the
+ * same screen still hold the values the page was drawn with: on a subscription, the status select of Subscription
+ * Data and the dates of Schedule; on an order, the status select and the transaction ID of Order Data (a payment
+ * taken after asking the provider, or by Charge now, sets both). WooCommerce's Update posts every one of them and
+ * saves them all, so a stale form would put a paused subscription back to active with its old next payment, or a
+ * paid order back to failed. Two things prevent it:
  *
  * 1. The panel's script fills WooCommerce's fields with the new state right after an action, and once WooCommerce
- *    has applied the change, with WooCommerce's own values and notes (the route below). Fields the staff member
+ *    has applied the change, with WooCommerce's own values and notes (the routes below). Fields the staff member
  *    had already changed are left as they are: their edit is theirs to save.
- * 2. This guard, for whatever the script could not do (another tab, the worker's dunning, no JavaScript): the page
- *    posts, beside each guarded field, the value it was drawn with (shop_sidecar_drawn[field], kept up to date by
- *    the script). On Update, a field whose posted value is still the drawn one, while the subscription's own value
- *    has changed since, is saved with the subscription's own value: the staff member did not change it, so the
- *    newer change stands. A field the staff member did change is saved as they chose.
+ * 2. This guard, for whatever the script could not do (another tab, the worker's dunning, a webhook, no
+ *    JavaScript): the page posts, beside each guarded field, the value it was drawn with
+ *    (shop_sidecar_drawn[field], kept up to date by the script). On Update, a field whose posted value is still
+ *    the drawn one, while the object's own value has changed since, is saved with the object's own value: the
+ *    staff member did not change it, so the newer change stands. A field the staff member did change is saved as
+ *    they chose.
  */
 
 /**
- * The fields of WooCommerce's boxes that a panel action changes, keyed by the names Subscriptions' save handlers
- * read (WCS_Meta_Box_Subscription_Data::save: order_status; WCS_Meta_Box_Schedule::save: <date type>_timestamp_utc,
- * in GMT seconds), with the values the boxes draw for the subscription as it is.
+ * The fields of WooCommerce's boxes that a panel action (or the service behind the staff member's back) changes,
+ * keyed by the names the save handlers read, with the values the boxes draw for the object as it is.
+ * Subscriptions: WCS_Meta_Box_Subscription_Data::save reads order_status, WCS_Meta_Box_Schedule::save
+ * <date type>_timestamp_utc (GMT seconds). Orders: WC_Meta_Box_Order_Data::save reads order_status and
+ * _transaction_id.
  *
- * @param WC_Subscription $subscription The subscription.
+ * @param WC_Order $object The subscription or order.
  * @return array<string,string>
  */
-function shop_sidecar_form_fields( $subscription ) {
-	$fields = array( 'order_status' => 'wc-' . $subscription->get_status() );
+function shop_sidecar_form_fields( $object ) {
+	$fields = array( 'order_status' => 'wc-' . $object->get_status() );
+	if ( ! ( function_exists( 'wcs_is_subscription' ) && wcs_is_subscription( $object ) ) ) {
+		$fields['_transaction_id'] = (string) $object->get_transaction_id();
+		return $fields;
+	}
 	foreach ( array_keys( wcs_get_subscription_date_types() ) as $date_type ) {
 		$key = wcs_normalise_date_type_key( $date_type );
 		if ( 'last_order_date_created' === $key ) {
 			continue;
 		}
-		$fields[ $date_type . '_timestamp_utc' ] = (string) $subscription->get_time( $key, 'gmt' );
+		$fields[ $date_type . '_timestamp_utc' ] = (string) $object->get_time( $key, 'gmt' );
 	}
 	return $fields;
 }
 
 /** The values the page's WooCommerce fields were drawn with, posted with the form (inside the edit form). */
-function shop_sidecar_print_drawn_fields( $subscription ) {
+function shop_sidecar_print_drawn_fields( $object ) {
 	echo '<div class="shop-sidecar-drawn" hidden>';
-	foreach ( shop_sidecar_form_fields( $subscription ) as $field => $value ) {
+	foreach ( shop_sidecar_form_fields( $object ) as $field => $value ) {
 		printf( '<input type="hidden" name="shop_sidecar_drawn[%s]" value="%s" />', esc_attr( $field ), esc_attr( $value ) );
 	}
 	echo '</div>';
@@ -229,11 +269,12 @@ add_action(
 	},
 	1
 );
-// HPOS storage (and posts, if the above did not run): before Subscriptions' own save handlers (priority 10).
+// HPOS storage (and posts, if the above did not run): before WooCommerce's and Subscriptions' own save handlers
+// (priority 10 and later).
 add_action( 'woocommerce_process_shop_order_meta', 'shop_sidecar_keep_changes_since_drawn', 5, 1 );
 
 /**
- * The guard (2. above). It only moves posted values to the ones stored, and runs once per saved subscription.
+ * The guard (2. above). It only moves posted values to the ones stored, and runs once per saved object.
  *
  * @param int $id The order or subscription saved.
  */
@@ -245,7 +286,7 @@ function shop_sidecar_keep_changes_since_drawn( $id ) {
 	if ( $id <= 0 || isset( $done[ $id ] ) || empty( $_POST['shop_sidecar_drawn'] ) || ! is_array( $_POST['shop_sidecar_drawn'] ) ) {
 		return;
 	}
-	if ( ! function_exists( 'wcs_is_subscription' ) || ! current_user_can( 'edit_shop_orders' ) || ! wcs_is_subscription( $id ) ) {
+	if ( ! current_user_can( 'edit_shop_orders' ) || ! function_exists( 'wc_get_order' ) ) {
 		return;
 	}
 	$done[ $id ] = true;
@@ -261,18 +302,18 @@ function shop_sidecar_keep_changes_since_drawn( $id ) {
 			PHP_INT_MAX
 		);
 	}
-	$subscription = wcs_get_subscription( $id );
-	if ( ! $subscription ) {
+	$object = wc_get_order( $id );
+	if ( ! $object || ! ( $object instanceof WC_Order ) ) {
 		return;
 	}
-	// The post's own status is never the form's to change: Subscriptions changes it from order_status, with its
+	// The post's own status is never the form's to change: WooCommerce changes it from order_status, with its
 	// consequences (scheduled payments, e-mails, notes); written as posted, it would put back a stale status unseen.
 	if ( isset( $_POST['post_status'] ) ) {
-		$_POST['post_status'] = 'wc-' . $subscription->get_status();
+		$_POST['post_status'] = 'wc-' . $object->get_status();
 	}
 	$drawn = wp_unslash( $_POST['shop_sidecar_drawn'] );
 	$kept  = array();
-	foreach ( shop_sidecar_form_fields( $subscription ) as $field => $now ) {
+	foreach ( shop_sidecar_form_fields( $object ) as $field => $now ) {
 		if ( ! isset( $drawn[ $field ], $_POST[ $field ] ) || ! is_string( $drawn[ $field ] ) || ! is_string( $_POST[ $field ] ) ) {
 			continue;
 		}
@@ -284,8 +325,15 @@ function shop_sidecar_keep_changes_since_drawn( $id ) {
 		}
 	}
 	// phpcs:enable
-	if ( $kept && function_exists( 'wcs_add_admin_notice' ) ) {
-		wcs_add_admin_notice( __( 'The subscription\'s status or dates had changed since this page was opened. The newer values were kept; your other changes were saved.', 'shop-sidecar-companion' ), 'success' );
+	if ( ! $kept ) {
+		return;
+	}
+	$subscription = function_exists( 'wcs_is_subscription' ) && wcs_is_subscription( $object );
+	$message      = $subscription
+		? __( 'The subscription\'s status or dates had changed since this page was opened. The newer values were kept; your other changes were saved.', 'shop-sidecar-companion' )
+		: __( 'The order\'s status or payment had changed since this page was opened. The newer values were kept; your other changes were saved.', 'shop-sidecar-companion' );
+	if ( function_exists( 'wcs_add_admin_notice' ) ) {
+		wcs_add_admin_notice( $message, 'success' );
 	}
 }
 
@@ -310,6 +358,7 @@ function shop_sidecar_pause_ends_with_hold( $subscription, $new_status, $old_sta
 add_action(
 	'rest_api_init',
 	static function () {
+		$args = array( 'id' => array( 'validate_callback' => static fn( $value ) => ctype_digit( (string) $value ) ) );
 		register_rest_route(
 			'shop-sidecar/v1',
 			'/subscriptions/(?P<id>\d+)/edit-screen',
@@ -317,7 +366,17 @@ add_action(
 				'methods'             => 'GET',
 				'callback'            => 'shop_sidecar_edit_screen_fields',
 				'permission_callback' => static fn() => current_user_can( 'edit_shop_orders' ),
-				'args'                => array( 'id' => array( 'validate_callback' => static fn( $value ) => ctype_digit( (string) $value ) ) ),
+				'args'                => $args,
+			)
+		);
+		register_rest_route(
+			'shop-sidecar/v1',
+			'/orders/(?P<id>\d+)/edit-screen',
+			array(
+				'methods'             => 'GET',
+				'callback'            => 'shop_sidecar_order_edit_screen_fields',
+				'permission_callback' => static fn() => current_user_can( 'edit_shop_orders' ),
+				'args'                => $args,
 			)
 		);
 	}
@@ -332,17 +391,10 @@ add_action(
  * @return array|WP_Error
  */
 function shop_sidecar_edit_screen_fields( $request ) {
-	global $wpdb;
 	$subscription = function_exists( 'wcs_get_subscription' ) ? wcs_get_subscription( (int) $request['id'] ) : false;
 	if ( ! $subscription ) {
 		return new WP_Error( 'shop_sidecar_not_found', 'No such subscription.', array( 'status' => 404 ) );
 	}
-	$id       = $subscription->get_id();
-	$table    = $wpdb->prefix . 'sidecar_woocommerce_changes';
-	$suppress = $wpdb->suppress_errors( true ); // The service's table exists only once it has been migrated.
-	$waiting  = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$table} WHERE object_id = %d AND status IN ('pending', 'applying')", $id ) );
-	$wpdb->suppress_errors( $suppress );
-
 	// The status select as WCS_Meta_Box_Subscription_Data draws it: the statuses the subscription can move to.
 	$options = array();
 	foreach ( wcs_get_subscription_statuses() as $status => $label ) {
@@ -350,8 +402,48 @@ function shop_sidecar_edit_screen_fields( $request ) {
 			$options[] = array( 'value' => $status, 'label' => $label );
 		}
 	}
+	$on_hold = $subscription->has_status( 'on-hold' );
+	return shop_sidecar_screen_common( $subscription, $options ) + array(
+		'next_payment' => shop_sidecar_iso_moment( $subscription->get_date( 'next_payment' ) ),
+		'pause_end'    => $on_hold ? shop_sidecar_iso_moment( $subscription->get_meta( '_schedule_auto_reactivation' ) ) : null,
+	);
+}
 
-	// The notes list as WooCommerce's notes box draws it (its own view).
+/**
+ * The same for an order's edit screen (the Payments panel fills Order Data's status and transaction ID and the
+ * notes from it after asking the provider or an action on a failed renewal).
+ *
+ * @param WP_REST_Request $request The request.
+ * @return array|WP_Error
+ */
+function shop_sidecar_order_edit_screen_fields( $request ) {
+	$order = wc_get_order( (int) $request['id'] );
+	if ( ! $order || ( function_exists( 'wcs_is_subscription' ) && wcs_is_subscription( $order ) ) || 'shop_order_refund' === $order->get_type() ) {
+		return new WP_Error( 'shop_sidecar_not_found', 'No such order.', array( 'status' => 404 ) );
+	}
+	// Order Data's status select lists every order status.
+	$options = array();
+	foreach ( wc_get_order_statuses() as $status => $label ) {
+		$options[] = array( 'value' => $status, 'label' => $label );
+	}
+	return shop_sidecar_screen_common( $order, $options );
+}
+
+/**
+ * What both screens share: the fields, the status choices, WooCommerce's notes list (its own view), and how
+ * many of the service's changes to the object wait to be applied.
+ *
+ * @param WC_Order $object  The subscription or order.
+ * @param array    $options The status select's choices.
+ */
+function shop_sidecar_screen_common( $object, array $options ) {
+	global $wpdb;
+	$id       = $object->get_id();
+	$table    = $wpdb->prefix . 'sidecar_woocommerce_changes';
+	$suppress = $wpdb->suppress_errors( true ); // The service's table exists only once it has been migrated.
+	$waiting  = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$table} WHERE object_id = %d AND status IN ('pending', 'applying')", $id ) );
+	$wpdb->suppress_errors( $suppress );
+
 	$notes_html = null;
 	$view       = defined( 'WC_ABSPATH' ) ? WC_ABSPATH . 'includes/admin/meta-boxes/views/html-order-notes.php' : '';
 	if ( $view && is_file( $view ) ) {
@@ -360,15 +452,11 @@ function shop_sidecar_edit_screen_fields( $request ) {
 		include $view;
 		$notes_html = (string) ob_get_clean();
 	}
-
-	$on_hold = $subscription->has_status( 'on-hold' );
 	return array(
 		'id'             => $id,
 		'waiting'        => $waiting,
-		'status'         => $subscription->get_status(),
-		'next_payment'   => shop_sidecar_iso_moment( $subscription->get_date( 'next_payment' ) ),
-		'pause_end'      => $on_hold ? shop_sidecar_iso_moment( $subscription->get_meta( '_schedule_auto_reactivation' ) ) : null,
-		'fields'         => shop_sidecar_form_fields( $subscription ),
+		'status'         => $object->get_status(),
+		'fields'         => shop_sidecar_form_fields( $object ),
 		'status_options' => $options,
 		'notes_html'     => $notes_html,
 	);
