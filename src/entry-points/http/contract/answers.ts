@@ -12,6 +12,10 @@ const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }
 const dateTime: Schema = { type: 'string', format: 'date-time', description: 'ISO 8601 in the shop\'s time zone, with its offset.' };
 const gmtDateTime: Schema = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS` as WordPress stores it.' };
 const utcTime: Schema = { type: 'string', format: 'date-time', description: 'UTC, ISO 8601 with milliseconds and `Z`.' };
+/** A staff action's answer on a failed renewal: what it came to, and the case after it. */
+const staffActionAnswer = (result: Schema): Schema => ({
+  type: 'object', additionalProperties: false, required: ['result', 'dunning'], properties: { result, dunning: ref('DunningCase') },
+});
 const decimal: Schema = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'A decimal as text, with the shop\'s price decimals.' };
 
 export const components: Record<string, Schema> = {
@@ -306,61 +310,37 @@ export const components: Record<string, Schema> = {
     },
   },
 
-  ChargeNowAnswer: {
+  ChargeNowAnswer: staffActionAnswer({
     type: 'object',
     additionalProperties: false,
-    required: ['result', 'dunning'],
+    required: ['outcome'],
     properties: {
-      result: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['outcome'],
-        properties: {
-          outcome: { enum: ['paid', 'declined', 'pending', 'held'], description: '`pending`: the charge is made and the provider confirms it later (the wallet\'s), or the provider did not answer and the same attempt is asked again shortly (`reason: provider_unreachable`); `held`: the provider refused the service\'s own request.' },
-          reason: { type: 'string', description: 'For `declined`: the provider\'s code; else `provider_unreachable`, `provider_refused_request` or `paid_meanwhile`.' },
-        },
-      },
-      dunning: ref('DunningCase'),
+      outcome: { enum: ['paid', 'declined', 'pending', 'held'], description: '`pending`: the charge is made and the provider confirms it later (the wallet\'s), or the provider did not answer and the same attempt is asked again shortly (`reason: provider_unreachable`); `held`: the provider refused the service\'s own request.' },
+      reason: { type: 'string', description: 'For `declined`: the provider\'s code; else `provider_unreachable`, `provider_refused_request` or `paid_meanwhile`.' },
     },
-  },
+  }),
 
-  PaymentLinkAnswer: {
+  PaymentLinkAnswer: staffActionAnswer({
     type: 'object',
     additionalProperties: false,
-    required: ['result', 'dunning'],
+    required: ['outcome', 'change_id'],
     properties: {
-      result: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['outcome', 'change_id'],
-        properties: {
-          outcome: { const: 'sent', description: 'Handed to WooCommerce, which sends the e-mail and notes it on the subscription.' },
-          change_id: { type: 'integer', description: 'The hand-over to WooCommerce that sends it.' },
-        },
-      },
-      dunning: ref('DunningCase'),
+      outcome: { const: 'sent', description: 'Handed to WooCommerce, which sends the e-mail and notes it on the subscription.' },
+      change_id: { type: 'integer', description: 'The hand-over to WooCommerce that sends it.' },
     },
-  },
+  }),
 
-  StopDunningAnswer: {
+  StopDunningAnswer: staffActionAnswer({
     type: 'object',
     additionalProperties: false,
-    required: ['result', 'dunning'],
+    required: ['outcome', 'attempts_cancelled', 'charges_cancelled', 'charges_not_cancelled_yet'],
     properties: {
-      result: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['outcome', 'attempts_cancelled', 'charges_cancelled', 'charges_not_cancelled_yet'],
-        properties: {
-          outcome: { const: 'stopped' },
-          attempts_cancelled: { type: 'integer', minimum: 0 },
-          charges_cancelled: { type: 'integer', minimum: 0, description: 'Charges of the service\'s the provider still held (the wallet\'s PENDING or DUE), cancelled there.' },
-          charges_not_cancelled_yet: { type: 'integer', minimum: 0, description: 'Such charges the provider could not be asked to cancel now; reconciliation cancels them later.' },
-        },
-      },
-      dunning: ref('DunningCase'),
+      outcome: { const: 'stopped' },
+      attempts_cancelled: { type: 'integer', minimum: 0 },
+      charges_cancelled: { type: 'integer', minimum: 0, description: 'Charges of the service\'s the provider still held (the wallet\'s PENDING or DUE), cancelled there.' },
+      charges_not_cancelled_yet: { type: 'integer', minimum: 0, description: 'Such charges the provider could not be asked to cancel now; reconciliation cancels them later.' },
     },
-  },
+  }),
 
   OrderPaymentWarning: {
     type: 'object',
