@@ -90,13 +90,14 @@ export function timelineOf(records: StoryRecords): { at: number; entry: Omit<Dun
   const failure = firstFailure(records);
   add(found.openedAt, { event: 'renewal_failed', reason: failure.reason, state: failure.state });
 
-  const byName = new Map<string, string>();
+  /** Who stopped dunning: the case was then lost by them. */
+  let stoppedBy: string | null = null;
   for (const action of records.staffActions) {
     if (action.action === 'charge_now') add(action.createdAt, { event: 'staff_charged', attempt: action.attempt ?? undefined, by: action.userName });
     else if (action.action === 'payment_link') add(action.createdAt, { event: 'staff_sent_payment_link', by: action.userName });
     else {
       add(action.createdAt, { event: 'staff_stopped_dunning', by: action.userName });
-      byName.set('lost', action.userName);
+      stoppedBy = action.userName;
     }
   }
 
@@ -135,7 +136,7 @@ export function timelineOf(records: StoryRecords): { at: number; entry: Omit<Dun
   add(found.customerAskedAt, { event: 'customer_emailed' });
   add(found.customerRemindedAt, { event: 'customer_reminded' });
   if (found.status === 'RECOVERED') add(found.closedAt, { event: 'recovered', ...(found.recoveredBy ? { means: found.recoveredBy } : {}) });
-  if (found.status === 'LOST') add(found.closedAt, { event: 'lost', ...(byName.has('lost') ? { by: byName.get('lost') } : {}) });
+  if (found.status === 'LOST') add(found.closedAt, { event: 'lost', ...(stoppedBy !== null ? { by: stoppedBy } : {}) });
   // Stable: events at the same moment keep the order they were added in (the failure first, staff before what followed).
   return events.map((event, index) => ({ event, index })).sort((a, b) => a.event.at - b.event.at || a.index - b.index).map(({ event }) => event);
 }
@@ -227,9 +228,8 @@ export class DunningStory {
     const { found } = records;
     const settings = await this.deps.settings.current();
     const facts: StaffActionFacts = {
+      ...recordedFacts(records),
       now,
-      caseOpen: found.status === 'OPEN',
-      attemptInProgress: records.retries.some((retry) => retry.status === 'PROCESSING'),
       orderAwaitsPayment: false,
       subscriptionOnHold: false,
       providerConfigured: this.deps.providers[found.provider].configured,
@@ -238,10 +238,7 @@ export class DunningStory {
       chargesOnMethod: [],
       caps: this.deps.caps,
       companionSendsEmail: companionRunsDunning(settings),
-      lastLinkSentAt: null,
-      lastChargeAt: null,
     };
-    Object.assign(facts, recordedFacts(records));
     if (!withCharge || !facts.caseOpen || facts.attemptInProgress || !facts.providerConfigured) return facts;
     const outlook = forView ? await this.outlookForView(found, now) : await this.freshOutlook(found, now);
     facts.orderAwaitsPayment = outlook.orderAwaitsPayment;

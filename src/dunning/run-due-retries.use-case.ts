@@ -19,6 +19,7 @@ import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
 import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
+import type { ChargeUnderWay } from './staff-actions';
 
 const DAY_MS = 86_400_000;
 /** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
@@ -69,6 +70,9 @@ type AttemptMode = 'planned' | 'staff';
 const SUMMARY_KEY: Record<AttemptOutcome['kind'], keyof RetryRunSummary> = {
   paid: 'succeeded', pending: 'succeeded', declined: 'failed', held: 'postponed', postponed: 'postponed', canceled: 'canceled',
 };
+
+/** A renewal order still waiting for its money, which an attempt charges; in any other status it moved on. */
+const RETRIED_ORDER_STATUSES = ['failed', 'pending'];
 
 /** Wait before a held attempt (its request refused for a reason of the service's own) asks again. */
 const REFUSED_WAIT_MS = 10 * 60_000;
@@ -155,7 +159,7 @@ export class RunDueRetries {
     const [original, order, subscription] = await Promise.all([
       this.deps.payments.findById(found.paymentId), this.deps.orders.findById(found.orderId, settings), this.deps.subscriptions.find(found.subscriptionId, settings),
     ]);
-    const orderAwaitsPayment = Boolean(original && order && ['failed', 'pending'].includes(order.status));
+    const orderAwaitsPayment = Boolean(original && order && RETRIED_ORDER_STATUSES.includes(order.status));
     const subscriptionOnHold = subscription?.status === 'on-hold';
     const outlook: ChargeOutlook = { orderAwaitsPayment, subscriptionOnHold, chargeKey: null, hasPaymentMethod: false, underWay: null };
     if (!original || !order) return outlook;
@@ -177,7 +181,7 @@ export class RunDueRetries {
     const now = clock();
     // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile,
     // or its subscription is no longer on hold (cancelled, or reactivated another way).
-    if (!original || !order || !['failed', 'pending'].includes(order.status)) {
+    if (!original || !order || !RETRIED_ORDER_STATUSES.includes(order.status)) {
       const why = order ? `order is ${order.status}` : 'order or payment is gone';
       const paid = Boolean(order && ['processing', 'completed', 'on-hold'].includes(order.status));
       // Paid some other way (the shop's own checkout or gateway plugin). Cancelled or gone: lost.
@@ -496,7 +500,7 @@ export interface ChargeOutlook {
   /** What the charge would be made on, for the caps; null when unknown. */
   chargeKey: string | null;
   hasPaymentMethod: boolean;
-  underWay: { kind: 'wallet_retrying' | 'pending'; until: Date } | { kind: 'unreadable' } | null;
+  underWay: ChargeUnderWay | null;
 }
 
 /** What an attempt charges: the gateway customer and the card to use, or the wallet agreement. */

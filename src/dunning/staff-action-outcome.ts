@@ -14,6 +14,9 @@ export type StaffActionOutcome<Result> =
 
 export type Refused = Extract<StaffActionOutcome<never>, { kind: 'not_allowed' }>;
 
+/** The order has no failed renewal followed up (found so under the case's lock too). */
+export const NO_DUNNING_CASE = { allowed: false, reason: 'no_dunning_case' } as const satisfies Permission;
+
 export function notAllowed(action: StaffActionName, permission: Extract<Permission, { allowed: false }>, settings: ShopSettings): Refused {
   return { kind: 'not_allowed', reason: permission.reason, ...(permission.notBefore ? { notBefore: isoInZone(permission.notBefore, settings.timeZone) } : {}), message: notAllowedMessage(action, permission, settings.timeZone) };
 }
@@ -25,6 +28,6 @@ export async function caseToActOn(
   const settings = await deps.settings.current();
   if (!(await deps.orders.exists(orderId, settings))) return { kind: 'order_not_found' };
   const found = await deps.cases.ofOrderUnlocked(orderId);
-  if (!found) return notAllowed(action, { allowed: false, reason: 'no_dunning_case' }, settings);
+  if (!found) return notAllowed(action, NO_DUNNING_CASE, settings);
   return { kind: 'case', found, settings };
 }

@@ -5,11 +5,11 @@ import type { OrderWriteRepository } from '../data-access/order-write-repository
 import type { RetryRecord, RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
-import type { StaffActor } from '../subscriptions/subscription-outcomes';
+import { staffName, type StaffActor } from '../subscriptions/subscription-outcomes';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import type { AttemptOutcome, RunDueRetries } from './run-due-retries.use-case';
 import { mayChargeNow, type Permission } from './staff-actions';
-import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
+import { caseToActOn, NO_DUNNING_CASE, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords, type StaffChargeOutcome } from '../shop/order-note-words';
 import type { StaffOrderNotes } from './staff-order-notes';
 
@@ -50,10 +50,10 @@ export class StaffChargeNow {
     const now = this.deps.clock();
     // The providers are asked outside the lock; what the stored rows decide is read again under it.
     const facts = await this.deps.story.facts(await this.deps.story.records(target.found), now);
-    const by = input.actor.displayName || input.actor.login;
+    const by = staffName(input.actor);
     const taken = await this.deps.orderWrites.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
-      if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
+      if (!found) return { kind: 'refused' as const, permission: NO_DUNNING_CASE };
       const permission = mayChargeNow({ ...facts, ...recordedFacts(await this.deps.story.records(found, db)) });
       if (!permission.allowed) return { kind: 'refused' as const, permission };
       const retry = await this.deps.retries.takeStaffAttempt(db, { orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, now });

@@ -5,12 +5,12 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import type { PaymentMethodNeededReason, WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import { isoFromGmt } from '../shop/shop-time';
-import type { StaffActor } from '../subscriptions/subscription-outcomes';
+import { staffName, type StaffActor } from '../subscriptions/subscription-outcomes';
 import type { Provider } from '../../entities';
 import { decideOnDecline } from './decline-policy';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { maySendPaymentLink } from './staff-actions';
-import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
+import { caseToActOn, NO_DUNNING_CASE, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords } from '../shop/order-note-words';
 import type { StaffOrderNotes } from './staff-order-notes';
 
@@ -56,10 +56,10 @@ export class StaffPaymentLink {
     const { settings } = target;
     const now = this.deps.clock();
     const facts = await this.deps.story.facts(await this.deps.story.records(target.found), now, false);
-    const by = input.actor.displayName || input.actor.login;
+    const by = staffName(input.actor);
     const done = await this.deps.orderWrites.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
-      if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
+      if (!found) return { kind: 'refused' as const, permission: NO_DUNNING_CASE };
       const records = await this.deps.story.records(found, db);
       const permission = maySendPaymentLink({ ...facts, ...recordedFacts(records) });
       if (!permission.allowed) return { kind: 'refused' as const, permission };

@@ -6,10 +6,10 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import { DUNNING_STOPPED_META, type UnwantedCharges } from '../payments/unwanted-charges';
-import type { StaffActor } from '../subscriptions/subscription-outcomes';
+import { staffName, type StaffActor } from '../subscriptions/subscription-outcomes';
 import { recordedFacts, type DunningStory } from './dunning-story';
 import { mayStopDunning } from './staff-actions';
-import { caseToActOn, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
+import { caseToActOn, NO_DUNNING_CASE, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords } from '../shop/order-note-words';
 import type { StaffOrderNotes } from './staff-order-notes';
 
@@ -49,10 +49,10 @@ export class StaffStopDunning {
     if (target.kind !== 'case') return target;
     const { settings } = target;
     const now = this.deps.clock();
-    const by = input.actor.displayName || input.actor.login;
+    const by = staffName(input.actor);
     const done = await this.deps.orderWrites.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, input.orderId);
-      if (!found) return { kind: 'refused' as const, permission: { allowed: false as const, reason: 'no_dunning_case' as const } };
+      if (!found) return { kind: 'refused' as const, permission: NO_DUNNING_CASE };
       const records = await this.deps.story.records(found, db);
       const permission = mayStopDunning(recordedFacts(records));
       if (!permission.allowed) return { kind: 'refused' as const, permission };

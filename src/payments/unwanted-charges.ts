@@ -73,18 +73,18 @@ export class UnwantedCharges {
 
   /** Every open charge of the order that it no longer needs (it is paid), cancelled at the provider. */
   async cancelOpenOfOrder(orderId: number): Promise<CancelOutcome[]> {
-    const outcomes: CancelOutcome[] = [];
-    for (const payment of await this.deps.payments.listByOrder(orderId)) {
-      if (payment.status === null && cancellable(payment)) outcomes.push(await this.cancelIfUnwanted(payment.id));
-    }
-    return outcomes;
+    return this.cancelOpenOf(orderId, () => true);
   }
 
   /** The charges of the service still open for the order that staff no longer want (they stopped its dunning), cancelled at the provider. */
   async cancelStoppedOfOrder(orderId: number): Promise<CancelOutcome[]> {
+    return this.cancelOpenOf(orderId, (payment) => Boolean(payment.meta[DUNNING_STOPPED_META]));
+  }
+
+  private async cancelOpenOf(orderId: number, which: (payment: PaymentRecord & { meta: Record<string, string> }) => boolean): Promise<CancelOutcome[]> {
     const outcomes: CancelOutcome[] = [];
     for (const payment of await this.deps.payments.listByOrder(orderId)) {
-      if (payment.status === null && payment.meta[DUNNING_STOPPED_META] && cancellable(payment)) outcomes.push(await this.cancelIfUnwanted(payment.id));
+      if (payment.status === null && which(payment) && cancellable(payment)) outcomes.push(await this.cancelIfUnwanted(payment.id));
     }
     return outcomes;
   }

@@ -41,6 +41,11 @@ export function actorLabel(actor: StaffActor): string {
 }
 
 /** The staff member as the author of an order note. */
+/** The staff member as notes and the story name them: their display name, else their login. */
+export function staffName(actor: StaffActor): string {
+  return actor.displayName || actor.login;
+}
+
 export function actorAuthor(actor: StaffActor): { name: string; email: string } {
-  return { name: actor.displayName || actor.login, email: actor.email };
+  return { name: staffName(actor), email: actor.email };
 }
