@@ -324,3 +324,73 @@ export class DunningStaffAction {
   @Column({ type: 'varchar', length: 250, name: 'user_name' }) userName!: string;
   @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
 }
+
+/**
+ * A charge's state in the ledger. Open: `OPEN` (asked for, or about to be; the provider's word not in yet) and
+ * `CANCELING` (the provider accepted a cancel that it has not yet enacted). Closed, on the provider's word only:
+ * `TAKEN` (settled, reserved or captured), `DECLINED`, `CANCELED` (cancelled at the provider, or never made
+ * there), `REFUSED` (the provider refused the request itself: nothing was made).
+ */
+export type ChargeState = 'OPEN' | 'CANCELING' | 'TAKEN' | 'DECLINED' | 'CANCELED' | 'REFUSED';
+/** Who asked for a charge: the dunning plan, a staff member (Charge now), or a new payment method of the customer's. */
+export type ChargeRequester = 'plan' | 'staff' | 'new_method';
+
+/**
+ * The charge ledger: every charge the service asks a provider for, written and committed before the request, with
+ * the identifiers every repeat of the request reuses (the card gateway's handle, the wallet's `orderId`, the
+ * idempotency key, the wallet's due date), the amount and the payment method charged.
+ */
+@Entity({ name: 'sidecar_charges' })
+@Index('order_id', ['orderId'])
+@Index('state', ['state'])
+@Index('provider_external_id', ['provider', 'externalId'])
+@Index('retry_id', ['retryId'])
+export class Charge {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
+  /** The renewal order the charge pays. */
+  @Column({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: Provider;
+  /** The card gateway's charge handle, or the wallet's `orderId` (its charge ID). */
+  @Column({ type: 'varchar', length: 255, name: 'external_id', charset: 'utf8mb4', collation: 'utf8mb4_bin' }) externalId!: string;
+  @Column({ type: 'varchar', length: 64, name: 'idempotency_key', charset: 'ascii', collation: 'ascii_bin' }) idempotencyKey!: string;
+  @Column({ type: 'bigint', name: 'amount_minor' }) amountMinor!: string;
+  @Column({ type: 'varchar', length: 10 }) currency!: string;
+  /** What is charged: the card (`source`: a card ID or `auto`) or the wallet agreement. */
+  @Column({ type: 'varchar', length: 255, name: 'payment_method', charset: 'utf8mb4', collation: 'utf8mb4_bin' }) paymentMethod!: string;
+  @Column({ type: 'varchar', length: 255, name: 'customer_handle', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) customerHandle!: string | null;
+  /** The wallet charge's due date (YYYY-MM-DD), part of the request that each repeat sends unchanged. */
+  @Column({ type: 'char', length: 10, nullable: true, charset: 'ascii', collation: 'ascii_bin' }) due!: string | null;
+  /** The charge's text at the provider (the gateway's `ordertext`, the wallet's `description`). */
+  @Column({ type: 'varchar', length: 255 }) description!: string;
+  @Column({ type: 'varchar', length: 16, name: 'requested_by' }) requestedBy!: ChargeRequester;
+  /** The dunning attempt that asked for it. */
+  @Column({ type: 'bigint', unsigned: true, name: 'retry_id', nullable: true }) retryId!: string | null;
+  @Column({ type: 'varchar', length: 16 }) state!: ChargeState;
+  /** The payment row of the charge, once the provider has answered with one. */
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_id', nullable: true }) paymentId!: string | null;
+  /** Requests sent, and how many of them went unanswered (a timeout, a reset, a 5xx): then something may exist. */
+  @Column({ type: 'int', unsigned: true, default: 0 }) sends!: number;
+  @Column({ type: 'int', unsigned: true, default: 0 }) unanswered!: number;
+  @Column({ type: 'datetime', precision: 3, name: 'last_sent_at', nullable: true }) lastSentAt!: string | null;
+  /** Since when the charge is no longer wanted, and why: it is cancelled at the provider and confirmed. */
+  @Column({ type: 'datetime', precision: 3, name: 'cancel_wanted_at', nullable: true }) cancelWantedAt!: string | null;
+  @Column({ type: 'varchar', length: 64, name: 'cancel_reason', nullable: true }) cancelReason!: string | null;
+  @Column({ type: 'varchar', length: 255, nullable: true }) result!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'created_at' }) createdAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'closed_at', nullable: true }) closedAt!: string | null;
+}
+
+/**
+ * A renewal's one slot for a charge: `open_charge_id` while a charge of the ledger is open, `taken_charge_id` once
+ * one took the money. A charge opens only by a conditional update that finds both empty, so at most one charge per
+ * renewal is open, and none opens after the money was taken, whichever process asks.
+ */
+@Entity({ name: 'sidecar_renewal_charge_slots' })
+export class RenewalChargeSlot {
+  @PrimaryColumn({ type: 'bigint', unsigned: true, name: 'order_id' }) orderId!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'open_charge_id', nullable: true }) openChargeId!: string | null;
+  @Column({ type: 'bigint', unsigned: true, name: 'taken_charge_id', nullable: true }) takenChargeId!: string | null;
+  @Column({ type: 'datetime', precision: 3, name: 'updated_at' }) updatedAt!: string;
+}

@@ -20,6 +20,9 @@ import type { ProviderRefusalRepository } from '../data-access/provider-refusal-
 import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 import type { ChargeUnderWay } from './staff-actions';
+import type { ChargeAnswer, ChargeLedger } from '../payments/charge-ledger';
+import type { ChargeRecord, NewCharge } from '../data-access/charge-ledger-repository';
+import type { ChargeRequester } from '../../entities';
 
 const DAY_MS = 86_400_000;
 /** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
@@ -113,6 +116,7 @@ export class RunDueRetries {
     caps: ChargeCaps;
     unwantedCharges: Pick<UnwantedCharges, 'cancelOpenOfOrder'>;
     refusals: ProviderRefusalRepository;
+    ledger: Pick<ChargeLedger, 'open' | 'send' | 'closeIfFinal' | 'repository'>;
   }) {}
 
   async execute(limit = 20): Promise<RetryRunSummary> {
@@ -227,17 +231,62 @@ export class RunDueRetries {
     }
     const target = await this.chargeTarget(retry, original, originalMeta, settings);
     const chargeKey = chargeMethodKey(original.provider, target);
-    const allowed = await earliestChargeAllowed(this.deps.cases, this.deps.cases.pool, chargeKey, now, now, this.deps.caps);
-    if (allowed.getTime() > now.getTime()) {
-      const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(allowed)} UTC`;
-      if (mode === 'staff') return this.dropStaffAttempt(retry, 'caps', allowed, why, now);
-      return this.postpone(retry, 'caps', allowed, why, now);
-    }
     const minor = toMinorUnits(original.provider, order.currency, order.total);
-    const result: ChargeResult = minor.ok
-      ? await this.charge(retry, original, target, minor.minor, order, settings)
-      : { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` };
-    const amount = minor.ok ? minor.minor : 0;
+    if (!minor.ok) return this.hold(retry, original, order.id, { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` }, now);
+    const amount = minor.minor;
+    const planned = await this.newCharge(retry, original, target, amount, order, settings);
+    if (planned.kind !== 'charge') {
+      return this.recordAnswer(retry, original, order, settings, target, chargeKey, amount, planned.result, null);
+    }
+    // One renewal, one payment: the charge is written, and the renewal's one slot claimed, before the provider is asked.
+    const open = () => this.deps.ledger.open(planned.charge, settings, async (db) => {
+      // The caps under the case's lock, so that two attempts of one renewal count each other's charges.
+      await this.deps.cases.lockCaseOfOrder(db, order.id);
+      const allowed = await earliestChargeAllowed(this.deps.cases, db, chargeKey, now, now, this.deps.caps);
+      return allowed.getTime() > now.getTime() ? allowed : null;
+    });
+    let opened = await open();
+    // The open charge may have ended at the provider with nobody telling (a lost webhook): its record decides.
+    if (opened.kind === 'under_way' && await this.deps.ledger.closeIfFinal(opened.charge)) opened = await open();
+    switch (opened.kind) {
+      case 'order_moved_on': {
+        const why = `order is ${opened.status ?? 'gone'}`;
+        const paid = Boolean(opened.status && ['processing', 'completed', 'on-hold'].includes(opened.status));
+        await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
+        if (paid) await this.deps.unwantedCharges.cancelOpenOfOrder(order.id);
+        return { kind: 'canceled', cause: 'order_moved_on', why };
+      }
+      case 'guarded': {
+        const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(opened.refusal)} UTC`;
+        if (mode === 'staff') return this.dropStaffAttempt(retry, 'caps', opened.refusal, why, now);
+        return this.postpone(retry, 'caps', opened.refusal, why, now);
+      }
+      case 'taken': {
+        const why = `charge ${opened.charge?.externalId ?? ''} took the renewal's money; nothing charged`.replace('  ', ' ');
+        await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
+        return { kind: 'canceled', cause: 'paid_meanwhile', why };
+      }
+      case 'under_way': {
+        const why = `charge ${opened.charge.externalId} (${opened.charge.requestedBy}) is open at ${opened.charge.provider}; nothing charged on top`;
+        const until = new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS);
+        if (mode === 'staff') return this.dropStaffAttempt(retry, 'under_way', until, why, now);
+        return this.postpone(retry, 'under_way', until, why, now);
+      }
+      default:
+        break;
+    }
+    const answer = await this.deps.ledger.send(opened.charge);
+    return this.recordAnswer(retry, original, order, settings, target, chargeKey, amount, resultOf(answer), opened.charge);
+  }
+
+  /** What the provider answered an attempt's charge, recorded: the payment, the caps, the attempt, the ledger. */
+  private async recordAnswer(
+    retry: RetryRecord, original: PaymentRecord, order: ShopOrder, settings: ShopSettings, target: ChargeTarget, chargeKey: string | null, amount: number,
+    result: ChargeResult, charge: ChargeRecord | null,
+  ): Promise<AttemptOutcome> {
+    const { retries, payments, orderWrites, clock } = this.deps;
+    const { subscriptionId } = retry;
+    const now = clock();
     if (result.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
     if (result.kind === 'refused') return this.hold(retry, original, order.id, result, now);
     await this.deps.refusals.resolve(retry.id, now);
@@ -257,6 +306,11 @@ export class RunDueRetries {
         customer_handle: target.customer_handle, agreement_id: target.agreement_id,
       });
       if (chargeKey) await this.deps.cases.recordCharge(db, { methodKey: chargeKey, orderId: order.id, paymentId: payment.id, at });
+      if (charge) {
+        await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, at);
+        if (result.kind === 'declined') await this.deps.ledger.repository.close(db, charge, 'DECLINED', `declined: ${result.failure.code ?? ''}`, at);
+        if (result.kind === 'paid') await this.deps.ledger.repository.close(db, charge, 'TAKEN', `${result.status}`, at);
+      }
       if (result.kind === 'declined') {
         await retries.finish(db, retry.id, 'FAILED', `declined: ${result.failure.code ?? ''} ${result.failure.state ?? ''}`.trim(), at);
         const moved = await this.deps.recorder.move(db, payment, 'FAILED', settings, at, { failure: result.failure });
@@ -405,54 +459,42 @@ export class RunDueRetries {
     });
   }
 
-  private async charge(retry: RetryRecord, original: PaymentRecord, target: ChargeTarget, amount: number, order: ShopOrder, settings: ShopSettings): Promise<ChargeResult> {
+  /**
+   * The charge an attempt asks for, with the identifiers every repeat of its request reuses: the card gateway's
+   * handle (`order-<number>-retry<n>`) and key, or the wallet's `orderId` (the key with the shop's tag) and due date.
+   * Null-charge results: nothing the provider can charge (no card, an agreement that is not active), a decline here.
+   */
+  private async newCharge(retry: RetryRecord, original: PaymentRecord, target: ChargeTarget, amount: number, order: ShopOrder, settings: ShopSettings): Promise<
+    { kind: 'charge'; charge: NewCharge } | { kind: 'no_charge'; result: ChargeResult }> {
     const number = displayedOrderNumber(order, settings.orderNumbers);
+    const requestedBy: ChargeRequester = retry.plan === 'staff' ? 'staff' : retry.plan === 'new_method' ? 'new_method' : 'plan';
+    const base = { orderId: order.id, subscriptionId: retry.subscriptionId, provider: original.provider, amountMinor: amount, currency: order.currency, requestedBy, retryId: retry.id };
     if (original.provider === 'card_gateway') {
-      const customer = target.customer_handle;
       const handle = cardGatewayRetryHandle(number, order.id, retry.attempt);
       const source = await this.cardSource(target, retry);
       if (!source) {
-        return { kind: 'declined', externalId: handle, failure: { code: 'no_card', description: 'the subscription has no card at the gateway that can be charged', state: 'hard_declined' } };
+        return { kind: 'no_charge', result: { kind: 'declined', externalId: handle, failure: { code: 'no_card', description: 'the subscription has no card at the gateway that can be charged', state: 'hard_declined' } } };
       }
-      const result = await this.deps.cardGateway.createCharge({
-        handle, key: await this.requestKey(retry), amount, currency: order.currency, source,
-        customerHandle: customer, settle: true, recurring: true, ordertext: `Renewal order ${number}`,
-      });
-      if (!result.ok) return classifyFailure('card_gateway', handle, result);
-      const charge = result.value;
-      if (charge.state === 'settled') return { kind: 'paid', externalId: handle, status: 'CAPTURED' };
-      if (charge.state === 'authorized') return { kind: 'paid', externalId: handle, status: 'AUTHORIZED' };
-      if (charge.state === 'failed' || charge.state === 'cancelled') {
-        return { kind: 'declined', externalId: handle, failure: { code: charge.error ?? charge.state, description: charge.source?.acquirer_message ?? charge.error ?? null, state: charge.error_state ?? null } };
-      }
-      return { kind: 'pending', externalId: handle };
+      return { kind: 'charge', charge: {
+        ...base, externalId: handle, idempotencyKey: await this.requestKey(retry), paymentMethod: source, customerHandle: target.customer_handle ?? null,
+        due: null, description: `Renewal order ${number}`,
+      } };
     }
-
     const agreementId = target.agreement_id;
     // The charge ID is the attempt's key with the shop's tag, unique across every shop on the merchant serial number.
     const chargeId = walletRetryOrderId(settings, await this.requestKey(retry));
-    if (!agreementId) return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } };
+    if (!agreementId) return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } } };
     // The wallet charges only an ACTIVE agreement; a stopped or expired one is the customer's to replace.
     const agreement = await this.deps.mobileWallet.getAgreement(agreementId);
-    if (!agreement.ok && agreement.kind !== 'not_found') return readProblem(`reading agreement ${agreementId}`, agreement);
+    if (!agreement.ok && agreement.kind !== 'not_found') return { kind: 'no_charge', result: readProblem(`reading agreement ${agreementId}`, agreement) };
     const agreementStatus = agreement.ok ? agreement.value.status : 'UNKNOWN';
     if (agreementStatus !== 'ACTIVE') {
-      return { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } };
+      return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } } };
     }
-    const due = new Date(this.deps.clock().getTime() + 2 * 86_400_000).toISOString().slice(0, 10);
-    const result = await this.deps.mobileWallet.createCharge(agreementId, {
-      // The wallet's own retries off: the decline policy plans every attempt on this charge's behalf.
-      amount, description: `Renewal order ${number}`.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due, retryDays: 0, processingMode: 'SINGLE_ATTEMPT', type: 'RECURRING', orderId: chargeId,
-    }, chargeId);
-    if (result.ok) return { kind: 'pending', externalId: result.value.chargeId };
-    if (result.kind === 'http' && result.status === 409) {
-      // The key was used before with another body (an earlier run of this attempt, on another due date,
-      // whose answer was lost): that charge exists, so it is this attempt's charge.
-      const existing = await this.deps.mobileWallet.getCharge(agreementId, chargeId);
-      if (existing.ok) return { kind: 'pending', externalId: existing.value.id };
-      return { kind: 'unreachable', message: `charge ${chargeId} conflicts but cannot be read: ${existing.kind} ${existing.status ?? ''}`.trim() };
-    }
-    return classifyFailure('mobile_wallet', chargeId, result);
+    return { kind: 'charge', charge: {
+      ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
+      due: new Date(this.deps.clock().getTime() + 2 * DAY_MS).toISOString().slice(0, 10), description: `Renewal order ${number}`.slice(0, 45),
+    } };
   }
 
   /**
@@ -482,6 +524,20 @@ export class RunDueRetries {
     const agreement = customer ? await this.deps.payments.activeAgreementOfCustomer('card_gateway', customer) : null;
     if (agreement?.paymentMethod) return agreement.paymentMethod;
     return customer ? 'auto' : null;
+  }
+}
+
+/** The ledger's answer to an attempt's charge, as the attempt records it. */
+function resultOf(answer: ChargeAnswer): ChargeResult {
+  const externalId = answer.charge.externalId;
+  switch (answer.kind) {
+    case 'paid': return { kind: 'paid', externalId, status: answer.status };
+    case 'pending': return { kind: 'pending', externalId };
+    case 'declined': return { kind: 'declined', externalId, failure: answer.failure };
+    // Cancelled at the provider before it was taken (staff at the provider, the gateway's own): not paid, a decline here.
+    case 'cancelled': return { kind: 'declined', externalId, failure: { code: 'cancelled', description: 'the charge was cancelled at the provider', state: null } };
+    case 'unreachable': return { kind: 'unreachable', message: answer.message };
+    case 'refused': return { kind: 'refused', status: answer.status, code: answer.code, message: answer.message };
   }
 }
 

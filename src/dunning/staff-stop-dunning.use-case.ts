@@ -12,6 +12,8 @@ import { mayStopDunning } from './staff-actions';
 import { caseToActOn, NO_DUNNING_CASE, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords } from '../shop/order-note-words';
 import type { StaffOrderNotes } from './staff-order-notes';
+import type { ChargeLedger } from '../payments/charge-ledger';
+import type { SettleOpenCharges } from '../payments/settle-open-charges.use-case';
 
 /** What stopping dunning came to. */
 export interface StopDunningResult {
@@ -38,6 +40,8 @@ export class StaffStopDunning {
     payments: PaymentRepository;
     settings: ShopSettingsRepository;
     unwantedCharges: Pick<UnwantedCharges, 'cancelStoppedOfOrder'>;
+    ledger: Pick<ChargeLedger, 'withdraw'>;
+    openCharges: Pick<SettleOpenCharges, 'cancel'>;
     story: DunningStory;
     notes: StaffOrderNotes;
     log: Logger;
@@ -61,13 +65,17 @@ export class StaffStopDunning {
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'stop_dunning', attempt: null, userId: input.actor.userId, userName: by, at: now });
       // The service's own charges still open for the renewal are marked, so that reconciliation cancels them should the call below not be made.
-      const open = records.payments.filter((payment) => payment.status === null && payment.meta.retry_of);
+      // The renewal's open charge in the ledger, answered or not, is no longer wanted.
+      const charge = await this.deps.ledger.withdraw(db, found.orderId, 'dunning_stopped', now);
+      const open = records.payments.filter((payment) => payment.status === null && payment.meta.retry_of && payment.externalId !== charge?.externalId);
       for (const payment of open) await this.deps.payments.setMeta(db, payment.id, { [DUNNING_STOPPED_META]: by });
       await this.deps.notes.add(db, { orderId: found.orderId, text: orderNoteWords(settings).staffStoppedDunning({ by }), actor: input.actor }, settings, now);
-      return { kind: 'stopped' as const, planned, open: open.length };
+      return { kind: 'stopped' as const, planned, open: open.length, charge };
     });
     if (done.kind === 'refused') return notAllowed('stop_dunning', done.permission, settings);
-    const cancels = done.open ? await this.deps.unwantedCharges.cancelStoppedOfOrder(input.orderId) : [];
+    const cancels: { kind: string }[] = done.open ? await this.deps.unwantedCharges.cancelStoppedOfOrder(input.orderId) : [];
+    // Cancelled at the provider and confirmed; one the provider has not confirmed yet, the worker's pass follows up.
+    if (done.charge) cancels.push(await this.deps.openCharges.cancel(done.charge, settings, { kind: 'dunning_stopped', by }));
     const cancelled = cancels.filter((outcome) => outcome.kind === 'cancelled').length;
     this.deps.log.info('staff_stop_dunning', { orderId: input.orderId, userId: input.actor.userId, attemptsCancelled: done.planned, chargesCancelled: cancelled });
     const found = (await this.deps.cases.ofOrderUnlocked(input.orderId))!;

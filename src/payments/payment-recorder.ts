@@ -8,6 +8,7 @@ import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-han
 import type { RenewalPaymentCompletion } from './payment-completion';
 import type { Dunning } from '../dunning/dunning';
 import type { UnwantedCharges } from './unwanted-charges';
+import type { ChargeLedger } from './charge-ledger';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
@@ -43,6 +44,7 @@ export class PaymentRecorder {
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
     private readonly dunning: Pick<Dunning, 'onPaid'>,
     private readonly unwanted?: Pick<UnwantedCharges, 'onOrderPaid'>,
+    private readonly ledger?: Pick<ChargeLedger, 'onPaymentMoved' | 'withdraw'>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -53,12 +55,15 @@ export class PaymentRecorder {
     const wasPaid = PAID.includes(was);
     await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
+    // The ledger's charge of this payment closes on the provider's word the payment now carries.
+    if (to !== 'REFUNDED') await this.ledger?.onPaymentMoved(db, payment, to, now);
     if (PAID.includes(to) && payment.orderId !== null) {
       // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
       await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
       await this.dunning.onPaid(db, payment, () => this.payments.meta(payment.id, db), details.via, now);
       // One renewal, one payment: what else the service asked the providers to take for it is cancelled.
       await this.unwanted?.onOrderPaid(db, payment, now);
+      await this.ledger?.withdraw(db, payment.orderId, 'order_paid', now);
     }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
@@ -10,6 +9,7 @@ import { gmtDateTimeMs } from '../shop/shop-time';
 import type { CardGatewayClient } from './providers/card-gateway/client';
 import type { MobileWalletClient } from './providers/mobile-wallet/client';
 import type { PaymentRecorder } from './payment-recorder';
+import { cancelKey } from './charge-ledger';
 
 /**
  * Payment meta of a charge of the service's that staff no longer want, set when they stop dunning of its renewal:
@@ -127,6 +127,12 @@ export class UnwantedCharges {
       log.warn('unwanted_charge_cancel_refused', { paymentId, provider: payment.provider, externalId: payment.externalId, message });
       return { kind: 'refused', message };
     }
+    if (payment.provider === 'mobile_wallet' && 'status' in answer && answer.status === 202) {
+      // CancelChargeV3's 202: "accepted, will likely succeed but has not yet been enacted". Not cancelled until the
+      // wallet says so: the charge stays open, and the worker's pass over open charges reads it back.
+      log.info('unwanted_charge_cancel_accepted', { paymentId, provider: payment.provider, externalId: payment.externalId });
+      return { kind: 'unreachable', message: 'cancel accepted (202), not yet enacted' };
+    }
     const now = this.deps.clock();
     const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
     await this.deps.orderWrites.transaction(async (db) => {
@@ -145,10 +151,3 @@ function cancellable(payment: PaymentRecord & { meta: Record<string, string> }):
   if (payment.provider === 'mobile_wallet') return Boolean(payment.meta.agreement_id);
   return Boolean(payment.meta.retry_of);
 }
-
-/** The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. */
-function cancelKey(chargeId: string): string {
-  const key = `cancel-${chargeId}`;
-  return key.length <= 40 ? key : `cancel-${crypto.createHash('sha256').update(chargeId).digest('hex').slice(0, 33)}`;
-}
-

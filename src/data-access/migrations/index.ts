@@ -14,6 +14,7 @@ import { ReconcileOpenItemsIndex1796187200000 } from './1796187200000-reconcile-
 import { ProviderRefusals1796360000000 } from './1796360000000-provider-refusals';
 import { SecondCaptures1796361800000 } from './1796361800000-second-captures';
 import { DunningStaffActions1796448000000 } from './1796448000000-dunning-staff-actions';
+import { ChargeLedger1796534800000 } from './1796534800000-charge-ledger';
 
 /**
  * The service's own schema changes, applied in order by `npm run migrate`. They only ever create
@@ -24,4 +25,5 @@ export const serviceMigrations: Function[] = [
   WebhookMetricsIndex1795582400000, ExactExternalIds1795668800000, WebhookClaimToken1795755200000, WorkerHeartbeats1795841600000,
   Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796273600000,
   ReconcileOpenItemsIndex1796187200000, ProviderRefusals1796360000000, SecondCaptures1796361800000, DunningStaffActions1796448000000,
+  ChargeLedger1796534800000,
 ];

@@ -45,6 +45,9 @@ import { StaffChargeNow } from '../../dunning/staff-charge-now.use-case';
 import { StaffPaymentLink } from '../../dunning/staff-payment-link.use-case';
 import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 import { StaffOrderNotes } from '../../dunning/staff-order-notes';
+import { ChargeLedger } from '../../payments/charge-ledger';
+import { SettleOpenCharges } from '../../payments/settle-open-charges.use-case';
+import { ChargeLedgerRepository } from '../../data-access/charge-ledger-repository';
 
 const PROVIDER_TIMEOUT_MS = 8000;
 
@@ -79,7 +82,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock });
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning, unwantedCharges);
+  const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, log, clock });
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning, unwantedCharges, ledger);
+  const settleOpenCharges = new SettleOpenCharges({ ledger, orders, orderWrites, payments, retries, recorder, settings, log, clock });
   unwantedCharges.recorder = recorder;
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
@@ -94,7 +99,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
 
   const runDueRetries = new RunDueRetries({
     retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
-    cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals,
+    cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals, ledger,
   });
   // A failed renewal's story for staff, and what they may do on it, from the same facts the engine's attempts read.
   const dunningStory = new DunningStory({
@@ -118,7 +123,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     /** Staff's actions on a failed renewal, from the order screen. */
     staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, notes: staffOrderNotes, log, clock }),
     staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, changes, settings, story: dunningStory, notes: staffOrderNotes, log, clock }),
-    staffStopDunning: new StaffStopDunning({ orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, story: dunningStory, notes: staffOrderNotes, log, clock }),
+    staffStopDunning: new StaffStopDunning({
+      orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, ledger, openCharges: settleOpenCharges, story: dunningStory, notes: staffOrderNotes, log, clock,
+    }),
     /** The worker's e-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
     cardExpiryReminders: new CardExpiryReminders({
       reminders: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings, cardGateway,
@@ -130,6 +137,8 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, dunning, clock), log),
     runDueRetries,
+    /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
+    ledger, settleOpenCharges,
     dunningCases, dunning, unwantedCharges, refusals,
     dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock }),
   };

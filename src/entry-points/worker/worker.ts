@@ -143,6 +143,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const summary = await hub.runDueRetries.execute();
     if (summary.attempted) log.info('dunning_attempts', { ...summary });
     progress();
+    // Open charges whose renewal no longer wants them (paid in the shop, cancelled, dunning stopped) are cancelled.
+    const settled = await hub.settleOpenCharges.pass();
+    if (settled.cancelled || settled.takenAfterCancel) log.info('open_charges_settled', { ...settled });
+    progress();
     const deadlines = await hub.dunningDeadlines.execute();
     if (deadlines.reminded || deadlines.lost) log.info('dunning_deadlines', { ...deadlines });
   };

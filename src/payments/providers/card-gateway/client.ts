@@ -11,6 +11,9 @@ import { LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../
 
 export type { ProviderFailure, ProviderFailureKind } from '../http-request';
 
+/** The gateway's error code on a charge of a payment method in state failed (create charge: HTTP 400, code 147). */
+export const FAILED_PAYMENT_METHOD_CODE = '147';
+
 export type CardGatewayResult<T> = { ok: true; value: T } | ProviderFailure;
 
 export type CardGatewayChargeState = 'created' | 'authorized' | 'settled' | 'failed' | 'cancelled' | 'pending';

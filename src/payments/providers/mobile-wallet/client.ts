@@ -12,7 +12,8 @@ import { LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../
 
 export type { ProviderFailure, ProviderFailureKind } from '../http-request';
 
-export type MobileWalletResult<T> = { ok: true; value: T } | ProviderFailure;
+/** `status`: the HTTP status of a success, where it tells more than the body (CancelChargeV3's 202: accepted, not yet enacted). */
+export type MobileWalletResult<T> = { ok: true; value: T; status?: number } | ProviderFailure;
 
 export type MobileWalletAgreementStatus = 'PENDING' | 'ACTIVE' | 'STOPPED' | 'EXPIRED';
 
@@ -164,7 +165,8 @@ export class MobileWalletClient {
   /**
    * DELETE /recurring/v3/agreements/{agreementId}/charges/{chargeId}: cancels a charge that is PENDING or DUE,
    * so that the wallet does not take it on its due date (vipps-recurring-api docs/openapi.yaml, cancelCharge).
-   * Refused once the charge is charged. The key makes a repeat of the same cancellation harmless.
+   * Refused once the charge is charged. The key makes a repeat of the same cancellation harmless. 204: cancelled;
+   * 202 (`status` on the result): "accepted, will likely succeed but has not yet been enacted", to be read back.
    */
   cancelCharge(agreementId: string, chargeId: string, idempotencyKey: string): Promise<MobileWalletResult<null>> {
     if (!isValidIdempotencyKey(idempotencyKey)) throw new RangeError('Idempotency-Key must be 1-40 characters without # ? / \\');
@@ -256,7 +258,7 @@ export class MobileWalletClient {
     if (!response.ok) return response;
     const { status, text, json } = response;
     if (status >= 200 && status < 300) {
-      if (text.trim() === '') return { ok: true, value: null as T }; // 204 and other empty answers
+      if (text.trim() === '') return { ok: true, value: null as T, status }; // 204, 202 and other empty answers
       if (json === undefined) return { ok: false, kind: 'http', status, message: `${method} ${path}: response is not JSON` };
       return { ok: true, value: json as T };
     }

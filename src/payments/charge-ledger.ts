@@ -1,0 +1,309 @@
+import crypto from 'node:crypto';
+import type { PaymentStatus } from '../../entities';
+import { ChargeLedgerRepository, type ChargeRecord, type NewCharge } from '../data-access/charge-ledger-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { Executor, Transaction } from '../data-access/transaction';
+import type { Logger } from '../logger';
+import type { PaymentFailure } from './failed-payment-handling';
+import { FAILED_PAYMENT_METHOD_CODE, type CardGatewayCharge, type CardGatewayClient, type ProviderFailure } from './providers/card-gateway/client';
+import type { MobileWalletCharge, MobileWalletClient } from './providers/mobile-wallet/client';
+
+/** A renewal order that still waits for its money; in any other status nothing more is charged for it. */
+export const AWAITING_PAYMENT = ['failed', 'pending'];
+
+/**
+ * How long after its last request an open charge the provider does not know may still appear there (a request
+ * still on its way, or one the provider is still working on): the providers' calls end within a minute.
+ */
+const NEVER_MADE_AFTER_MS = 2 * 60_000;
+
+/** Wallet charge statuses in which the wallet may still take the money. */
+const WALLET_STILL_OPEN = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
+
+/**
+ * What a charge's request came to, in the service's terms. `paid` and `declined` are final at the provider; `pending`:
+ * the provider holds the charge and tells later (the wallet's, a card's asynchronous method); `unreachable`: no
+ * answer, so the charge stays open and the same request goes again; `refused`: the provider refused the request
+ * itself and made nothing (the charge is closed REFUSED); `cancelled`: the provider says the charge was cancelled.
+ */
+export type ChargeAnswer =
+  | { kind: 'paid'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED' }
+  | { kind: 'pending'; charge: ChargeRecord }
+  | { kind: 'declined'; charge: ChargeRecord; failure: PaymentFailure }
+  | { kind: 'cancelled'; charge: ChargeRecord }
+  | { kind: 'unreachable'; charge: ChargeRecord; message: string }
+  | { kind: 'refused'; charge: ChargeRecord; status: number | null; code: string | null; message: string };
+
+/** Why a charge could not open for its renewal. */
+export type NotOpened<Refusal> =
+  /** Another charge of the renewal is open: nothing is charged on top of it. */
+  | { kind: 'under_way'; charge: ChargeRecord }
+  /** A charge of the ledger took the renewal's money. */
+  | { kind: 'taken'; charge: ChargeRecord | null }
+  /** The order no longer awaits payment (paid in the shop, cancelled) or is gone. */
+  | { kind: 'order_moved_on'; status: string | null }
+  /** What the caller checks under the same locks said no. */
+  | { kind: 'guarded'; refusal: Refusal };
+
+/** What became of an open charge the renewal no longer wants. */
+export type CancelOutcome =
+  | { kind: 'cancelled'; charge: ChargeRecord }
+  /** The provider accepted the cancel and has not enacted it yet (the wallet's 202): read back later. */
+  | { kind: 'canceling'; charge: ChargeRecord }
+  | { kind: 'taken'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED' }
+  | { kind: 'declined'; charge: ChargeRecord; failure: PaymentFailure }
+  | { kind: 'unreachable'; charge: ChargeRecord; message: string };
+
+/**
+ * The charge ledger: one renewal, one payment, held by the database. Every charge the service asks a provider for
+ * is written and committed before it is asked, with the identifiers each repeat reuses; opening it claims the
+ * renewal's one slot (ChargeLedgerRepository.openCharge), so no two paths (the worker's plan on any number of
+ * processes, staff's Charge now, a new payment method) can have two charges of one renewal open at once, or open
+ * one after a charge took the money. A charge closes only on the provider's word: taken, declined, cancelled (and
+ * read back as cancelled), or its request refused with nothing made. No answer leaves it open.
+ *
+ * Payments owns this; dunning decides when to charge and on what, and asks here.
+ */
+export class ChargeLedger {
+  constructor(private readonly deps: {
+    charges: ChargeLedgerRepository;
+    orderWrites: OrderWriteRepository;
+    cardGateway: CardGatewayClient;
+    mobileWallet: MobileWalletClient;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  get repository(): ChargeLedgerRepository {
+    return this.deps.charges;
+  }
+
+  /**
+   * Opens `charge` for its renewal, or finds what stands in the way: under the order's row lock, the order must still
+   * await payment, `guard` (the caller's own rule, such as the caps, under the same transaction) must allow it, and
+   * the renewal's slot must be free. An open charge of the same dunning attempt (`charge.retryId`) is that attempt's
+   * charge, whose answer never came: it is returned to be asked again with its own identifiers.
+   */
+  async open<Refusal>(charge: NewCharge, settings: ShopSettings, guard: (db: Transaction) => Promise<Refusal | null>): Promise<
+    { kind: 'opened' | 'resumed'; charge: ChargeRecord } | NotOpened<Refusal>> {
+    return this.deps.orderWrites.transaction(async (db) => {
+      const order = await this.deps.orderWrites.lockStatus(db, charge.orderId, settings);
+      if (!order || !AWAITING_PAYMENT.includes(order.status)) return { kind: 'order_moved_on' as const, status: order?.status ?? null };
+      const refusal = await guard(db);
+      if (refusal !== null) return { kind: 'guarded' as const, refusal };
+      const opened = await this.deps.charges.openCharge(db, charge, this.deps.clock());
+      if (opened.kind === 'opened') return { kind: 'opened' as const, charge: opened.charge };
+      if (opened.kind === 'taken') return { kind: 'taken' as const, charge: opened.charge };
+      const resumable = opened.charge.retryId !== null && opened.charge.retryId === charge.retryId && opened.charge.state === 'OPEN' && !opened.charge.cancelWantedAt;
+      return resumable ? { kind: 'resumed' as const, charge: opened.charge } : { kind: 'under_way' as const, charge: opened.charge };
+    });
+  }
+
+  /**
+   * Sends the open charge's request, exactly as written (handle, key, body), and reads its answer. No answer: the
+   * charge stays open and counts one more unanswered request. A refusal closes it REFUSED only when the provider
+   * can have made nothing: the first request refused, or the charge read back and not there.
+   */
+  async send(charge: ChargeRecord): Promise<ChargeAnswer> {
+    const now = this.deps.clock();
+    await this.deps.charges.markSent(charge.id, now);
+    const sent = { ...charge, sends: charge.sends + 1 };
+    if (charge.provider === 'card_gateway') {
+      const result = await this.deps.cardGateway.createCharge({
+        handle: charge.externalId, key: charge.idempotencyKey, amount: charge.amountMinor, currency: charge.currency, source: charge.paymentMethod,
+        customerHandle: charge.customerHandle ?? undefined, settle: true, recurring: true, ordertext: charge.description,
+      });
+      if (result.ok) return cardAnswer(sent, result.value);
+      return this.failed(sent, result);
+    }
+    const result = await this.deps.mobileWallet.createCharge(charge.paymentMethod, {
+      // One attempt per charge: the decline policy plans the next one.
+      amount: charge.amountMinor, description: charge.description.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due: charge.due ?? undefined,
+      retryDays: 0, processingMode: 'SINGLE_ATTEMPT', type: 'RECURRING', orderId: charge.externalId,
+    }, charge.idempotencyKey);
+    if (result.ok) return { kind: 'pending', charge: sent };
+    return this.failed(sent, result);
+  }
+
+  /** A request the provider did not answer with a charge. */
+  private async failed(charge: ChargeRecord, failure: ProviderFailure): Promise<ChargeAnswer> {
+    const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
+    const clientError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+    const message = `${failure.kind} ${failure.status ?? ''} ${failure.message}`.replace(/\s+/g, ' ').trim();
+    if (!clientError) {
+      await this.deps.charges.markUnanswered(charge.id, `no answer: ${message}`, this.deps.clock());
+      return { kind: 'unreachable', charge: { ...charge, unanswered: charge.unanswered + 1 }, message };
+    }
+    const code = failure.code === undefined ? null : String(failure.code);
+    // The card gateway's 147: the payment method is in failed state, a decline of the customer's card.
+    if (charge.provider === 'card_gateway' && code === FAILED_PAYMENT_METHOD_CODE) {
+      return { kind: 'declined', charge, failure: { code, description: failure.message, state: 'hard_declined' } };
+    }
+    // The wallet refuses a charge above the agreement's maximum: the customer must raise it (or the price change).
+    if (charge.provider === 'mobile_wallet' && /amount-too-high|amount_too_high/.test(`${code ?? ''} ${failure.message}`)) {
+      return { kind: 'declined', charge, failure: { code: 'charge_amount_too_high', description: failure.message, state: null } };
+    }
+    // The same key with another body (409), or a refusal after a request whose answer was lost: the charge may exist.
+    if (status === 409 || charge.unanswered > 0) {
+      const read = await this.readBack(charge);
+      if (read.kind !== 'absent') return read.answer;
+    }
+    await this.closeRefused(charge, `refused: ${message}`);
+    return { kind: 'refused', charge, status: status ?? null, code, message: failure.message };
+  }
+
+  private async closeRefused(charge: ChargeRecord, why: string): Promise<void> {
+    await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'REFUSED', why, this.deps.clock()));
+  }
+
+  /** What the provider holds under the charge's identifiers. */
+  private async readBack(charge: ChargeRecord): Promise<{ kind: 'answer'; answer: ChargeAnswer } | { kind: 'absent' }> {
+    const read = charge.provider === 'card_gateway'
+      ? await this.deps.cardGateway.getCharge(charge.externalId)
+      : await this.deps.mobileWallet.getCharge(charge.paymentMethod, charge.externalId);
+    if (!read.ok) {
+      if (read.kind === 'not_found') return { kind: 'absent' };
+      const message = `reading charge ${charge.externalId}: ${read.kind} ${read.status ?? ''} ${read.message}`.replace(/\s+/g, ' ').trim();
+      return { kind: 'answer', answer: { kind: 'unreachable', charge, message } };
+    }
+    return { kind: 'answer', answer: charge.provider === 'card_gateway' ? cardAnswer(charge, read.value as CardGatewayCharge) : walletAnswer(charge, read.value as MobileWalletCharge) };
+  }
+
+  /**
+   * An open charge read back at its provider, and closed when the provider's record is final without money taken:
+   * declined, cancelled, or never made there (not found, its last request long enough ago). True when it closed.
+   * A charge the provider took stays open for its webhook or reconciliation to record as the payment it is.
+   */
+  async closeIfFinal(charge: ChargeRecord): Promise<boolean> {
+    const now = this.deps.clock();
+    const read = await this.readBack(charge);
+    let state: 'DECLINED' | 'CANCELED' | null = null;
+    let why = '';
+    if (read.kind === 'absent') {
+      if (!neverMade(charge, now)) return false;
+      [state, why] = ['CANCELED', 'never made at the provider'];
+    } else if (read.answer.kind === 'declined') {
+      [state, why] = ['DECLINED', `declined at the provider: ${read.answer.failure.code ?? ''}`];
+    } else if (read.answer.kind === 'cancelled') {
+      [state, why] = ['CANCELED', 'cancelled at the provider'];
+    }
+    if (!state) return false;
+    const closing = state;
+    return this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, closing, why, now));
+  }
+
+  /**
+   * Inside the transaction that moves a payment: the open charge of the ledger with the payment's provider ID is
+   * closed by the provider's word that the payment carries, and linked to it.
+   */
+  async onPaymentMoved(db: Executor, payment: { id: number; provider: ChargeRecord['provider']; externalId: string }, to: PaymentStatus, now: Date): Promise<void> {
+    const open = await this.deps.charges.openOf(db, payment.provider, payment.externalId);
+    if (!open) return;
+    if (open.paymentId === null) await this.deps.charges.attachPayment(db, open.id, payment.id, now);
+    const state = to === 'FAILED' ? 'DECLINED' : to === 'CANCELED' ? 'CANCELED' : 'TAKEN';
+    await this.deps.charges.close(db, open, state, `payment ${to}`, now);
+  }
+
+  /** The renewal's open charge is no longer wanted (paid another way, cancelled, dunning stopped, a new method): marked, to be cancelled. */
+  async withdraw(db: Executor, orderId: number, reason: string, now: Date): Promise<ChargeRecord | null> {
+    const open = (await this.deps.charges.chargesOfOrder(orderId, db)).find((charge) => ChargeLedgerRepository.isOpen(charge));
+    if (!open) return null;
+    await this.deps.charges.wantCancelled(db, open.id, reason, now);
+    return { ...open, cancelWantedAt: open.cancelWantedAt ?? 'now', cancelReason: open.cancelReason ?? reason };
+  }
+
+  /**
+   * Cancels an open charge at its provider and confirms it: cancelled there (or never made there) closes it
+   * CANCELED; a cancel accepted but not enacted (202) leaves it CANCELING until read back final; a charge the
+   * provider took or declined before the cancel is closed by that word, and told to the caller to record.
+   */
+  async cancel(charge: ChargeRecord): Promise<CancelOutcome> {
+    const now = this.deps.clock();
+    if (charge.state === 'CANCELING') return this.confirmCancel(charge);
+    const answer: { ok: true; status?: number; state?: string } | ProviderFailure = charge.provider === 'mobile_wallet'
+      ? await this.deps.mobileWallet.cancelCharge(charge.paymentMethod, charge.externalId, cancelKey(charge.externalId))
+      : await this.deps.cardGateway.cancelCharge(charge.externalId).then((read) => (read.ok ? { ok: true as const, state: read.value?.state } : read));
+    if (answer.ok) {
+      if (charge.provider === 'card_gateway') {
+        if (answer.state && answer.state !== 'cancelled') return this.confirmCancel(charge);
+      } else if (answer.status === 202) {
+        // CancelChargeV3: 202 "accepted, will likely succeed but has not yet been enacted".
+        await this.deps.charges.markCanceling(charge.id, 'cancel accepted (202), not yet enacted', now);
+        return { kind: 'canceling', charge: { ...charge, state: 'CANCELING' } };
+      }
+      await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'cancelled at the provider', now));
+      return { kind: 'cancelled', charge };
+    }
+    if (answer.kind === 'timeout' || answer.kind === 'network' || (answer.status ?? 0) >= 500 || answer.status === 429 || answer.status === 408) {
+      const message = `cancelling: ${answer.kind} ${answer.status ?? ''} ${answer.message}`.replace(/\s+/g, ' ').trim();
+      await this.deps.charges.note(charge.id, message, now);
+      return { kind: 'unreachable', charge, message };
+    }
+    // Refused (already taken or declined, or not there): the provider's record decides.
+    return this.confirmCancel(charge);
+  }
+
+  /** Reads back a charge whose cancel was asked for: final there closes it; still open stays open. */
+  private async confirmCancel(charge: ChargeRecord): Promise<CancelOutcome> {
+    const now = this.deps.clock();
+    const read = await this.readBack(charge);
+    if (read.kind === 'absent') {
+      if (!neverMade(charge, now)) {
+        return { kind: 'unreachable', charge, message: `charge ${charge.externalId} not at the provider yet; its request may still arrive` };
+      }
+      await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'never made at the provider', now));
+      return { kind: 'cancelled', charge };
+    }
+    const answer = read.answer;
+    switch (answer.kind) {
+      case 'cancelled':
+        await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'cancelled at the provider', now));
+        return { kind: 'cancelled', charge };
+      case 'paid':
+        return { kind: 'taken', charge, status: answer.status };
+      case 'declined':
+        return { kind: 'declined', charge, failure: answer.failure };
+      case 'unreachable':
+        return { kind: 'unreachable', charge, message: answer.message };
+      default:
+        return { kind: 'canceling', charge };
+    }
+  }
+
+  /** Every open charge, oldest first, for the sweep that settles them. */
+  openCharges(limit: number): Promise<ChargeRecord[]> {
+    return this.deps.charges.openCharges(limit);
+  }
+}
+
+/** Whether a charge the provider does not know can no longer appear there: never sent, or its last request long ago. */
+function neverMade(charge: ChargeRecord, now: Date): boolean {
+  if (charge.sends === 0 || !charge.lastSentAt) return true;
+  return now.getTime() - Date.parse(`${charge.lastSentAt.replace(' ', 'T')}Z`) >= NEVER_MADE_AFTER_MS;
+}
+
+function cardAnswer(charge: ChargeRecord, read: CardGatewayCharge): ChargeAnswer {
+  if (read.state === 'settled') return { kind: 'paid', charge, status: 'CAPTURED' };
+  if (read.state === 'authorized') return { kind: 'paid', charge, status: 'AUTHORIZED' };
+  if (read.state === 'failed') {
+    return { kind: 'declined', charge, failure: { code: read.error ?? read.state, description: read.source?.acquirer_message ?? read.error ?? null, state: read.error_state ?? null } };
+  }
+  if (read.state === 'cancelled') return { kind: 'cancelled', charge };
+  return { kind: 'pending', charge };
+}
+
+function walletAnswer(charge: ChargeRecord, read: MobileWalletCharge): ChargeAnswer {
+  if (['CHARGED', 'PARTIALLY_CAPTURED', 'REFUNDED', 'PARTIALLY_REFUNDED'].includes(read.status)) return { kind: 'paid', charge, status: 'CAPTURED' };
+  if (read.status === 'RESERVED') return { kind: 'paid', charge, status: 'AUTHORIZED' };
+  if (read.status === 'FAILED') return { kind: 'declined', charge, failure: { code: read.failureReason ?? null, description: read.failureDescription ?? null, state: null } };
+  if (read.status === 'CANCELLED') return { kind: 'cancelled', charge };
+  if (WALLET_STILL_OPEN.includes(read.status)) return { kind: 'pending', charge };
+  return { kind: 'pending', charge };
+}
+
+/** The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. */
+export function cancelKey(chargeId: string): string {
+  const key = `cancel-${chargeId}`;
+  return key.length <= 40 ? key : `cancel-${crypto.createHash('sha256').update(chargeId).digest('hex').slice(0, 33)}`;
+}

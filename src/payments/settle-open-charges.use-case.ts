@@ -1,0 +1,128 @@
+import type { ChargeRecord } from '../data-access/charge-ledger-repository';
+import type { OrderRepository } from '../data-access/order-repository';
+import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { PaymentRepository } from '../data-access/payment-repository';
+import type { RetryRepository } from '../data-access/retry-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { Logger } from '../logger';
+import { orderNoteWords, type ChargeCancelledBecause } from '../shop/order-note-words';
+import { gmtDateTimeMs } from '../shop/shop-time';
+import { AWAITING_PAYMENT, type CancelOutcome, type ChargeLedger } from './charge-ledger';
+import type { PaymentRecorder } from './payment-recorder';
+
+/** Open charges looked at per pass: each renewal has one at most, so few are open at any time. */
+const PER_PASS = 200;
+
+export interface SettleSummary {
+  looked: number;
+  cancelled: number;
+  /** Cancels accepted and not yet enacted, or providers that could not be asked: looked at again next pass. */
+  waiting: number;
+  /** Charges the provider took although the service no longer wanted them (flagged for staff). */
+  takenAfterCancel: number;
+}
+
+/**
+ * Every way a renewal's case ends closes its open charge: the worker's pass, every minute, over the ledger's open
+ * charges. A charge whose renewal no longer awaits payment (paid in the shop, by another gateway, by staff marking
+ * it paid; the order cancelled), whose dunning was stopped, or whose attempt ended without the provider's answer is
+ * cancelled at the provider and confirmed cancelled there; a cancel the provider accepted but has not enacted is
+ * read back until it is. A charge the provider took all the same is recorded as the payment it is, and flagged.
+ */
+export class SettleOpenCharges {
+  constructor(private readonly deps: {
+    ledger: ChargeLedger;
+    orders: OrderRepository;
+    orderWrites: OrderWriteRepository;
+    payments: PaymentRepository;
+    retries: Pick<RetryRepository, 'find'>;
+    recorder: PaymentRecorder;
+    settings: ShopSettingsRepository;
+    log: Logger;
+    clock: () => Date;
+  }) {}
+
+  async pass(): Promise<SettleSummary> {
+    const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0 };
+    const open = await this.deps.ledger.openCharges(PER_PASS);
+    if (!open.length) return summary;
+    const settings = await this.deps.settings.current();
+    for (const charge of open) {
+      summary.looked += 1;
+      const unwanted = await this.unwanted(charge, settings);
+      if (!unwanted) continue;
+      const outcome = await this.cancel(unwanted, settings);
+      if (outcome.kind === 'cancelled') summary.cancelled += 1;
+      else if (outcome.kind === 'taken') summary.takenAfterCancel += 1;
+      else if (outcome.kind !== 'declined') summary.waiting += 1;
+    }
+    return summary;
+  }
+
+  /** The charge, marked unwanted with the reason, when its renewal no longer wants it; null while it does. */
+  private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<ChargeRecord | null> {
+    if (charge.cancelWantedAt || charge.state === 'CANCELING') return charge;
+    const order = await this.deps.orders.findById(charge.orderId, settings);
+    let reason: string | null = null;
+    if (!order || !AWAITING_PAYMENT.includes(order.status)) {
+      reason = `order_${order?.status ?? 'gone'}`;
+    } else if (charge.paymentId === null && charge.retryId !== null) {
+      // Asked for and never answered: while its attempt lives, the attempt asks again with the same key.
+      const retry = await this.deps.retries.find(charge.retryId);
+      if (!retry || !['PENDING', 'PROCESSING'].includes(retry.status)) reason = 'attempt_ended';
+    }
+    if (!reason) return null;
+    const marked = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
+    return marked ?? null;
+  }
+
+  /**
+   * Cancels an unwanted open charge at its provider and records what the provider says: cancelled (its payment row,
+   * if any, cancelled with a note), or taken after all (recorded as a payment and flagged for a refund).
+   */
+  async cancel(charge: ChargeRecord, settings: ShopSettings, because?: ChargeCancelledBecause): Promise<CancelOutcome> {
+    const outcome = await this.deps.ledger.cancel(charge);
+    const now = this.deps.clock();
+    const { payments, orderWrites, recorder, log } = this.deps;
+    switch (outcome.kind) {
+      case 'cancelled': {
+        if (charge.paymentId === null) break;
+        const payment = await payments.findById(charge.paymentId);
+        if (!payment || payment.status !== null) break;
+        const order = await this.deps.orders.findById(charge.orderId, settings);
+        const reason: ChargeCancelledBecause = because ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' };
+        const note = orderNoteWords(settings).chargeCancelled({ provider: charge.provider, reference: charge.externalId, paidBy: reason });
+        await orderWrites.transaction(async (db) => {
+          const locked = await payments.lock(db, payment.provider, payment.externalId);
+          if (locked && locked.status === null) await recorder.move(db, locked, 'CANCELED', settings, now);
+          await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
+          await orderWrites.addNote(db, charge.orderId, note, settings, now);
+        });
+        break;
+      }
+      case 'taken': {
+        // Taken although the service had asked to cancel it (or before the cancel arrived): the money is the
+        // customer's to get back. Recorded as the payment it is, so the order's payments show it and staff refund it.
+        await orderWrites.transaction(async (db) => {
+          const { payment } = await payments.lockOrCreate(db, {
+            provider: charge.provider, externalId: charge.externalId, orderId: charge.orderId, amountMinor: charge.amountMinor, currency: charge.currency,
+          }, gmtDateTimeMs(now));
+          await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
+          await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now);
+          await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
+          await recorder.move(db, payment, outcome.status, settings, now);
+        });
+        log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
+        break;
+      }
+      case 'declined':
+        await orderWrites.transaction((db) => this.deps.ledger.repository.close(db, charge, 'DECLINED', `declined at the provider: ${outcome.failure.code ?? ''}`, now));
+        break;
+      case 'canceling':
+      case 'unreachable':
+        log.warn('open_charge_not_cancelled_yet', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, state: outcome.kind });
+        break;
+    }
+    return outcome;
+  }
+}
