@@ -214,6 +214,33 @@ export class FakeMobileWallet extends FakeProviderServer {
     this.outcomes.push(...outcomes);
   }
 
+  /** Cancels to answer 202 and enact later (see acceptNextCancels), and those accepted so far, not yet enacted. */
+  private cancelsToAccept = 0;
+  private readonly acceptedCancels: { agreementId: string; chargeId: string; idempotencyKey: string }[] = [];
+
+  /**
+   * SPEC CancelChargeV3 documents 202: "accepted, will likely succeed but has not yet been enacted". The next `count`
+   * cancels of a cancellable charge are answered so, and the charge stays as it is until enactAcceptedCancels(); a
+   * charge that falls due meanwhile is taken on its due date as any other.
+   */
+  acceptNextCancels(count = 1): void {
+    this.cancelsToAccept += count;
+  }
+
+  /** Carries out the cancels answered 202 whose charges can still be cancelled; how many were. */
+  enactAcceptedCancels(): number {
+    let enacted = 0;
+    for (const { agreementId, chargeId, idempotencyKey } of this.acceptedCancels.splice(0)) {
+      const charge = this.charges.get(`${agreementId}/${chargeId}`);
+      if (!charge || !['PENDING', 'DUE', 'RESERVED'].includes(String(charge.status))) continue;
+      const amount = Number(charge.amount);
+      Object.assign(charge, { status: 'CANCELLED', summary: { captured: 0, refunded: 0, cancelled: amount } });
+      charge.history = [...((charge.history as Json[] | undefined) ?? []), { occurred: isoSeconds(this.now()), event: 'CANCEL', amount, idempotencyKey, success: true }];
+      enacted += 1;
+    }
+    return enacted;
+  }
+
   /** Statuses for the next GET requests to the APIs (not the token), in order: an outage or a rate limit. */
   private readonly readFailures: { status: number; path?: string }[] = [];
 
@@ -564,6 +591,11 @@ export class FakeMobileWallet extends FakeProviderServer {
     const summary = { captured: 0, refunded: 0, cancelled: 0, ...(charge.summary as Json | undefined) } as { captured: number; refunded: number; cancelled: number };
     const amount = Number(charge.amount);
     const now = isoSeconds(this.now());
+    if (this.cancelsToAccept > 0 && ['PENDING', 'DUE', 'RESERVED'].includes(String(charge.status))) {
+      this.cancelsToAccept -= 1;
+      this.acceptedCancels.push({ agreementId, chargeId, idempotencyKey });
+      return { status: 202, body: null };
+    }
     if (charge.status === 'PENDING' || charge.status === 'DUE' || charge.status === 'RESERVED') {
       Object.assign(charge, { status: 'CANCELLED', summary: { ...summary, cancelled: amount - summary.captured } });
     } else if (charge.status === 'PARTIALLY_CAPTURED') {

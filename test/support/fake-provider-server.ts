@@ -34,6 +34,7 @@ export abstract class FakeProviderServer {
   private inFlight = 0;
   private limits: { concurrent: number; perSecond: number; startedAt: number[] } | null = null;
   private held: { matches: (path: string) => boolean; waiting: Set<() => void> } | null = null;
+  private lost: { matches: (method: string, path: string) => boolean; count: number }[] = [];
   private server: http.Server | null = null;
 
   protected abstract route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): ProviderAnswer;
@@ -67,6 +68,14 @@ export abstract class FakeProviderServer {
   /** Held requests still waiting for their answer with the client still connected. */
   get heldInFlight(): number {
     return this.held?.waiting.size ?? 0;
+  }
+
+  /**
+   * The next `count` requests that `matches` are carried out as usual, and then their connection is cut before any
+   * answer: the provider acted, and the caller hears a reset (a network fault, not a rule of the provider's).
+   */
+  loseAnswers(matches: (method: string, path: string) => boolean, count = 1): void {
+    this.lost.push({ matches, count });
   }
 
   /** Answers every held request and stops holding. */
@@ -124,6 +133,13 @@ export abstract class FakeProviderServer {
     const limited = this.overLimit();
     const answer = limited ? this.rateLimitedAnswer(limited) : this.route(req, new URL(path, 'http://fake').pathname, json, body);
     if (limited) this.rateLimited += 1;
+    const lose = limited ? undefined : this.lost.find((rule) => rule.count > 0 && rule.matches(req.method ?? '', path));
+    if (lose) {
+      lose.count -= 1;
+      this.lost = this.lost.filter((rule) => rule.count > 0);
+      req.socket.destroy();
+      return;
+    }
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {

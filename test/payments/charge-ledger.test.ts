@@ -1,0 +1,217 @@
+import test from 'ava';
+import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
+import type { RunningWorker } from '../../src/entry-points/worker/worker';
+import { FakeCardGateway, RAISED_LIMITS_ENV, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
+import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { request } from '../support/http-client';
+import { announceCompanion, eventually, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
+import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
+import { createTestShop, type TestShop } from '../support/test-shop';
+import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
+
+// The charge ledger's scenarios, each as a user met it, through the worker (as main.ts starts it, ticked under a
+// pinned clock) and staff's HTTP routes, against the loopback card gateway and wallet: Charge now as the planned
+// attempt falls due, a charge whose answer was lost (then Charge now, or Stop dunning), a wallet cancel answered
+// 202, and a renewal paid in the shop while the service's wallet charge is due.
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+const WALLET_SECRET = 'wallet-secret-ledger';
+
+let shop: TestShop;
+let card: FakeCardGateway;
+let wallet: FakeMobileWallet;
+let hub: PaymentHub & { close(): Promise<void> };
+let worker: RunningWorker;
+let api: RunningStaffApi;
+let session: StaffSession;
+let manager: StaffUser;
+let now = new Date('2026-11-23T08:00:00Z');
+const clock = () => now;
+const advance = (ms: number) => { now = new Date(now.getTime() + ms); };
+async function tickAfter(ms: number) {
+  advance(ms);
+  await worker.tick();
+}
+
+const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+const chargesOf = async (orderId: number) => q(`SELECT external_id, requested_by, state, sends, unanswered, cancel_reason, result FROM ${shop.prefix}sidecar_charges WHERE order_id = ? ORDER BY id`, [orderId]);
+const paymentsOf = async (orderId: number) => q(`SELECT id, provider, external_id, status FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
+/** The card charges asked for one renewal order, by handle (`order-<id>-retry<n>`). */
+const cardChargesOf = (orderId: number) => card.requestsTo('POST', '/v1/charge').filter((r) => String((r.json as { handle?: string }).handle).startsWith(`order-${orderId}-`));
+const walletCreates = () => wallet.requests.filter((r) => r.method === 'POST' && /\/charges$/.test(r.path));
+const walletCancels = () => wallet.requests.filter((r) => r.method === 'DELETE' && /\/charges\//.test(r.path));
+const asManager = (method: string, path: string) => request(api.url, method, path, { headers: session.headers, body: {} });
+
+function env() {
+  return shop.config({
+    ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV,
+    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey,
+    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
+    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
+  });
+}
+const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
+const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
+
+/** What WooCommerce does with the failure the companion hands it (no WordPress applies it here): the order failed, the subscription on hold. */
+async function heldByWooCommerce(orderId: number, subscriptionId: number) {
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-failed' WHERE ID = ?`, [orderId]);
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+}
+
+let serial = 0;
+/** A card renewal that failed with a soft decline: attempt 1 is planned 12 h later. */
+async function failedCardRenewal() {
+  serial += 1;
+  const customer = `cust-ledger-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+  card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'insufficient_funds', error_state: 'soft_declined' });
+  card.setPaymentMethod(`ca-ledger-${serial}`, { customer, state: 'active' });
+  if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
+  await heldByWooCommerce(orderId, subscriptionId);
+  return { orderId, subscriptionId };
+}
+
+/** A wallet renewal whose charge failed: the service's attempt is planned 12 h later, on the same agreement. */
+async function failedWalletRenewal() {
+  serial += 1;
+  const agreementId = `agr-ledger-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: `chr-ledger-${serial}` } });
+  wallet.setAgreement(agreementId);
+  wallet.setCharge(agreementId, `chr-ledger-${serial}`, { status: 'FAILED' });
+  if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-ledger-${serial}` })) !== 'PROCESSED') throw new Error('failure not processed');
+  await heldByWooCommerce(orderId, subscriptionId);
+  return { orderId, subscriptionId, agreementId };
+}
+
+test.before(async () => {
+  shop = await createTestShop('charge_ledger', { hpos: false });
+  card = new FakeCardGateway();
+  wallet = new FakeMobileWallet({ now: clock });
+  await Promise.all([card.start(), wallet.start()]);
+  manager = await createStaffUser(shop, { login: 'lea.ledger', displayName: 'Lea Ledger', roles: ['shop_manager'] });
+  hub = await openHub(env(), clock);
+  await hub.registrations.add({ registrationId: 'reg-ledger', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.charge-canceled.v1'], secret: WALLET_SECRET });
+  worker = await startPacedWorker(env(), clock);
+  api = await startStaffApi(env(), { clock });
+  await announceCompanion(shop, true);
+});
+
+// Logged in on the test's clock, as a browser would be that day (a nonce lives a day at most).
+test.beforeEach(async () => {
+  session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
+});
+
+test.after.always(async () => {
+  await api?.stop();
+  await worker?.stop();
+  await hub?.close();
+  await Promise.allSettled([card?.stop(), wallet?.stop()]);
+  await shop?.drop();
+});
+
+test.serial('Charge now clicked as the planned attempt falls due: one charge, whoever asks second finds the renewal\'s charge open and charges nothing', async (t) => {
+  const { orderId } = await failedCardRenewal();
+  advance(12 * HOUR - 1500);
+  // Staff's charge is on its way to the gateway (held there) when the planned attempt falls due and the worker runs.
+  card.holdRequests((path) => path === '/v1/charge');
+  const click = asManager('POST', `/payment-hub/v1/orders/${orderId}/charge-now`);
+  await eventually(async () => card.heldInFlight === 1, 10_000, 'staff charge at the gateway');
+  await tickAfter(2000);
+  card.releaseHeld();
+  const answer = await click;
+  t.is(answer.status, 200, answer.text);
+  t.is(answer.json.result.outcome, 'paid');
+  await tickAfter(10 * MINUTE);
+  t.is(cardChargesOf(orderId).length, 1, 'one charge asked of the gateway');
+  t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').length, 1);
+  const charges = await chargesOf(orderId);
+  t.is(charges.length, 1);
+  t.like(charges[0], { requested_by: 'staff', state: 'TAKEN' });
+});
+
+test.serial('A card charge whose answer was lost stays open: Charge now is refused as charge_under_way, and the plan asks again with the same handle and key', async (t) => {
+  const { orderId } = await failedCardRenewal();
+  card.loseAnswers((method, path) => method === 'POST' && path === '/v1/charge');
+  await tickAfter(12 * HOUR);
+  t.is(cardChargesOf(orderId).length, 1);
+  t.like((await chargesOf(orderId))[0], { state: 'OPEN', sends: 1, unanswered: 1 });
+
+  const refused = await asManager('POST', `/payment-hub/v1/orders/${orderId}/charge-now`);
+  t.is(refused.status, 409, refused.text);
+  t.like(refused.json, { code: 'action_not_allowed', data: { reason: 'charge_under_way' } });
+  t.is(cardChargesOf(orderId).length, 1, 'staff charged nothing on top');
+
+  await tickAfter(6 * MINUTE);
+  const sent = cardChargesOf(orderId).map((r) => r.json as { handle: string; key: string });
+  t.is(sent.length, 2);
+  t.is(sent[1].handle, sent[0].handle);
+  t.is(sent[1].key, sent[0].key);
+  t.like((await chargesOf(orderId))[0], { state: 'TAKEN' });
+  t.is((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').length, 1);
+});
+
+test.serial('A wallet charge whose answer was lost is cancelled when staff stop dunning: the wallet never takes it', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  wallet.loseAnswers((method, path) => method === 'POST' && /\/charges$/.test(path));
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  t.like(charge, { state: 'OPEN', unanswered: 1 });
+  t.true(['PENDING', 'DUE'].includes(String(wallet.charge(agreementId, charge.external_id)?.status)), 'the wallet made the charge');
+
+  const stopped = await asManager('POST', `/payment-hub/v1/orders/${orderId}/stop-dunning`);
+  t.is(stopped.status, 200, stopped.text);
+  t.is(stopped.json.result.charges_cancelled, 1);
+  t.is(walletCancels().filter((r) => r.path.includes(charge.external_id)).length, 1);
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'dunning_stopped' });
+  now = new Date(now.getTime() + 4 * 86_400_000);
+  await wallet.advanceTo(now);
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+});
+
+test.serial('A renewal paid in the shop while the service\'s wallet charge is due: the worker\'s next pass cancels it; a cancel answered 202 is read back until the wallet enacts it', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  t.like(charge, { state: 'OPEN' });
+  t.is(walletCreates().filter((r) => r.path.includes(agreementId)).length, 1);
+
+  // Paid by bank transfer: staff set the order to processing in WooCommerce; no payment of the service's.
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-processing' WHERE ID = ?`, [orderId]);
+  wallet.acceptNextCancels(1);
+  await tickAfter(MINUTE);
+  t.is(walletCancels().filter((r) => r.path.includes(charge.external_id)).length, 1);
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELING', cancel_reason: 'order_processing' }, 'a 202 is not a cancellation');
+  await tickAfter(MINUTE);
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELING' }, 'still not enacted at the wallet');
+  t.is(wallet.enactAcceptedCancels(), 1);
+  await tickAfter(MINUTE);
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+});
+
+test.serial('A cancel answered 202 that the wallet never enacts: the wallet takes the charge on its due date, and the service records it as a payment taken after its cancel', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-completed' WHERE ID = ?`, [orderId]);
+  wallet.acceptNextCancels(1);
+  await tickAfter(MINUTE);
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELING' });
+  now = new Date(now.getTime() + 3 * 86_400_000);
+  await wallet.advanceTo(now);
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
+  await tickAfter(MINUTE);
+  t.like((await chargesOf(orderId))[0], { state: 'TAKEN' });
+  const taken = (await paymentsOf(orderId)).find((p) => p.external_id === charge.external_id);
+  t.is(taken?.status, 'CAPTURED');
+  const meta = await q(`SELECT meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'taken_after_cancel'`, [taken.id]);
+  t.is(meta.length, 1);
+});
