@@ -131,6 +131,11 @@ export class FakeCardGateway extends FakeProviderServer {
     this.noteCustomer(invoice.customer);
   }
 
+  /** A charge as the gateway holds it now, or undefined. */
+  charge(handle: string): Json | undefined {
+    return this.charges.get(handle);
+  }
+
   setCharge(handle: string, charge: Json): void {
     this.charges.set(handle, { handle, state: 'created', currency: 'DKK', ...charge });
     this.noteCustomer(charge.customer);

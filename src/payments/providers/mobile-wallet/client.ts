@@ -258,7 +258,8 @@ export class MobileWalletClient {
     if (!response.ok) return response;
     const { status, text, json } = response;
     if (status >= 200 && status < 300) {
-      if (text.trim() === '') return { ok: true, value: null as T, status }; // 204, 202 and other empty answers
+      // 204 and other empty answers; a 202 says so (accepted, not yet enacted).
+      if (text.trim() === '') return status === 202 ? { ok: true, value: null as T, status } : { ok: true, value: null as T };
       if (json === undefined) return { ok: false, kind: 'http', status, message: `${method} ${path}: response is not JSON` };
       return { ok: true, value: json as T };
     }

@@ -1,0 +1,267 @@
+import test from 'ava';
+import fc from 'fast-check';
+import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
+import type { RunningWorker } from '../../src/entry-points/worker/worker';
+import { FakeCardGateway, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
+import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { request } from '../support/http-client';
+import { announceCompanion, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
+import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
+import { createTestShop, type TestShop } from '../support/test-shop';
+import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
+
+// One renewal, one payment, by randomised interleavings: each run draws one failed renewal (card or wallet, with a
+// decline) and a sequence of what can happen to it (passes of two workers, staff's Charge now, double clicks, Stop
+// dunning and the payment link, answers lost after the provider acted, 5xx and 429, a wallet cancel answered 202,
+// the wallet taking due charges on its own, its webhooks on time, doubled or never sent, the renewal paid in the
+// shop or cancelled, the clock moved on), against the strict fakes, MariaDB and Redis. After each run, at the fakes:
+// at most one charge of the service's took money for the renewal, and none is still open at the wallet once the
+// renewal is paid or cancelled, or dunning stopped. `npm run soak:money` runs MONEY_RUNS runs (200), or for
+// MONEY_SOAK_SECONDS. Not yet in `npm test`: it still finds a wallet charge left due after the renewal was paid in the
+// shop (the worker's pass does not yet cancel it in every interleaving), which must be fixed first.
+// A failure prints the seed and path that replay it: MONEY_SEED=<seed> MONEY_PATH=<path> npx ava <this file>.
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+const WALLET_SECRET = 'wallet-secret-interleavings';
+const RUNS = Number(process.env.MONEY_RUNS ?? 200);
+const SOAK_SECONDS = Number(process.env.MONEY_SOAK_SECONDS ?? 0);
+
+let shop: TestShop;
+let card: FakeCardGateway;
+let wallet: FakeMobileWallet;
+let hub: PaymentHub & { close(): Promise<void> };
+const workers: RunningWorker[] = [];
+let api: RunningStaffApi;
+let manager: StaffUser;
+let now = new Date('2026-11-23T08:00:00Z');
+const clock = () => now;
+
+const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+
+type Command =
+  | { kind: 'tick'; worker: 0 | 1 }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'charge_now'; clicks: 1 | 2 }
+  | { kind: 'stop_dunning' }
+  | { kind: 'payment_link' }
+  | { kind: 'lose_next_create' }
+  | { kind: 'provider_down'; status: 500 | 429 }
+  | { kind: 'decline_next' }
+  | { kind: 'cancel_202' }
+  | { kind: 'enact_cancels' }
+  | { kind: 'wallet_takes_due'; webhook: 'on_time' | 'doubled' | 'never' }
+  | { kind: 'customer_fixes' }
+  | { kind: 'paid_in_shop' }
+  | { kind: 'order_cancelled' };
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('tick' as const), worker: fc.constantFrom(0 as const, 1 as const) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1000, 5 * MINUTE, 12 * HOUR, 3 * DAY) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('charge_now' as const), clicks: fc.constantFrom(1 as const, 2 as const) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'stop_dunning' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'payment_link' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'lose_next_create' as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('provider_down' as const), status: fc.constantFrom(500 as const, 429 as const) }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'decline_next' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'cancel_202' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'enact_cancels' as const }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('wallet_takes_due' as const), webhook: fc.constantFrom('on_time' as const, 'doubled' as const, 'never' as const) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'customer_fixes' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'paid_in_shop' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'order_cancelled' as const }) },
+);
+interface Scenario { provider: 'card_gateway' | 'mobile_wallet'; commands: Command[] }
+const scenario: fc.Arbitrary<Scenario> = fc.record({ provider: fc.constantFrom('card_gateway' as const, 'mobile_wallet' as const), commands: fc.array(command, { minLength: 3, maxLength: 14 }) });
+
+function env() {
+  return shop.config({
+    ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV,
+    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey,
+    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
+    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
+  });
+}
+
+test.before(async () => {
+  shop = await createTestShop('money_interleavings', { hpos: false });
+  card = new FakeCardGateway();
+  wallet = new FakeMobileWallet({ now: clock });
+  await Promise.all([card.start(), wallet.start()]);
+  manager = await createStaffUser(shop, { login: 'ivar.interleave', displayName: 'Ivar Interleave', roles: ['shop_manager'] });
+  hub = await openHub(env(), clock);
+  await hub.registrations.add({ registrationId: 'reg-money', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.charge-canceled.v1'], secret: WALLET_SECRET });
+  // Two worker processes' worth of workers, each with its own pool, as PM2 would run them.
+  workers.push(await startPacedWorker(env(), clock), await startPacedWorker(env(), clock));
+  api = await startStaffApi(env(), { clock });
+  await announceCompanion(shop, true);
+});
+
+test.after.always(async () => {
+  await api?.stop();
+  for (const worker of workers) await worker.stop();
+  await hub?.close();
+  await Promise.allSettled([card?.stop(), wallet?.stop()]);
+  await shop?.drop();
+});
+
+let serial = 0;
+
+/** One failed renewal as WooCommerce leaves it (the order failed, the subscription on hold) and the service heard it. */
+async function failedRenewal(provider: 'card_gateway' | 'mobile_wallet') {
+  serial += 1;
+  if (provider === 'card_gateway') {
+    const customer = `cust-money-${serial}`;
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'insufficient_funds', error_state: 'soft_declined' });
+    card.setPaymentMethod(`ca-money-${serial}`, { customer, state: 'active' });
+    await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: `order-${orderId}` }, card.webhookSecret);
+    await held(orderId, subscriptionId);
+    return { orderId, subscriptionId, agreementId: null as string | null };
+  }
+  const agreementId = `agr-money-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: `chr-money-${serial}` } });
+  wallet.setAgreement(agreementId);
+  wallet.setCharge(agreementId, `chr-money-${serial}`, { status: 'FAILED' });
+  await deliver({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-money-${serial}` });
+  await held(orderId, subscriptionId);
+  return { orderId, subscriptionId, agreementId };
+}
+
+async function held(orderId: number, subscriptionId: number) {
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-failed' WHERE ID = ?`, [orderId]);
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+}
+
+async function deliver(event: MobileWalletDeliveryEvent) {
+  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
+  await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
+}
+
+/** The charges of the service's for the renewal, as the providers hold them. */
+function serviceCharges(renewal: { orderId: number; agreementId: string | null }): { id: string; state: string }[] {
+  if (!renewal.agreementId) {
+    const handles = new Set(card.requestsTo('POST', '/v1/charge').map((r) => String((r.json as { handle?: string } | null)?.handle)).filter((h) => h.startsWith(`order-${renewal.orderId}-retry`)));
+    return [...handles].map((handle) => ({ id: handle, state: String(card.charge(handle)?.state ?? 'NONE') }));
+  }
+  const ids = new Set(wallet.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/agreements/${renewal.agreementId}/charges`))
+    .map((r) => String((r.json as { orderId?: string }).orderId)));
+  return [...ids].map((id) => ({ id, state: String(wallet.charge(renewal.agreementId!, id)?.status ?? 'NONE') }));
+}
+
+async function run(input: Scenario): Promise<void> {
+  const renewal = await failedRenewal(input.provider);
+  const { orderId } = renewal;
+  const session: { value: StaffSession | null } = { value: null };
+  const asManager = async (path: string) => {
+    session.value ??= await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
+    return request(api.url, 'POST', `/payment-hub/v1/orders/${orderId}/${path}`, { headers: session.value.headers, body: {} });
+  };
+  let ended = false;
+  for (const step of input.commands) {
+    switch (step.kind) {
+      case 'tick':
+        await workers[step.worker].tick();
+        break;
+      case 'advance':
+        now = new Date(now.getTime() + step.ms);
+        session.value = null;
+        break;
+      case 'charge_now': {
+        const answers = await Promise.all(Array.from({ length: step.clicks }, () => asManager('charge-now')));
+        for (const answer of answers) if (answer.status >= 500) throw new Error(`charge now answered ${answer.status}: ${answer.text}`);
+        break;
+      }
+      case 'stop_dunning': {
+        const answer = await asManager('stop-dunning');
+        if (answer.status >= 500) throw new Error(`stop dunning answered ${answer.status}: ${answer.text}`);
+        if (answer.status === 200) ended = true;
+        break;
+      }
+      case 'payment_link': {
+        const answer = await asManager('payment-link');
+        if (answer.status >= 500) throw new Error(`payment link answered ${answer.status}: ${answer.text}`);
+        break;
+      }
+      case 'lose_next_create':
+        if (renewal.agreementId) wallet.loseAnswers((method, path) => method === 'POST' && path.endsWith(`/agreements/${renewal.agreementId}/charges`));
+        else card.loseAnswers((method, path) => method === 'POST' && path === '/v1/charge');
+        break;
+      case 'provider_down':
+        if (renewal.agreementId) wallet.queueChargeOutcome({ kind: 'http', status: step.status });
+        else card.queueChargeOutcome({ kind: 'http', status: step.status });
+        break;
+      case 'decline_next':
+        if (renewal.agreementId) wallet.setAgreementCard(renewal.agreementId, 'no_funds');
+        else card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
+        break;
+      case 'customer_fixes':
+        if (renewal.agreementId) wallet.setAgreementCard(renewal.agreementId, 'good');
+        break;
+      case 'cancel_202':
+        wallet.acceptNextCancels(1);
+        break;
+      case 'enact_cancels':
+        wallet.enactAcceptedCancels();
+        break;
+      case 'wallet_takes_due': {
+        for (const emitted of await wallet.advanceTo(now)) {
+          if (step.webhook === 'never') continue;
+          const times = step.webhook === 'doubled' ? 2 : 1;
+          for (let i = 0; i < times; i += 1) await deliver(emitted.event);
+        }
+        break;
+      }
+      case 'paid_in_shop':
+        await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-processing' WHERE ID = ? AND post_status IN ('wc-failed', 'wc-pending')`, [orderId]);
+        ended = true;
+        break;
+      case 'order_cancelled':
+        await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ? AND post_status IN ('wc-failed', 'wc-pending')`, [orderId]);
+        ended = true;
+        break;
+    }
+  }
+  // The run's faults end; the workers settle what is open for a few passes, a few minutes apart.
+  wallet.enactAcceptedCancels();
+  for (let i = 0; i < 4; i += 1) {
+    now = new Date(now.getTime() + 3 * MINUTE);
+    await workers[i % 2].tick();
+  }
+  const charges = serviceCharges(renewal);
+  const taken = charges.filter((charge) => ['settled', 'authorized', 'CHARGED', 'RESERVED'].includes(charge.state));
+  if (taken.length > 1) throw new Error(`renewal ${orderId}: ${taken.length} charges of the service's took money: ${JSON.stringify(charges)}`);
+  if (ended && renewal.agreementId) {
+    const open = charges.filter((charge) => ['PENDING', 'DUE'].includes(charge.state));
+    if (open.length) {
+      const ledger = await q(`SELECT external_id, requested_by, state, cancel_reason, result FROM ${shop.prefix}sidecar_charges WHERE order_id = ?`, [orderId]);
+      throw new Error(`renewal ${orderId} ended, yet the wallet still holds the service's charge: ${JSON.stringify(open)}; the ledger: ${JSON.stringify(ledger)}`);
+    }
+  }
+}
+
+test.serial(`One renewal, one payment: ${RUNS} randomised interleavings of workers, staff, webhooks and provider faults`, async (t) => {
+  t.timeout(SOAK_SECONDS ? (SOAK_SECONDS + 600) * 1000 : 30 * 60_000);
+  const seed = process.env.MONEY_SEED === undefined ? Date.now() % 2_147_483_647 : Number(process.env.MONEY_SEED);
+  const started = Date.now();
+  const parameters: fc.Parameters<[Scenario]> = {
+    seed, numRuns: SOAK_SECONDS ? Number.MAX_SAFE_INTEGER : RUNS, endOnFailure: true,
+    ...(SOAK_SECONDS ? { interruptAfterTimeLimit: SOAK_SECONDS * 1000, markInterruptAsFailure: false } : {}),
+    ...(process.env.MONEY_PATH ? { path: process.env.MONEY_PATH } : {}),
+  };
+  const details = await fc.check(fc.asyncProperty(scenario, run), parameters);
+  t.log(`${details.numRuns} runs in ${Math.round((Date.now() - started) / 1000)} s (seed ${seed})`);
+  if (details.failed) {
+    t.fail(`failed after ${details.numRuns} runs: ${String(details.errorInstance ?? '')}\n`
+      + `counterexample: ${JSON.stringify(details.counterexample)}\n`
+      + `replay: npm run build && MONEY_SEED=${seed} MONEY_PATH=${details.counterexamplePath} npx ava dist/test/soak/money-interleavings.test.js`);
+  } else {
+    t.pass();
+  }
+});
