@@ -235,6 +235,11 @@ export class DunningCase {
   @Column({ type: 'datetime', precision: 3, name: 'customer_reminded_at', nullable: true }) customerRemindedAt!: string | null;
   /** When dunning gives up and the subscription is cancelled, unless paid before. */
   @Column({ type: 'datetime', precision: 3, name: 'deadline_at', nullable: true }) deadlineAt!: string | null;
+  /**
+   * The subscription's payment method (the gateway plugin's card token, the wallet's agreement) when the renewal
+   * failed, or the one last charged for it since: the subscription naming another is a method the customer switched to.
+   */
+  @Column({ type: 'varchar', length: 255, name: 'payment_method_seen', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) paymentMethodSeen!: string | null;
   @Column({ type: 'datetime', precision: 3, name: 'closed_at', nullable: true }) closedAt!: string | null;
   @Column({ type: 'varchar', length: 32, name: 'recovered_by', nullable: true }) recoveredBy!: RecoveryMeans | null;
   @Column({ type: 'bigint', name: 'recovered_amount_minor', nullable: true }) recoveredAmountMinor!: string | null;

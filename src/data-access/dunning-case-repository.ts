@@ -23,6 +23,8 @@ export interface DunningCaseRecord {
   customerAskedAt: string | null;
   customerRemindedAt: string | null;
   deadlineAt: string | null;
+  /** The subscription's payment method the case last saw (see the entity). */
+  paymentMethodSeen: string | null;
   closedAt: string | null;
   recoveredBy: RecoveryMeans | null;
 }
@@ -67,6 +69,7 @@ const toCase = (row: RowDataPacket): DunningCaseRecord => ({
   customerAskedAt: row.customerAskedAt ?? null,
   customerRemindedAt: row.customerRemindedAt ?? null,
   deadlineAt: row.deadlineAt ?? null,
+  paymentMethodSeen: row.paymentMethodSeen ?? null,
   closedAt: row.closedAt ?? null,
   recoveredBy: row.recoveredBy ?? null,
 });
@@ -100,11 +103,14 @@ export class DunningCaseRepository {
   private readonly reminderBy: PreparedStatement<'until'>;
   private readonly recordAttemptSql: string;
   private readonly chargesSince: PreparedStatement<'methodKey' | 'since'>;
+  private readonly seeing: PreparedStatement<'id' | 'method' | 'now'>;
+  /** Open cases, oldest first (the status and deadline index). */
+  private readonly openStatement: PreparedStatement<never>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
     const query = () => dataSource.createQueryBuilder();
-    const s = slots('id', 'paymentId', 'orderId', 'subscriptionId', 'policy', 'attempts', 'now', 'deadline', 'means', 'amount', 'methodKey', 'until', 'since');
+    const s = slots('id', 'paymentId', 'orderId', 'subscriptionId', 'policy', 'attempts', 'now', 'deadline', 'means', 'amount', 'methodKey', 'until', 'since', 'method');
 
     const cases = sqlNames(dataSource, DunningCase);
     const c = cases.column;
@@ -138,6 +144,9 @@ export class DunningCaseRepository {
     this.reminderBy = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c')
       .where("c.status = 'OPEN' AND c.deadlineAt <= :until AND c.customerRemindedAt IS NULL AND c.customerAskedAt IS NOT NULL").orderBy('c.deadlineAt').setParameters(s));
 
+    this.seeing = PreparedStatement.from(query().update(DunningCase).set({ paymentMethodSeen: () => ':method', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
+    this.openStatement = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where("c.status = 'OPEN'").orderBy('c.id'));
+
     const attempts = sqlNames(dataSource, ChargeAttempt);
     const a = attempts.column;
     this.recordAttemptSql = `INSERT IGNORE INTO ${attempts.table} (${a.methodKey}, ${a.orderId}, ${a.paymentId}, ${a.attemptedAt}) VALUES (?, ?, ?, ?)`;
@@ -152,6 +161,19 @@ export class DunningCaseRepository {
       input.reason.slice(0, 64), input.policy, now, now]) as unknown as [{ affectedRows: number }];
     const found = await this.lockCaseOfOrder(db, input.orderId);
     return { case: found!, opened: result.affectedRows > 0 };
+  }
+
+  /** The payment method the case saw last (see the entity). */
+  async seeMethod(db: Executor, id: number, method: string, now: Date): Promise<void> {
+    const { sql, values } = this.seeing.with({ id, method: method.slice(0, 255), now: gmtDateTimeMs(now) });
+    await db.query(sql, values);
+  }
+
+  /** Open cases, oldest first, at most `limit`. */
+  async openCases(limit: number): Promise<DunningCaseRecord[]> {
+    const { sql, values } = page(this.openStatement.with({}), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map(toCase);
   }
 
   async lockCaseOfOrder(db: Executor, orderId: number): Promise<DunningCaseRecord | null> {

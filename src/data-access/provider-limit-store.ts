@@ -41,6 +41,25 @@ return { retry, unpack(leases) }`;
 
 const SCRIPT = new RedisScript(TAKE);
 
+/**
+ * Spends one call of ARGV[1] a minute on one resource of a provider account (a sliding minute on Redis' clock, the
+ * calls in a sorted set): 1 when the call may be made, 0 when the minute's calls are used up, then with the ms until
+ * the oldest leaves the minute.
+ */
+const SPEND = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return { 0, math.max(1, tonumber(oldest[2]) + 60000 - now) }
+end
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], 61000)
+return { 1, 0 }`;
+
+const SPEND_SCRIPT = new RedisScript(SPEND);
+
 /** The longest a question to Redis may take before the caller goes by its own process's limits. */
 const ASK_MS = 1000;
 /** After Redis failed to answer, the limits are kept per process this long before Redis is asked again. */
@@ -78,6 +97,31 @@ export class RedisProviderLimits implements SharedLimitStore {
         if (given.push(lease) === 1) setImmediate(sendGiven);
       },
     };
+  }
+
+  /**
+   * One call on `resource` (such as one wallet charge's reads) under its own limit of `perMinute`, for every process:
+   * true when it may be made; false with the wait when the minute's calls are used up; null when Redis cannot say.
+   */
+  async spend(provider: string, apiUrl: string, credential: string, resource: string, perMinute: number): Promise<{ allowed: boolean; retryInMs: number } | null> {
+    if (this.closed || Date.now() < this.unsharedUntil) return null;
+    if (!this.client) {
+      const { client: redis, connecting } = openRedis(this.redisUrl, this.log);
+      this.client = { redis, connecting: within(connecting, ASK_MS).catch(() => undefined) };
+    }
+    await this.client.connecting;
+    try {
+      if (!this.client.redis.isReady) throw new Error('Redis is not connected');
+      const account = crypto.createHash('sha256').update(`${apiUrl}\n${credential}`).digest('hex').slice(0, 24);
+      const key = `shop-sidecar:provider-budgets:${provider}:${account}:${crypto.createHash('sha256').update(resource).digest('hex').slice(0, 32)}`;
+      this.sequence += 1;
+      const [allowed, retryInMs] = await within(SPEND_SCRIPT.run(this.client.redis, [key], [String(perMinute), `${this.process}:${this.sequence}`]) as Promise<[number, number]>, ASK_MS);
+      return { allowed: Number(allowed) === 1, retryInMs: Number(retryInMs) };
+    } catch (error) {
+      if (!this.unsharedUntil) this.log.warn('provider_limits_unshared', { error: error instanceof Error ? error.message : String(error) });
+      this.unsharedUntil = Date.now() + UNSHARED_FOR_MS;
+      return null;
+    }
   }
 
   /** Ends leases before their time: their calls are over, or nobody got them. */

@@ -5,6 +5,7 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
+import type { SwitchedPaymentMethods } from './switched-payment-methods.use-case';
 import { orderNoteWords } from '../shop/order-note-words';
 import { parseGmtDateTime } from '../shop/shop-time';
 
@@ -34,6 +35,8 @@ export class DunningDeadlines {
     config: DunningConfig;
     log: Logger;
     clock: () => Date;
+    /** Before a deadline cancels a subscription, the method its customer may have switched to meanwhile. */
+    switched?: Pick<SwitchedPaymentMethods, 'check'>;
   }) {}
 
   /** When the last pass ran: deadlines are days apart, so a pass a minute is prompt enough and costs the shop nothing. */
@@ -45,6 +48,8 @@ export class DunningDeadlines {
     if (now.getTime() - this.lastPassAt < PASS_SPACING_MS) return summary;
     this.lastPassAt = now.getTime();
     for (const due of await this.deps.cases.deadlineWithin(now, BATCH)) {
+      // The customer who acted is not lost: a method switched to since is charged first, and the deadline waits for it.
+      if (this.deps.switched && await this.deps.switched.check(due, await this.deps.settings.current())) continue;
       if (await this.end(due, now)) summary.lost += 1;
     }
     const reminderMs = this.deps.config.reminderDays * DAY_MS;
@@ -77,6 +82,8 @@ export class DunningDeadlines {
     const ended = await this.deps.orders.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
       if (found?.status !== 'OPEN') return false;
+      // A charge planned or under way (the customer's new method) is waited for: its answer decides.
+      if ((await this.deps.retries.list({ orderId: found.orderId }, db)).some((retry) => retry.status === 'PENDING' || retry.status === 'PROCESSING')) return false;
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
       const words = orderNoteWords(settings);

@@ -43,6 +43,16 @@ export async function earliestChargeAllowed(
 
 /** The card gateway plugin's meta on a subscription: the card (`ca_…`) its renewals are charged to. */
 export const SUBSCRIPTION_CARD_META = '_reepay_token';
+/** The wallet plugin's meta on a subscription: the agreement its renewals are charged on. */
+export const SUBSCRIPTION_AGREEMENT_META = '_agreement_id';
+
+/** What the subscription's renewals are charged on now, as the provider's WooCommerce plugin records it; null when it names none. */
+export async function subscriptionPaymentMethod(
+  orders: Pick<OrderWriteRepository, 'getMeta'>, db: Executor, subscriptionId: number, provider: Provider, settings: ShopSettings,
+): Promise<string | null> {
+  const value = await orders.getMeta(db, subscriptionId, provider === 'card_gateway' ? SUBSCRIPTION_CARD_META : SUBSCRIPTION_AGREEMENT_META, settings);
+  return value?.trim() || null;
+}
 
 /**
  * Dunning of failed renewals: each decline decided by the decline policy (retry on a plan within the
@@ -77,6 +87,11 @@ export class Dunning {
       return;
     }
     if (!opened) await this.deps.cases.update(db, found.id, { policy: decision.policy, attempts: found.attempts + 1, paymentId: event.paymentId }, now);
+    // What the subscription is charged on now: another named later is the customer's switch (SwitchedPaymentMethods).
+    if (!found.paymentMethodSeen) {
+      const method = await subscriptionPaymentMethod(this.deps.orders, db, found.subscriptionId, event.provider, settings);
+      if (method) await this.deps.cases.seeMethod(db, found.id, method, now);
+    }
     this.deps.log.info('dunning_decision', { orderId, provider: event.provider, code: event.failure.code, state: event.failure.state, policy: decision.policy });
     if (!decision.plan) {
       await this.askCustomer(db, found, decision.customerReason!, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because: 'not_charged_again', planLength: 0, customer } }), event);
@@ -128,16 +143,27 @@ export class Dunning {
     let planned = 0;
     for (const found of await this.deps.cases.openOfMethod(db, input.methodKey)) {
       if (!(await this.isSubscriptionsCard(db, found.subscriptionId, input, settings))) continue;
-      await this.deps.retries.cancelPendingOfOrder(db, found.orderId, `new payment method ${input.method} saved; charged with it instead`, now);
-      const outcome = await this.deps.retries.scheduleNext(db, {
-        orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, plan: 'new_method', planSeconds: [0], now,
-        notBefore: (at) => this.withinCaps(db, input.methodKey.startsWith('card_gateway:') ? input.methodKey : null, at, now),
-      });
-      if (outcome.kind !== 'scheduled') continue;
-      planned += 1;
-      await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).newMethodCharged({ method: input.method, at: outcome.at }), settings, now);
+      if (await this.chargeWithNewMethod(db, found, input)) planned += 1;
     }
     return planned;
+  }
+
+  /**
+   * The renewal of `found` charged once with the customer's new payment method, at once within the caps, instead of
+   * what was planned; the case then knows the method, so the same one is not charged twice as new. False when an
+   * attempt is being made already.
+   */
+  async chargeWithNewMethod(db: Executor, found: DunningCaseRecord, input: { methodKey: string | null; method: string; settings: ShopSettings; now: Date }): Promise<boolean> {
+    const { settings, now } = input;
+    await this.deps.retries.cancelPendingOfOrder(db, found.orderId, `new payment method ${input.method} saved; charged with it instead`, now);
+    const outcome = await this.deps.retries.scheduleNext(db, {
+      orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, plan: 'new_method', planSeconds: [0], now,
+      notBefore: (at) => this.withinCaps(db, input.methodKey?.startsWith('card_gateway:') ? input.methodKey : null, at, now),
+    });
+    if (outcome.kind !== 'scheduled') return false;
+    await this.deps.cases.seeMethod(db, found.id, input.method, now);
+    await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).newMethodCharged({ method: input.method, at: outcome.at }), settings, now);
+    return true;
   }
 
   /**

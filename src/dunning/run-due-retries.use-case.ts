@@ -17,7 +17,7 @@ import type { DunningCaseRepository } from '../data-access/dunning-case-reposito
 import { capsInWords, FAILED_PAYMENT_METHOD_CODE, type ChargeCaps } from './decline-policy';
 import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
-import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META } from './dunning';
+import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META, subscriptionPaymentMethod } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 import type { ChargeUnderWay } from './staff-actions';
 import type { ChargeAnswer, ChargeLedger } from '../payments/charge-ledger';
@@ -392,6 +392,9 @@ export class RunDueRetries {
       return { customer_handle: meta.customer_handle || undefined, card: token || undefined };
     }
     if (retry.plan === 'new_method') {
+      // The agreement the subscription is switched to (the wallet plugin's `_agreement_id`), announced or not.
+      const switched = await subscriptionPaymentMethod(this.deps.orderWrites, this.deps.cases.pool, retry.subscriptionId, 'mobile_wallet', settings);
+      if (switched && switched !== meta.agreement_id) return { agreement_id: switched };
       const agreement = await this.deps.payments.activeAgreementOfSubscription('mobile_wallet', retry.subscriptionId);
       if (agreement) return { agreement_id: agreement.externalId };
     }

@@ -156,6 +156,9 @@ function serviceCharges(renewal: { orderId: number; agreementId: string | null }
 }
 
 async function run(input: Scenario): Promise<void> {
+  card.clearFaults();
+  wallet.clearFaults();
+  wallet.enactAcceptedCancels();
   const renewal = await failedRenewal(input.provider);
   const { orderId } = renewal;
   const session: { value: StaffSession | null } = { value: null };
@@ -164,7 +167,10 @@ async function run(input: Scenario): Promise<void> {
     return request(api.url, 'POST', `/payment-hub/v1/orders/${orderId}/${path}`, { headers: session.value.headers, body: {} });
   };
   let ended = false;
+  const trace = process.env.MONEY_TRACE === '1';
+  if (trace) console.log(`run: renewal ${orderId} (${input.provider})`);
   for (const step of input.commands) {
+    if (trace) console.log(`  ${now.toISOString()} ${JSON.stringify(step)}`);
     switch (step.kind) {
       case 'tick':
         await workers[step.worker].tick();
@@ -211,7 +217,7 @@ async function run(input: Scenario): Promise<void> {
         wallet.enactAcceptedCancels();
         break;
       case 'wallet_takes_due': {
-        for (const emitted of await wallet.advanceTo(now)) {
+        for (const emitted of await wallet.runDueCharges(now)) {
           if (step.webhook === 'never') continue;
           const times = step.webhook === 'doubled' ? 2 : 1;
           for (let i = 0; i < times; i += 1) await deliver(emitted.event);
@@ -228,9 +234,12 @@ async function run(input: Scenario): Promise<void> {
         break;
     }
   }
-  // The run's faults end; the workers settle what is open for a few passes, a few minutes apart.
-  wallet.enactAcceptedCancels();
+  // The run's faults end; the workers settle what is open for a few passes, a few minutes apart, the wallet
+  // enacting the cancels it accepted meanwhile ("will likely succeed").
+  card.clearFaults();
+  wallet.clearFaults();
   for (let i = 0; i < 4; i += 1) {
+    wallet.enactAcceptedCancels();
     now = new Date(now.getTime() + 3 * MINUTE);
     await workers[i % 2].tick();
   }

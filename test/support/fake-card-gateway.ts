@@ -131,6 +131,12 @@ export class FakeCardGateway extends FakeProviderServer {
     this.noteCustomer(invoice.customer);
   }
 
+  /** Outcomes queued and answers to lose that no request has met yet are dropped. */
+  clearFaults(): void {
+    this.outcomes.length = 0;
+    this.clearLostAnswers();
+  }
+
   /** A charge as the gateway holds it now, or undefined. */
   charge(handle: string): Json | undefined {
     return this.charges.get(handle);

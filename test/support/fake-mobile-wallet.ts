@@ -227,6 +227,13 @@ export class FakeMobileWallet extends FakeProviderServer {
     this.cancelsToAccept += count;
   }
 
+  /** Outcomes queued, cancels to answer 202 and answers to lose that no request has met yet are dropped. */
+  clearFaults(): void {
+    this.outcomes.length = 0;
+    this.cancelsToAccept = 0;
+    this.clearLostAnswers();
+  }
+
   /** Carries out the cancels answered 202 whose charges can still be cancelled; how many were. */
   enactAcceptedCancels(): number {
     let enacted = 0;

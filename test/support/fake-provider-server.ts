@@ -78,6 +78,11 @@ export abstract class FakeProviderServer {
     this.lost.push({ matches, count });
   }
 
+  /** Faults set up and not yet met: no answer is lost any more. */
+  clearLostAnswers(): void {
+    this.lost = [];
+  }
+
   /** Answers every held request and stops holding. */
   releaseHeld(): void {
     const held = this.held;

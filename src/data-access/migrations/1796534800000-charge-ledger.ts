@@ -3,7 +3,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The charge ledger (src/payments/charge-ledger.ts): each charge the service asks a provider for, written before it
  * asks, and each renewal's one slot for an open charge. Charges made before this migration are left to the paths
- * that knew them (their payments rows); the ledger holds every charge asked for from now on.
+ * that knew them (their payments rows); the ledger holds every charge asked for from now on. A case also keeps the
+ * payment method it last saw, so that a method the customer switches to is found whichever comes first.
  */
 export class ChargeLedger1796534800000 implements MigrationInterface {
   name = 'ChargeLedger1796534800000';
@@ -49,11 +50,14 @@ export class ChargeLedger1796534800000 implements MigrationInterface {
       updated_at datetime(3) NOT NULL,
       PRIMARY KEY (order_id)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
+    // The payment method a failed renewal's case saw last: the subscription naming another is the customer's switch.
+    await runner.query(`ALTER TABLE \`${p}sidecar_dunning_cases\` ADD COLUMN IF NOT EXISTS payment_method_seen varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL AFTER deadline_at`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
     await runner.query(`DROP TABLE IF EXISTS \`${p}sidecar_renewal_charge_slots\``);
     await runner.query(`DROP TABLE IF EXISTS \`${p}sidecar_charges\``);
+    await runner.query(`ALTER TABLE \`${p}sidecar_dunning_cases\` DROP COLUMN IF EXISTS payment_method_seen`);
   }
 }

@@ -47,6 +47,7 @@ import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 import { StaffOrderNotes } from '../../dunning/staff-order-notes';
 import { ChargeLedger } from '../../payments/charge-ledger';
 import { SettleOpenCharges } from '../../payments/settle-open-charges.use-case';
+import { SwitchedPaymentMethods } from '../../dunning/switched-payment-methods.use-case';
 import { ChargeLedgerRepository } from '../../data-access/charge-ledger-repository';
 
 const PROVIDER_TIMEOUT_MS = 8000;
@@ -106,6 +107,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     cases: dunningCases, retries, payments, settings, attempts: runDueRetries, providers: providerSetup(config), caps: config.dunning.caps, clock,
   });
   const staffOrderNotes = new StaffOrderNotes({ orderWrites, changes });
+  const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, dunning, settings, cardGateway, mobileWallet, log, clock });
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
@@ -140,7 +142,8 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
     ledger, settleOpenCharges,
     dunningCases, dunning, unwantedCharges, refusals,
-    dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock }),
+    switchedPaymentMethods,
+    dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock, switched: switchedPaymentMethods }),
   };
 }
 

@@ -140,6 +140,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     }
   };
   const dunning = async (progress: () => void = () => undefined) => {
+    // A payment method the customer switched to since the failure (whatever the provider told, or did not): charged first.
+    const switched = await hub.switchedPaymentMethods.pass();
+    if (switched) log.info('dunning_switched_payment_methods', { charged: switched });
+    progress();
     const summary = await hub.runDueRetries.execute();
     if (summary.attempted) log.info('dunning_attempts', { ...summary });
     progress();

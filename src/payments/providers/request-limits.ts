@@ -124,6 +124,37 @@ export interface SharedPlaces {
 /** Where the processes using one provider account keep its limits together (Redis: src/data-access/provider-limit-store.ts). */
 export interface SharedLimitStore {
   places(provider: string, apiUrl: string, credential: string, kind: keyof ProviderLimits): SharedPlaces;
+  /** One call on one resource under its own limit a minute, for every process (null: the store cannot say). */
+  spend?(provider: string, apiUrl: string, credential: string, resource: string, perMinute: number): Promise<{ allowed: boolean; retryInMs: number } | null>;
+}
+
+/**
+ * A provider's limit on calls about one resource (one wallet charge's reads, say), kept across every process through
+ * the shared store, and in this process alone while the store cannot answer. A call over it is not made: the caller
+ * hears at once that the provider would refuse it (429), and asks again later.
+ */
+export class ResourceBudget {
+  private readonly local = new Map<string, number[]>();
+
+  constructor(private readonly perMinute: number, private readonly account?: SharedAccount) {}
+
+  /** Whether one more call on `resource` may be made now, and if not, in how many ms. */
+  async spend(resource: string): Promise<{ allowed: boolean; retryInMs: number }> {
+    const shared = this.account?.store.spend
+      ? await this.account.store.spend(this.account.provider, this.account.apiUrl, this.account.credential, resource, this.perMinute).catch(() => null)
+      : null;
+    if (shared) return shared;
+    const now = Date.now();
+    const recent = (this.local.get(resource) ?? []).filter((at) => at > now - 60_000);
+    if (recent.length >= this.perMinute) {
+      this.local.set(resource, recent);
+      return { allowed: false, retryInMs: recent[0]! + 60_000 - now };
+    }
+    recent.push(now);
+    this.local.set(resource, recent);
+    if (this.local.size > 10_000) this.local.delete(this.local.keys().next().value as string);
+    return { allowed: true, retryInMs: 0 };
+  }
 }
 
 /** A provider account (its API and the credential it is known by) whose limits are kept in `store`. */

@@ -1,5 +1,5 @@
 import { PROVIDER_MAX_IN_FLIGHT, type ProviderFailure } from '../http-request';
-import { LimitedProvider, type ProviderLimits, type SharedLimitStore } from '../request-limits';
+import { LimitedProvider, ResourceBudget, type ProviderLimits, type SharedLimitStore } from '../request-limits';
 
 /**
  * Mobile wallet (Vipps MobilePay) client: Recurring API v3 and Webhooks API v1.
@@ -127,6 +127,11 @@ export class MobileWalletClient {
   private token: { value: string; refreshAt: number } | null = null;
   private tokenRequest: Promise<MobileWalletResult<string>> | null = null;
   private readonly provider: LimitedProvider;
+  /**
+   * The wallet's limits per resource, kept across the merchant's processes (the recurring guide's rate-limit table):
+   * FetchCharge 10 a minute per agreement and charge, ListCharges 10 a minute per agreement, CancelCharge 5 a minute.
+   */
+  private readonly budgets: { fetchCharge: ResourceBudget; listCharges: ResourceBudget; cancelCharge: ResourceBudget };
 
   constructor(options: MobileWalletClientOptions) {
     this.options = options;
@@ -134,7 +139,9 @@ export class MobileWalletClient {
     this.now = options.now ?? Date.now;
     const { shared } = options;
     // The rate is the merchant's (its serial number), whichever API keys are used.
-    this.provider = new LimitedProvider(MOBILE_WALLET_LIMITS, shared && { store: shared, provider: 'mobile_wallet', apiUrl: this.baseUrl, credential: options.merchantSerialNumber });
+    const account = shared && { store: shared, provider: 'mobile_wallet', apiUrl: this.baseUrl, credential: options.merchantSerialNumber };
+    this.provider = new LimitedProvider(MOBILE_WALLET_LIMITS, account);
+    this.budgets = { fetchCharge: new ResourceBudget(10, account), listCharges: new ResourceBudget(10, account), cancelCharge: new ResourceBudget(5, account) };
     this.systemHeaders = {
       'Vipps-System-Name': options.system?.name ?? 'shop-sidecar',
       'Vipps-System-Version': options.system?.version ?? '0.1.0',
@@ -148,7 +155,16 @@ export class MobileWalletClient {
   }
 
   getCharge(agreementId: string, chargeId: string): Promise<MobileWalletResult<MobileWalletCharge>> {
-    return this.call('GET', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges/${encodeURIComponent(chargeId)}`);
+    return this.within(this.budgets.fetchCharge, `fetch-charge ${agreementId}/${chargeId}`, 'GET', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges/${encodeURIComponent(chargeId)}`);
+  }
+
+  /** A call within its resource's limit a minute; over it, the wallet's 429 without asking the wallet. */
+  private async within<T>(budget: ResourceBudget, resource: string, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<MobileWalletResult<T>> {
+    const spent = await budget.spend(resource);
+    if (!spent.allowed) {
+      return { ok: false, kind: 'http', status: 429, message: `${method} ${path}: not asked, the wallet's limit a minute for ${resource.split(' ')[0]} is used up; again in ${Math.ceil(spent.retryInMs / 1000)} s` };
+    }
+    return this.call(method, path, body, extraHeaders);
   }
 
   /**
@@ -170,12 +186,12 @@ export class MobileWalletClient {
    */
   cancelCharge(agreementId: string, chargeId: string, idempotencyKey: string): Promise<MobileWalletResult<null>> {
     if (!isValidIdempotencyKey(idempotencyKey)) throw new RangeError('Idempotency-Key must be 1-40 characters without # ? / \\');
-    return this.call('DELETE', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges/${encodeURIComponent(chargeId)}`, undefined, { 'Idempotency-Key': idempotencyKey });
+    return this.within(this.budgets.cancelCharge, `cancel-charge ${agreementId}/${chargeId}`, 'DELETE', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges/${encodeURIComponent(chargeId)}`, undefined, { 'Idempotency-Key': idempotencyKey });
   }
 
   /** GET /recurring/v3/agreements/{agreementId}/charges?status=…: the agreement's charges in that status, whoever created them. */
   listCharges(agreementId: string, status: MobileWalletChargeStatus): Promise<MobileWalletResult<MobileWalletCharge[]>> {
-    return this.call('GET', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges?status=${encodeURIComponent(status)}`);
+    return this.within(this.budgets.listCharges, `list-charges ${agreementId}`, 'GET', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges?status=${encodeURIComponent(status)}`);
   }
 
   /** POST /webhooks/v1/webhooks. The secret is returned only here, once: store it. */
