@@ -82,8 +82,10 @@ export class DunningDeadlines {
     const ended = await this.deps.orders.transaction(async (db) => {
       const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
       if (found?.status !== 'OPEN') return false;
-      // A charge planned or under way (the customer's new method) is waited for: its answer decides.
-      if ((await this.deps.retries.list({ orderId: found.orderId }, db)).some((retry) => retry.status === 'PENDING' || retry.status === 'PROCESSING')) return false;
+      // The charge with the customer's new method, planned or under way, is waited for: its answer decides. Whatever
+      // else is planned ends here with the case.
+      const waiting = (retry: { status: string; plan: string }) => retry.status === 'PROCESSING' || (retry.status === 'PENDING' && retry.plan === 'new_method');
+      if ((await this.deps.retries.list({ orderId: found.orderId }, db)).some(waiting)) return false;
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
       const words = orderNoteWords(settings);

@@ -215,3 +215,71 @@ test.serial('A cancel answered 202 that the wallet never enacts: the wallet take
   const meta = await q(`SELECT meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'taken_after_cancel'`, [taken.id]);
   t.is(meta.length, 1);
 });
+
+/** A card renewal declined hard on the subscription's own card (`_reepay_token`): the customer is asked for a new one. */
+async function hardDeclinedCardRenewal() {
+  serial += 1;
+  const customer = `cust-ledger-${serial}`;
+  const oldCard = `ca-old-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now, meta: { _reepay_token: oldCard } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+  card.setPaymentMethod(oldCard, { customer, state: 'failed' });
+  card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'credit_card_expired', error_state: 'hard_declined' });
+  if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
+  await heldByWooCommerce(orderId, subscriptionId);
+  return { orderId, subscriptionId, customer };
+}
+const switchCard = (subscriptionId: number, token: string) => q(`UPDATE ${shop.prefix}postmeta SET meta_value = ? WHERE post_id = ? AND meta_key = '_reepay_token'`, [token, subscriptionId]);
+const caseOf = async (orderId: number) => (await q(`SELECT status, recovered_by, deadline_at FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]))[0];
+const cancellationsOf = async (subscriptionId: number) => q(`SELECT id FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'subscription_cancel_after_dunning'`, [subscriptionId]);
+
+test.serial('A new card whose webhook comes before WooCommerce switches the subscription to it: charged once when the switch is seen, and the case recovered', async (t) => {
+  const { orderId, subscriptionId, customer } = await hardDeclinedCardRenewal();
+  const newCard = `ca-new-${serial}`;
+  card.setPaymentMethod(newCard, { customer, state: 'active' });
+  t.is(await cardWebhook({ event_type: 'customer_payment_method_added', customer, payment_method: newCard }), 'PROCESSED');
+  await tickAfter(MINUTE);
+  t.is(cardChargesOf(orderId).length, 0, 'the subscription still names the failed card');
+
+  // The customer's browser comes back: the gateway's plugin switches the subscription's card.
+  advance(30_000);
+  await switchCard(subscriptionId, newCard);
+  await tickAfter(MINUTE);
+  const charges = cardChargesOf(orderId);
+  t.is(charges.length, 1);
+  t.like(charges[0].json, { source: newCard, settle: true });
+  t.like(await caseOf(orderId), { status: 'RECOVERED', recovered_by: 'new_payment_method' });
+  await tickAfter(HOUR);
+  t.is(cardChargesOf(orderId).length, 1, 'charged once');
+});
+
+test.serial('A card already saved, chosen by the customer without any event from the gateway, is charged once', async (t) => {
+  const { orderId, subscriptionId, customer } = await hardDeclinedCardRenewal();
+  const saved = `ca-saved-${serial}`;
+  card.setPaymentMethod(saved, { customer, state: 'active' });
+  await switchCard(subscriptionId, saved);
+  await tickAfter(MINUTE);
+  t.is(cardChargesOf(orderId).length, 1);
+  t.like(cardChargesOf(orderId)[0].json, { source: saved });
+  t.like(await caseOf(orderId), { status: 'RECOVERED' });
+});
+
+test.serial('At the deadline, a card switched to since the failure is charged instead of the subscription being cancelled; its decline then ends the case', async (t) => {
+  const { orderId, subscriptionId, customer } = await hardDeclinedCardRenewal();
+  const deadline = new Date(`${String((await caseOf(orderId)).deadline_at).replace(' ', 'T')}Z`);
+  const newCard = `ca-late-${serial}`;
+  card.setPaymentMethod(newCard, { customer, state: 'active' });
+  // Switched in the last minute before the deadline, found by the deadline's own look.
+  now = new Date(deadline.getTime() - 1000);
+  await switchCard(subscriptionId, newCard);
+  card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
+  now = new Date(deadline.getTime() + 1000);
+  await hub.dunningDeadlines.execute();
+  t.is((await cancellationsOf(subscriptionId)).length, 0, 'not cancelled while the new card is charged');
+  await worker.tick();
+  t.is(cardChargesOf(orderId).length, 1);
+  t.like(cardChargesOf(orderId)[0].json, { source: newCard });
+  await tickAfter(2 * MINUTE);
+  t.like(await caseOf(orderId), { status: 'LOST' });
+  t.is((await cancellationsOf(subscriptionId)).length, 1);
+});
