@@ -8,7 +8,7 @@ import { providerSetup } from '../payments/providers/configured';
 import { noWooCommerce } from './shop-preflight';
 import { closeRedis, connectRedis } from '../data-access/redis';
 import { silentLogger } from '../logger';
-import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
+import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_OPTIONAL_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
 import { within } from '../shared/within';
 import type { OpenRefusal } from '../data-access/provider-refusal-repository';
 import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
@@ -231,7 +231,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
     const settings = read.value;
     const ours = settings.urls.filter((url) => url.replace(/\/+$/, '').endsWith(CARD_GATEWAY_WEBHOOK_PATH));
     const expectedOrigin = config.mobileWallet.webhookUrl ? new URL(config.mobileWallet.webhookUrl).origin : null;
-    const needed = [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS];
+    const needed = [...CARD_GATEWAY_INVOICE_EVENTS, ...CARD_GATEWAY_PAYMENT_METHOD_EVENTS].filter((event) => !CARD_GATEWAY_OPTIONAL_EVENTS.includes(event));
     const missingEvents = settings.event_types?.length ? needed.filter((event) => !settings.event_types!.includes(event)) : [];
     const problems = [
       ...(settings.disabled ? ['webhooks are disabled at the gateway'] : []),

@@ -6,7 +6,7 @@ import { SUSPENSION_COUNT_META } from '../shop/subscription';
 import { gmtDateTime } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
-import { chargeMethodKey, newMethodKey } from '../dunning/dunning';
+import { chargeMethodKey, newMethodKey } from './method-keys';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import { SCHEDULE_RETRY, type PaymentEvents } from './payment-events';
 

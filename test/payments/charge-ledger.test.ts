@@ -283,3 +283,17 @@ test.serial('At the deadline, a card switched to since the failure is charged in
   t.like(await caseOf(orderId), { status: 'LOST' });
   t.is((await cancellationsOf(subscriptionId)).length, 1);
 });
+
+test.serial('A card charge cancelled at the gateway: its invoice_cancelled is read back, the payment and the ledger\'s charge close as cancelled, and the plan may charge again', async (t) => {
+  const { orderId } = await failedCardRenewal();
+  // An asynchronous method: the gateway holds the charge pending.
+  card.queueChargeOutcome({ kind: 'pending' });
+  await tickAfter(12 * HOUR);
+  const [open] = await chargesOf(orderId);
+  t.like(open, { state: 'OPEN' });
+  card.setCharge(open.external_id, { state: 'cancelled', amount: 14900, currency: 'DKK' });
+  card.setInvoice(open.external_id, { state: 'cancelled', amount: 14900, currency: 'DKK' });
+  t.is(await cardWebhook({ event_type: 'invoice_cancelled', invoice: open.external_id }), 'PROCESSED');
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
+  t.is((await paymentsOf(orderId)).find((p) => p.external_id === open.external_id)?.status, 'CANCELED');
+});

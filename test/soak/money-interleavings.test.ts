@@ -54,6 +54,8 @@ type Command =
   | { kind: 'enact_cancels' }
   | { kind: 'wallet_takes_due'; webhook: 'on_time' | 'doubled' | 'never' }
   | { kind: 'customer_fixes' }
+  | { kind: 'new_card'; webhook: 'before_switch' | 'after_switch' | 'none' }
+  | { kind: 'refuse_next' }
   | { kind: 'paid_in_shop' }
   | { kind: 'order_cancelled' };
 
@@ -70,11 +72,13 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'enact_cancels' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('wallet_takes_due' as const), webhook: fc.constantFrom('on_time' as const, 'doubled' as const, 'never' as const) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'customer_fixes' as const }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('new_card' as const), webhook: fc.constantFrom('before_switch' as const, 'after_switch' as const, 'none' as const) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'refuse_next' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'paid_in_shop' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'order_cancelled' as const }) },
 );
-interface Scenario { provider: 'card_gateway' | 'mobile_wallet'; commands: Command[] }
-const scenario: fc.Arbitrary<Scenario> = fc.record({ provider: fc.constantFrom('card_gateway' as const, 'mobile_wallet' as const), commands: fc.array(command, { minLength: 3, maxLength: 14 }) });
+interface Scenario { provider: 'card_gateway' | 'mobile_wallet'; decline: 'soft' | 'hard'; commands: Command[] }
+const scenario: fc.Arbitrary<Scenario> = fc.record({ provider: fc.constantFrom('card_gateway' as const, 'mobile_wallet' as const), decline: fc.constantFrom('soft' as const, 'hard' as const), commands: fc.array(command, { minLength: 3, maxLength: 14 }) });
 
 function env() {
   return shop.config({
@@ -90,7 +94,10 @@ function env() {
 test.before(async () => {
   shop = await createTestShop('money_interleavings', { hpos: false });
   card = new FakeCardGateway();
-  wallet = new FakeMobileWallet({ now: clock });
+  // The wallet's clock is the test's, plus the real time gone by: its limits a minute count real calls over real
+  // minutes, as the service's own limiter does, while due dates follow the test's jumps.
+  const startedAt = Date.now();
+  wallet = new FakeMobileWallet({ now: () => new Date(now.getTime() + (Date.now() - startedAt)) });
   await Promise.all([card.start(), wallet.start()]);
   manager = await createStaffUser(shop, { login: 'ivar.interleave', displayName: 'Ivar Interleave', roles: ['shop_manager'] });
   hub = await openHub(env(), clock);
@@ -112,17 +119,18 @@ test.after.always(async () => {
 let serial = 0;
 
 /** One failed renewal as WooCommerce leaves it (the order failed, the subscription on hold) and the service heard it. */
-async function failedRenewal(provider: 'card_gateway' | 'mobile_wallet') {
+async function failedRenewal(provider: 'card_gateway' | 'mobile_wallet', decline: 'soft' | 'hard') {
   serial += 1;
   if (provider === 'card_gateway') {
     const customer = `cust-money-${serial}`;
-    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now });
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now, meta: { _reepay_token: `ca-money-${serial}` } });
     const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
-    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'insufficient_funds', error_state: 'soft_declined' });
-    card.setPaymentMethod(`ca-money-${serial}`, { customer, state: 'active' });
+    const [error, errorState] = decline === 'hard' ? ['credit_card_expired', 'hard_declined'] : ['insufficient_funds', 'soft_declined'];
+    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error, error_state: errorState });
+    card.setPaymentMethod(`ca-money-${serial}`, { customer, state: decline === 'hard' ? 'failed' : 'active' });
     await processCardGatewayEvent(hub, { event_type: 'invoice_failed', invoice: `order-${orderId}` }, card.webhookSecret);
     await held(orderId, subscriptionId);
-    return { orderId, subscriptionId, agreementId: null as string | null };
+    return { orderId, subscriptionId, agreementId: null as string | null, customer };
   }
   const agreementId = `agr-money-${serial}`;
   const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
@@ -131,7 +139,7 @@ async function failedRenewal(provider: 'card_gateway' | 'mobile_wallet') {
   wallet.setCharge(agreementId, `chr-money-${serial}`, { status: 'FAILED' });
   await deliver({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-money-${serial}` });
   await held(orderId, subscriptionId);
-  return { orderId, subscriptionId, agreementId };
+  return { orderId, subscriptionId, agreementId, customer: null as string | null };
 }
 
 async function held(orderId: number, subscriptionId: number) {
@@ -159,7 +167,8 @@ async function run(input: Scenario): Promise<void> {
   card.clearFaults();
   wallet.clearFaults();
   wallet.enactAcceptedCancels();
-  const renewal = await failedRenewal(input.provider);
+  const renewal = await failedRenewal(input.provider, input.decline);
+  let newCard: string | null = null;
   const { orderId } = renewal;
   const session: { value: StaffSession | null } = { value: null };
   const asManager = async (path: string) => {
@@ -210,6 +219,20 @@ async function run(input: Scenario): Promise<void> {
       case 'customer_fixes':
         if (renewal.agreementId) wallet.setAgreementCard(renewal.agreementId, 'good');
         break;
+      case 'new_card': {
+        if (!renewal.customer) break;
+        newCard = `ca-money-new-${serial}-${Math.round(Math.random() * 1e6)}`;
+        card.setPaymentMethod(newCard, { customer: renewal.customer, state: 'active' });
+        const told = () => processCardGatewayEvent(hub, { event_type: 'customer_payment_method_added', customer: renewal.customer!, payment_method: newCard! }, card.webhookSecret);
+        if (step.webhook === 'before_switch') await told();
+        await q(`UPDATE ${shop.prefix}postmeta SET meta_value = ? WHERE post_id = ? AND meta_key = '_reepay_token'`, [newCard, renewal.subscriptionId]);
+        if (step.webhook === 'after_switch') await told();
+        break;
+      }
+      case 'refuse_next':
+        if (renewal.agreementId) wallet.queueChargeOutcome({ kind: 'http', status: 400, problem: 'validation-error', detail: 'Input validation failed' });
+        else card.queueChargeOutcome({ kind: 'http', status: 400, code: 12, error: 'invalid_request' });
+        break;
       case 'cancel_202':
         wallet.acceptNextCancels(1);
         break;
@@ -246,6 +269,13 @@ async function run(input: Scenario): Promise<void> {
   const charges = serviceCharges(renewal);
   const taken = charges.filter((charge) => ['settled', 'authorized', 'CHARGED', 'RESERVED'].includes(charge.state));
   if (taken.length > 1) throw new Error(`renewal ${orderId}: ${taken.length} charges of the service's took money: ${JSON.stringify(charges)}`);
+  // The customer who acted is not lost: a new active card the subscription was switched to, in a renewal not ended
+  // otherwise, is charged before any cancellation.
+  if (newCard && !ended) {
+    const cancelled = await q(`SELECT id FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'subscription_cancel_after_dunning'`, [renewal.subscriptionId]);
+    const chargedOnIt = card.requestsTo('POST', '/v1/charge').some((r) => (r.json as { source?: string } | null)?.source === newCard);
+    if (cancelled.length && !chargedOnIt) throw new Error(`renewal ${orderId}: subscription cancelled though the customer switched to ${newCard}, never charged`);
+  }
   if (ended && renewal.agreementId) {
     const open = charges.filter((charge) => ['PENDING', 'DUE'].includes(charge.state));
     if (open.length) {

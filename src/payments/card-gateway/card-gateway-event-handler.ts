@@ -6,7 +6,8 @@ import type { ShopSettings, ShopSettingsRepository } from '../../data-access/sho
 import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentRecorder } from '../payment-recorder';
-import { newMethodKey, type Dunning } from '../../dunning/dunning';
+import type { Dunning } from '../../dunning/dunning';
+import { newMethodKey } from '../method-keys';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
@@ -44,6 +45,8 @@ type Unit = (work: (db: Executor) => Promise<EventOutcome>) => Promise<EventOutc
 const CONFIRMING_STATES: Partial<Record<CardGatewayInvoiceEvent['eventType'], { to: PaymentStatus; states: CardGatewayInvoiceState[] }>> = {
   invoice_authorized: { to: 'AUTHORIZED', states: ['authorized', 'settled'] },
   invoice_settled: { to: 'CAPTURED', states: ['settled'] },
+  // The charge cancelled at the gateway: never taken. Its payment (and the ledger's charge) closes as CANCELED.
+  invoice_cancelled: { to: 'CANCELED', states: ['cancelled'] },
 };
 
 /**

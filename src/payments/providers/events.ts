@@ -24,7 +24,12 @@ export const CARD_GATEWAY_INVOICE_EVENTS = [
   'invoice_failed',
   'invoice_refund',
   'invoice_refund_failed',
+  // A charge the gateway cancelled (ours, cancelled by the service or at the gateway): read back and closed.
+  'invoice_cancelled',
 ] as const;
+
+/** Invoice events the service reads back when told, and also finds on its own (the ledger reads an open charge back). */
+export const CARD_GATEWAY_OPTIONAL_EVENTS: readonly string[] = ['invoice_cancelled'];
 
 export const CARD_GATEWAY_PAYMENT_METHOD_EVENTS = [
   'customer_payment_method_added',
