@@ -1,7 +1,7 @@
-// ava configuration for `npm run soak:money` (test/soak): randomised interleavings of what can happen to a failed
-// renewal, run against the strict fakes, MariaDB and Redis. The main `npm test` leaves them out (see the README).
+// ava configuration for `npm run soak:money`: the money interleavings (test/payments/money-interleavings.test.ts),
+// more of them than `npm test` runs, from a random seed (MONEY_SEED, MONEY_RUNS, MONEY_SOAK_SECONDS).
 module.exports = {
-  files: ['dist/test/soak/**/*.test.js'],
-  timeout: '30m',
+  files: ['dist/test/payments/money-interleavings.test.js'],
+  timeout: '60m',
   workerThreads: false,
 };

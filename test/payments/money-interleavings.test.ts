@@ -16,9 +16,9 @@ import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUs
 // the wallet taking due charges on its own, its webhooks on time, doubled or never sent, the renewal paid in the
 // shop or cancelled, the clock moved on), against the strict fakes, MariaDB and Redis. After each run, at the fakes:
 // at most one charge of the service's took money for the renewal, and none is still open at the wallet once the
-// renewal is paid or cancelled, or dunning stopped. `npm run soak:money` runs MONEY_RUNS runs (200), or for
-// MONEY_SOAK_SECONDS. Not yet in `npm test`: it still finds a wallet charge left due after the renewal was paid in the
-// shop (the worker's pass does not yet cancel it in every interleaving), which must be fixed first.
+// renewal is paid or cancelled, or dunning stopped; a subscription whose customer switched to a new card is not
+// cancelled before that card is charged. `npm test` (and so CI) runs a fixed set: MONEY_RUNS (200) runs from the
+// seed 20261128. `npm run soak:money` runs more from a random seed: MONEY_RUNS of them, or for MONEY_SOAK_SECONDS.
 // A failure prints the seed and path that replay it: MONEY_SEED=<seed> MONEY_PATH=<path> npx ava <this file>.
 
 const MINUTE = 60_000;
@@ -28,6 +28,7 @@ const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mo
 const WALLET_SECRET = 'wallet-secret-interleavings';
 const RUNS = Number(process.env.MONEY_RUNS ?? 200);
 const SOAK_SECONDS = Number(process.env.MONEY_SOAK_SECONDS ?? 0);
+const FIXED_SEED = 20261128;
 
 let shop: TestShop;
 let card: FakeCardGateway;
@@ -66,7 +67,8 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'stop_dunning' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'payment_link' as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'lose_next_create' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('provider_down' as const), status: fc.constantFrom(500 as const, 429 as const) }) },
+  // A 429 costs the service's own pauses before it gives up (1, 2 and 4 s): rarer than a 500.
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('provider_down' as const), status: fc.constantFrom(500 as const, 500 as const, 500 as const, 429 as const) }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'decline_next' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'cancel_202' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'enact_cancels' as const }) },
@@ -168,18 +170,23 @@ async function run(input: Scenario): Promise<void> {
   wallet.clearFaults();
   wallet.enactAcceptedCancels();
   const renewal = await failedRenewal(input.provider, input.decline);
-  let newCard: string | null = null;
+
   const { orderId } = renewal;
   const session: { value: StaffSession | null } = { value: null };
   const asManager = async (path: string) => {
     session.value ??= await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
     return request(api.url, 'POST', `/payment-hub/v1/orders/${orderId}/${path}`, { headers: session.value.headers, body: {} });
   };
-  let ended = false;
+  const state = { ended: false, newCard: null as string | null };
   const trace = process.env.MONEY_TRACE === '1';
   if (trace) console.log(`run: renewal ${orderId} (${input.provider})`);
   for (const step of input.commands) {
     if (trace) console.log(`  ${now.toISOString()} ${JSON.stringify(step)}`);
+    const stepStarted = Date.now();
+    await perform(step);
+    if (trace && Date.now() - stepStarted > 2000) console.log(`    took ${Date.now() - stepStarted} ms`);
+  }
+  async function perform(step: Command): Promise<void> {
     switch (step.kind) {
       case 'tick':
         await workers[step.worker].tick();
@@ -196,7 +203,7 @@ async function run(input: Scenario): Promise<void> {
       case 'stop_dunning': {
         const answer = await asManager('stop-dunning');
         if (answer.status >= 500) throw new Error(`stop dunning answered ${answer.status}: ${answer.text}`);
-        if (answer.status === 200) ended = true;
+        if (answer.status === 200) state.ended = true;
         break;
       }
       case 'payment_link': {
@@ -221,9 +228,10 @@ async function run(input: Scenario): Promise<void> {
         break;
       case 'new_card': {
         if (!renewal.customer) break;
-        newCard = `ca-money-new-${serial}-${Math.round(Math.random() * 1e6)}`;
+        const newCard = `ca-money-new-${serial}-${Math.round(Math.random() * 1e6)}`;
+        state.newCard = newCard;
         card.setPaymentMethod(newCard, { customer: renewal.customer, state: 'active' });
-        const told = () => processCardGatewayEvent(hub, { event_type: 'customer_payment_method_added', customer: renewal.customer!, payment_method: newCard! }, card.webhookSecret);
+        const told = () => processCardGatewayEvent(hub, { event_type: 'customer_payment_method_added', customer: renewal.customer!, payment_method: newCard }, card.webhookSecret);
         if (step.webhook === 'before_switch') await told();
         await q(`UPDATE ${shop.prefix}postmeta SET meta_value = ? WHERE post_id = ? AND meta_key = '_reepay_token'`, [newCard, renewal.subscriptionId]);
         if (step.webhook === 'after_switch') await told();
@@ -249,14 +257,16 @@ async function run(input: Scenario): Promise<void> {
       }
       case 'paid_in_shop':
         await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-processing' WHERE ID = ? AND post_status IN ('wc-failed', 'wc-pending')`, [orderId]);
-        ended = true;
+        state.ended = true;
         break;
       case 'order_cancelled':
         await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ? AND post_status IN ('wc-failed', 'wc-pending')`, [orderId]);
-        ended = true;
+        state.ended = true;
         break;
     }
   }
+  const { ended } = state;
+  const newCard = state.newCard;
   // The run's faults end; the workers settle what is open for a few passes, a few minutes apart, the wallet
   // enacting the cancels it accepted meanwhile ("will likely succeed").
   card.clearFaults();
@@ -283,11 +293,18 @@ async function run(input: Scenario): Promise<void> {
       throw new Error(`renewal ${orderId} ended, yet the wallet still holds the service's charge: ${JSON.stringify(open)}; the ledger: ${JSON.stringify(ledger)}`);
     }
   }
+  // The renewal is done with: staff stop its dunning and WooCommerce cancels it, so that the next runs' passes
+  // do not carry it (each pass looks at every open case and charge).
+  const stopped = await asManager('stop-dunning');
+  if (stopped.status >= 500) throw new Error(`stop dunning answered ${stopped.status}: ${stopped.text}`);
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID IN (?, ?)`, [orderId, renewal.subscriptionId]);
 }
 
 test.serial(`One renewal, one payment: ${RUNS} randomised interleavings of workers, staff, webhooks and provider faults`, async (t) => {
   t.timeout(SOAK_SECONDS ? (SOAK_SECONDS + 600) * 1000 : 30 * 60_000);
-  const seed = process.env.MONEY_SEED === undefined ? Date.now() % 2_147_483_647 : Number(process.env.MONEY_SEED);
+  // A fixed set unless asked for another: the same runs in every CI run.
+  const asked = process.env.MONEY_SEED ?? String(FIXED_SEED);
+  const seed = asked === 'random' ? Date.now() % 2_147_483_647 : Number(asked);
   const started = Date.now();
   const parameters: fc.Parameters<[Scenario]> = {
     seed, numRuns: SOAK_SECONDS ? Number.MAX_SAFE_INTEGER : RUNS, endOnFailure: true,
@@ -299,7 +316,7 @@ test.serial(`One renewal, one payment: ${RUNS} randomised interleavings of worke
   if (details.failed) {
     t.fail(`failed after ${details.numRuns} runs: ${String(details.errorInstance ?? '')}\n`
       + `counterexample: ${JSON.stringify(details.counterexample)}\n`
-      + `replay: npm run build && MONEY_SEED=${seed} MONEY_PATH=${details.counterexamplePath} npx ava dist/test/soak/money-interleavings.test.js`);
+      + `replay: npm run build && MONEY_SEED=${seed} MONEY_PATH=${details.counterexamplePath} npx ava dist/test/payments/money-interleavings.test.js`);
   } else {
     t.pass();
   }
