@@ -1,6 +1,7 @@
 import type { Provider } from '../../entities';
 import type { Executor } from '../data-access/transaction';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { PaymentRecord } from '../data-access/payment-repository';
 
 /** Fired when a renewal payment ends FAILED (SPEC 6.3); schedules the next dunning attempt. */
 export const SCHEDULE_RETRY = 'payments-hub/payments/schedule-retry';
@@ -23,11 +24,38 @@ export interface ScheduleRetryEvent {
   now: Date;
 }
 
-interface EventMap {
-  [SCHEDULE_RETRY]: ScheduleRetryEvent;
+/** Fired when a payment method is saved where failed renewals may wait for one; listeners answer how many they charge again with it. */
+export const PAYMENT_METHOD_SAVED = 'payments-hub/payments/payment-method-saved';
+
+export interface PaymentMethodSavedEvent {
+  /** Where it was saved (see method-keys.ts). */
+  methodKey: string;
+  /** The card or the agreement. */
+  method: string;
+  settings: ShopSettings;
+  now: Date;
 }
 
-type Listener<K extends keyof EventMap> = (event: EventMap[K], db: Executor) => Promise<void>;
+/** Fired when a renewal's payment is reserved or taken. */
+export const RENEWAL_PAID = 'payments-hub/payments/renewal-paid';
+
+export interface RenewalPaidEvent {
+  payment: PaymentRecord;
+  /** The payment's meta (what says who made it), read when a listener needs it. */
+  meta: () => Promise<Record<string, string>>;
+  /** Set when reconciliation found the payment by asking the provider. */
+  via: 'reconciliation' | undefined;
+  now: Date;
+}
+
+interface EventMap {
+  [SCHEDULE_RETRY]: ScheduleRetryEvent;
+  [PAYMENT_METHOD_SAVED]: PaymentMethodSavedEvent;
+  [RENEWAL_PAID]: RenewalPaidEvent;
+}
+
+/** A listener; a number it answers is added up for the emitter (how many renewals it acted on). */
+type Listener<K extends keyof EventMap> = (event: EventMap[K], db: Executor) => Promise<number | void>;
 
 /**
  * The service's internal events. Listeners run inside the emitter's transaction, so an event and
@@ -40,7 +68,13 @@ export class PaymentEvents {
     this.listeners.set(name, [...(this.listeners.get(name) ?? []), listener as Listener<keyof EventMap>]);
   }
 
-  async emit<K extends keyof EventMap>(name: K, event: EventMap[K], db: Executor): Promise<void> {
-    for (const listener of this.listeners.get(name) ?? []) await listener(event, db);
+  /** Runs every listener in `db`'s transaction, in order; the sum of what they answered. */
+  async emit<K extends keyof EventMap>(name: K, event: EventMap[K], db: Executor): Promise<number> {
+    let total = 0;
+    for (const listener of this.listeners.get(name) ?? []) {
+      const answered = await listener(event, db);
+      if (typeof answered === 'number') total += answered;
+    }
+    return total;
   }
 }

@@ -6,8 +6,7 @@ import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
 import type { RenewalPaymentCompletion } from './payment-completion';
-import type { Dunning } from '../dunning/dunning';
-import type { UnwantedCharges } from './unwanted-charges';
+import { RENEWAL_PAID, type PaymentEvents } from './payment-events';
 import type { ChargeLedger } from './charge-ledger';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTimeMs } from '../shop/shop-time';
@@ -42,8 +41,7 @@ export class PaymentRecorder {
     private readonly renewals: RenewalPaymentCompletion,
     private readonly changes: WooCommerceChangeRepository,
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
-    private readonly dunning: Pick<Dunning, 'onPaid'>,
-    private readonly unwanted?: Pick<UnwantedCharges, 'onOrderPaid'>,
+    private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly ledger?: Pick<ChargeLedger, 'onPaymentMoved' | 'withdraw'>,
   ) {}
 
@@ -60,9 +58,9 @@ export class PaymentRecorder {
     if (PAID.includes(to) && payment.orderId !== null) {
       // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
       await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
-      await this.dunning.onPaid(db, payment, () => this.payments.meta(payment.id, db), details.via, now);
-      // One renewal, one payment: what else the service asked the providers to take for it is cancelled.
-      await this.unwanted?.onOrderPaid(db, payment, now);
+      await this.events.emit(RENEWAL_PAID, { payment, meta: () => this.payments.meta(payment.id, db), via: details.via, now }, db);
+      // One renewal, one payment: what else the service asked the providers to take for it is cancelled (the ledger's
+      // open charge here; the payments still open, by UnwantedCharges, which hears RENEWAL_PAID).
       await this.ledger?.withdraw(db, payment.orderId, 'order_paid', now);
     }
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {

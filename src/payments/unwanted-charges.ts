@@ -44,10 +44,8 @@ export class UnwantedCharges {
     mobileWallet: MobileWalletClient;
     log: Logger;
     clock: () => Date;
+    recorder: Pick<PaymentRecorder, 'move'>;
   }) {}
-
-  /** Set once the recorder exists (it calls back here when a payment is paid). */
-  recorder: PaymentRecorder | null = null;
 
   /**
    * Inside the transaction that records `paid` as paid: each other charge of its order still open at the
@@ -137,7 +135,7 @@ export class UnwantedCharges {
     const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
     await this.deps.orderWrites.transaction(async (db) => {
       const locked = await payments.lock(db, payment.provider, payment.externalId);
-      if (locked && locked.status === null) await this.recorder?.move(db, locked, 'CANCELED', settings, now);
+      if (locked && locked.status === null) await this.deps.recorder.move(db, locked, 'CANCELED', settings, now);
       await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
       await this.deps.orderWrites.addNote(db, payment.orderId!, note, settings, now);
     });

@@ -22,7 +22,7 @@ import { MobileWalletEventHandler } from '../../payments/mobile-wallet/mobile-wa
 import { ReceiveMobileWalletWebhook } from '../../payments/mobile-wallet/receive-webhook.use-case';
 import { OrderLinks } from '../../payments/order-links';
 import { RenewalPaymentCompletion } from '../../payments/payment-completion';
-import { PaymentEvents, SCHEDULE_RETRY } from '../../payments/payment-events';
+import { PAYMENT_METHOD_SAVED, PaymentEvents, RENEWAL_PAID, SCHEDULE_RETRY } from '../../payments/payment-events';
 import { PaymentRecorder } from '../../payments/payment-recorder';
 import { CardGatewayClient } from '../../payments/providers/card-gateway/client';
 import { MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
@@ -30,7 +30,7 @@ import { ReconciliationRepository } from '../../data-access/reconciliation-repos
 import { RedisProviderLimits } from '../../data-access/provider-limit-store';
 import { buildReconciler } from '../../reconciliation/wiring';
 import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
-import { ShowOrderPayments } from '../../payments/order-payments.use-case';
+import { ShowOrderPayments } from '../../dunning/order-payments.use-case';
 import { CardExpiryReminderRepository } from '../../data-access/card-expiry-reminder-repository';
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
 import { UnwantedCharges } from '../../payments/unwanted-charges';
@@ -79,22 +79,26 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const events = new PaymentEvents();
   const dunningCases = new DunningCaseRepository(dataSource);
   const dunning = new Dunning({ cases: dunningCases, retries, orders: orderWrites, changes, planSeconds: config.dunningPlanSeconds, config: config.dunning, log });
+  // Payments tell dunning what happened; dunning decides what to do about it.
   events.on(SCHEDULE_RETRY, (event, db) => dunning.onFailedRenewal(event, db));
+  events.on(PAYMENT_METHOD_SAVED, (event, db) => dunning.onNewPaymentMethod(db, event));
+  events.on(RENEWAL_PAID, (event, db) => dunning.onPaid(db, event.payment, event.meta, event.via, event.now));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
-  const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock });
   const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, log, clock });
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, dunning, unwantedCharges, ledger);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, events, ledger);
+  const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
+  // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
+  events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
   const settleOpenCharges = new SettleOpenCharges({ ledger, orders, orderWrites, payments, retries, recorder, settings, log, clock });
-  unwantedCharges.recorder = recorder;
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
-  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, dunning, clock);
+  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, events, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
   const reconciliation = buildReconciler({
     config, cardGateway, mobileWallet, repository: new ReconciliationRepository(dataSource), orders, settings, log, clock,
-    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, dunning, clock, 'reconciliation'),
-    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, dunning, clock, 'reconciliation'),
+    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, events, clock, 'reconciliation'),
+    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, events, clock, 'reconciliation'),
     unwanted: unwantedCharges,
   });
 
@@ -137,7 +141,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
-      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, dunning, clock), log),
+      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, events, clock), log),
     runDueRetries,
     /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
     ledger, settleOpenCharges,

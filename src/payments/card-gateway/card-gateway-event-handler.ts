@@ -6,7 +6,7 @@ import type { ShopSettings, ShopSettingsRepository } from '../../data-access/sho
 import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentRecorder } from '../payment-recorder';
-import type { Dunning } from '../../dunning/dunning';
+import { PAYMENT_METHOD_SAVED, type PaymentEvents } from '../payment-events';
 import { newMethodKey } from '../method-keys';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } from '../providers/card-gateway/client';
@@ -63,7 +63,7 @@ export class CardGatewayEventHandler {
     private readonly recorder: PaymentRecorder,
     private readonly changes: WooCommerceChangeRepository,
     private readonly settings: ShopSettingsRepository,
-    private readonly dunning: Pick<Dunning, 'onNewPaymentMethod'>,
+    private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly clock: () => Date = () => new Date(),
     /** Set on reconciliation's handler: what it finds was found by asking the provider. */
     private readonly via?: 'reconciliation',
@@ -199,7 +199,7 @@ export class CardGatewayEventHandler {
       if (agreement.status === 'DISABLED' && agreement.disableReason === 'CANCELED') return skipped('unsupported event customer_payment_method_reactivated; a deleted card is not used again');
       await this.payments.updateAgreement(db, agreement.id, { status: 'ACTIVE', disableReason: null, paymentMethod }, gmtDateTimeMs(now));
       const methodKey = newMethodKey('card_gateway', { customer_handle: customer ?? undefined }, 0);
-      const renewals = methodKey ? await this.dunning.onNewPaymentMethod(db, { methodKey, method: paymentMethod, settings, now }) : 0;
+      const renewals = methodKey ? await this.events.emit(PAYMENT_METHOD_SAVED, { methodKey, method: paymentMethod, settings, now }, db) : 0;
       return skipped(`unsupported event customer_payment_method_reactivated; card ${paymentMethod} read back active and used again${renewals ? `: ${renewals} failed renewal(s) charged again with it` : ''}`);
     });
   }
@@ -229,7 +229,7 @@ export class CardGatewayEventHandler {
       if (rule.disable) return processed(`agreement disabled (${rule.disable})`);
       // A new card where failed renewals wait for one: each is charged with it at once.
       const methodKey = newMethodKey('card_gateway', { customer_handle: customer ?? undefined }, 0);
-      const renewals = methodKey ? await this.dunning.onNewPaymentMethod(db, { methodKey, method: event.paymentMethod, settings, now }) : 0;
+      const renewals = methodKey ? await this.events.emit(PAYMENT_METHOD_SAVED, { methodKey, method: event.paymentMethod, settings, now }, db) : 0;
       return processed(renewals ? `agreement activated; ${renewals} failed renewal(s) charged again with it` : 'agreement activated');
     });
   }

@@ -4,9 +4,8 @@ import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentFailure } from '../failed-payment-handling';
-import type { Dunning } from '../../dunning/dunning';
+import { PAYMENT_METHOD_SAVED, type PaymentEvents } from '../payment-events';
 import { newMethodKey } from '../method-keys';
-import { decideOnDecline } from '../../dunning/decline-policy';
 import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
 import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
@@ -33,18 +32,6 @@ const AGREEMENT_EVENTS: Record<MobileWalletAgreementEvent['eventType'], { disabl
   'recurring.agreement-stopped.v1': { disable: 'CANCELED', confirmedBy: ['STOPPED'] },
 };
 
-/**
- * The wallet's failure reasons as failure states, from what the decline policy decides of them: what the
- * customer fixes in the app on the same agreement (funds, a blocked card, the agreement's maximum) may pass
- * on a later charge (soft); a technical error is the provider's; no agreement to charge is hard.
- */
-export function walletFailureState(reason: string | null | undefined): string | null {
-  if (!reason) return null;
-  // The card gateway's words for what the decline policy decides of the wallet's reason.
-  const { policy } = decideOnDecline('mobile_wallet', { code: reason, state: null });
-  return policy === 'ask_customer' ? 'hard_declined' : policy === 'retry_soon' ? 'processing_error' : 'soft_declined';
-}
-
 /** When the wallet reserved or captured the charge, from the charge's history (the last successful such step). */
 function walletEventTime(charge: Pick<MobileWalletCharge, 'history'>, to: PaymentStatus): Date | null {
   const step = to === 'CAPTURED' ? 'CAPTURE' : to === 'AUTHORIZED' ? 'RESERVE' : null;
@@ -65,7 +52,7 @@ export class MobileWalletEventHandler {
     private readonly links: OrderLinks,
     private readonly recorder: PaymentRecorder,
     private readonly settings: ShopSettingsRepository,
-    private readonly dunning: Pick<Dunning, 'onNewPaymentMethod'>,
+    private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly clock: () => Date = () => new Date(),
     /** Set on reconciliation's handler: what it finds was found by asking the provider. */
     private readonly via?: 'reconciliation',
@@ -99,7 +86,7 @@ export class MobileWalletEventHandler {
       }
       if (rule.disable || ofSubscription === null) return processed(rule.disable ? `agreement disabled (${rule.disable})${event.actor ? ` by ${event.actor}` : ''}` : 'agreement activated');
       // A new agreement for a subscription whose renewal failed: the renewal is charged on it at once.
-      const renewals = await this.dunning.onNewPaymentMethod(db, { methodKey: newMethodKey('mobile_wallet', {}, ofSubscription)!, method: event.agreementId, settings, now });
+      const renewals = await this.events.emit(PAYMENT_METHOD_SAVED, { methodKey: newMethodKey('mobile_wallet', {}, ofSubscription)!, method: event.agreementId, settings, now }, db);
       return processed(renewals ? `agreement activated; ${renewals} failed renewal(s) charged again with it` : 'agreement activated');
     });
   }
@@ -128,7 +115,8 @@ export class MobileWalletEventHandler {
       }, gmtDateTimeMs(now));
       await this.payments.setMeta(db, payment.id, { agreement_id: event.agreementId });
       const reason = charge.failureReason ?? event.failureReason ?? null;
-      const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(reason) };
+      // The wallet's own reason, as it gave it: dunning decides what it means (decline-policy.ts), once.
+      const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: null };
       const moved = await this.recorder.move(db, payment, rule.to, settings, now,
         rule.to === 'FAILED' ? { failure, via: this.via } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred), via: this.via });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);

@@ -1,12 +1,12 @@
 import type { OrderRepository } from '../data-access/order-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
 import { SECOND_CAPTURE_META } from '../data-access/second-capture-repository';
-import { secondCaptureMessage, secondCaptureUnresolved } from './second-captures';
+import { secondCaptureMessage, secondCaptureUnresolved } from '../payments/second-captures';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { WebhookRepository } from '../data-access/webhook-repository';
 import { gmtDateTimeMs, isoFromGmt } from '../shop/shop-time';
-import type { DunningStory, DunningView } from '../dunning/dunning-story';
+import type { DunningStory, DunningView } from './dunning-story';
 
 /** How long before an order's first payment a webhook about it may have arrived (a payment is recorded when one is handled, or later by reconciliation). */
 const WEBHOOKS_BEFORE_FIRST_PAYMENT_MS = 30 * 86_400_000;
