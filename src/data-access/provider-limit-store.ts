@@ -104,24 +104,36 @@ export class RedisProviderLimits implements SharedLimitStore {
    * true when it may be made; false with the wait when the minute's calls are used up; null when Redis cannot say.
    */
   async spend(provider: string, apiUrl: string, credential: string, resource: string, perMinute: number): Promise<{ allowed: boolean; retryInMs: number } | null> {
+    const redis = await this.connected();
+    if (!redis) return null;
+    try {
+      if (!redis.isReady) throw new Error('Redis is not connected');
+      const account = crypto.createHash('sha256').update(`${apiUrl}\n${credential}`).digest('hex').slice(0, 24);
+      const key = `shop-sidecar:provider-budgets:${provider}:${account}:${crypto.createHash('sha256').update(resource).digest('hex').slice(0, 32)}`;
+      this.sequence += 1;
+      const [allowed, retryInMs] = await within(SPEND_SCRIPT.run(redis, [key], [String(perMinute), `${this.process}:${this.sequence}`]) as Promise<[number, number]>, ASK_MS);
+      return { allowed: Number(allowed) === 1, retryInMs: Number(retryInMs) };
+    } catch (error) {
+      return this.unshared(error);
+    }
+  }
+
+  /** The Redis connection, opened on first use; null while the limits are kept per process. */
+  private async connected(): Promise<RedisClient | null> {
     if (this.closed || Date.now() < this.unsharedUntil) return null;
     if (!this.client) {
       const { client: redis, connecting } = openRedis(this.redisUrl, this.log);
       this.client = { redis, connecting: within(connecting, ASK_MS).catch(() => undefined) };
     }
     await this.client.connecting;
-    try {
-      if (!this.client.redis.isReady) throw new Error('Redis is not connected');
-      const account = crypto.createHash('sha256').update(`${apiUrl}\n${credential}`).digest('hex').slice(0, 24);
-      const key = `shop-sidecar:provider-budgets:${provider}:${account}:${crypto.createHash('sha256').update(resource).digest('hex').slice(0, 32)}`;
-      this.sequence += 1;
-      const [allowed, retryInMs] = await within(SPEND_SCRIPT.run(this.client.redis, [key], [String(perMinute), `${this.process}:${this.sequence}`]) as Promise<[number, number]>, ASK_MS);
-      return { allowed: Number(allowed) === 1, retryInMs: Number(retryInMs) };
-    } catch (error) {
-      if (!this.unsharedUntil) this.log.warn('provider_limits_unshared', { error: error instanceof Error ? error.message : String(error) });
-      this.unsharedUntil = Date.now() + UNSHARED_FOR_MS;
-      return null;
-    }
+    return this.client.redis;
+  }
+
+  /** Redis did not answer: each process goes by its own limits for a while. */
+  private unshared(error: unknown): null {
+    if (!this.unsharedUntil) this.log.warn('provider_limits_unshared', { error: error instanceof Error ? error.message : String(error) });
+    this.unsharedUntil = Date.now() + UNSHARED_FOR_MS;
+    return null;
   }
 
   /** Ends leases before their time: their calls are over, or nobody got them. */
@@ -137,17 +149,13 @@ export class RedisProviderLimits implements SharedLimitStore {
   }
 
   private async take(key: string, limits: RequestLimits, want: number, leaseMs: number): Promise<{ leases: string[]; retryInMs: number } | null> {
-    if (this.closed || Date.now() < this.unsharedUntil) return null;
-    if (!this.client) {
-      const { client: redis, connecting } = openRedis(this.redisUrl, this.log);
-      this.client = { redis, connecting: within(connecting, ASK_MS).catch(() => undefined) };
-    }
-    await this.client.connecting;
+    const redis = await this.connected();
+    if (!redis) return null;
     try {
-      if (!this.client.redis.isReady) throw new Error('Redis is not connected');
+      if (!redis.isReady) throw new Error('Redis is not connected');
       const rate = Number.isFinite(limits.perSecond) ? limits.perSecond : 0;
       this.sequence += 1;
-      const asked = SCRIPT.run(this.client.redis, [`${key}:leases`, `${key}:bucket`], [
+      const asked = SCRIPT.run(redis, [`${key}:leases`, `${key}:bucket`], [
         String(limits.concurrent), String(rate), String(rate ? bucketSize(rate) : 1), String(want), String(leaseMs), `${this.process}:${this.sequence}:`,
       ]) as Promise<[number, ...string[]]>;
       const reply = await within(asked, ASK_MS).catch((error: unknown) => {
@@ -166,9 +174,7 @@ export class RedisProviderLimits implements SharedLimitStore {
       }
       return { leases, retryInMs: Number(retryInMs) };
     } catch (error) {
-      if (!this.unsharedUntil) this.log.warn('provider_limits_unshared', { error: error instanceof Error ? error.message : String(error) });
-      this.unsharedUntil = Date.now() + UNSHARED_FOR_MS;
-      return null;
+      return this.unshared(error);
     }
   }
 }

@@ -5,6 +5,7 @@ import { FakeCardGateway, RAISED_LIMITS_ENV, type CardGatewayDeliveryEvent } fro
 import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
 import { announceCompanion, eventually, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
+import { providerEnvironment } from '../support/provider-environment';
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
 import { createTestShop, type TestShop } from '../support/test-shop';
 import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
@@ -45,14 +46,7 @@ const walletCancels = () => wallet.requests.filter((r) => r.method === 'DELETE' 
 const asManager = (method: string, path: string) => request(api.url, method, path, { headers: session.headers, body: {} });
 
 function env() {
-  return shop.config({
-    ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV,
-    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey,
-    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
-    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
-    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
-    RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
-  });
+  return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }) });
 }
 const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
 const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
