@@ -47,8 +47,6 @@ const CARD_CODES: Record<string, 'soft_declined' | 'hard_declined' | 'processing
   acquirer_rejected_error: 'processing_error',
 };
 
-/** The card gateway's answer to a charge on a payment method in state failed (HTTP 400): the gateway's own code. */
-export { FAILED_PAYMENT_METHOD_CODE } from '../payments/providers/card-gateway/client';
 
 const retry = (reason: string): DeclineDecision => ({ policy: 'retry', plan: 'soft', reason, customerReason: null });
 const retrySoon = (reason: string): DeclineDecision => ({ policy: 'retry_soon', plan: 'processing', reason, customerReason: null });

@@ -14,13 +14,13 @@ import type { MobileWalletClient } from '../payments/providers/mobile-wallet/cli
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
 import { gmtDateTime, gmtDateTimeMs } from '../shop/shop-time';
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
-import { capsInWords, FAILED_PAYMENT_METHOD_CODE, type ChargeCaps } from './decline-policy';
+import { capsInWords, type ChargeCaps } from './decline-policy';
 import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
 import { chargeMethodKey, earliestChargeAllowed, SUBSCRIPTION_CARD_META, subscriptionPaymentMethod } from './dunning';
 import type { MobileWalletCharge } from '../payments/providers/mobile-wallet/client';
 import type { ChargeUnderWay } from './staff-actions';
-import type { ChargeAnswer, ChargeLedger } from '../payments/charge-ledger';
+import { CHARGEABLE_ORDER_STATUSES, type ChargeAnswer, type ChargeLedger } from '../payments/charge-ledger';
 import type { ChargeRecord, NewCharge } from '../data-access/charge-ledger-repository';
 import type { ChargeRequester } from '../../entities';
 
@@ -74,8 +74,6 @@ const SUMMARY_KEY: Record<AttemptOutcome['kind'], keyof RetryRunSummary> = {
   paid: 'succeeded', pending: 'succeeded', declined: 'failed', held: 'postponed', postponed: 'postponed', canceled: 'canceled',
 };
 
-/** A renewal order still waiting for its money, which an attempt charges; in any other status it moved on. */
-const RETRIED_ORDER_STATUSES = ['failed', 'pending'];
 
 /** Wait before a held attempt (its request refused for a reason of the service's own) asks again. */
 const REFUSED_WAIT_MS = 10 * 60_000;
@@ -163,7 +161,7 @@ export class RunDueRetries {
     const [original, order, subscription] = await Promise.all([
       this.deps.payments.findById(found.paymentId), this.deps.orders.findById(found.orderId, settings), this.deps.subscriptions.find(found.subscriptionId, settings),
     ]);
-    const orderAwaitsPayment = Boolean(original && order && RETRIED_ORDER_STATUSES.includes(order.status));
+    const orderAwaitsPayment = Boolean(original && order && CHARGEABLE_ORDER_STATUSES.includes(order.status));
     const subscriptionOnHold = subscription?.status === 'on-hold';
     const outlook: ChargeOutlook = { orderAwaitsPayment, subscriptionOnHold, chargeKey: null, hasPaymentMethod: false, underWay: null };
     if (!original || !order) return outlook;
@@ -185,14 +183,8 @@ export class RunDueRetries {
     const now = clock();
     // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile,
     // or its subscription is no longer on hold (cancelled, or reactivated another way).
-    if (!original || !order || !RETRIED_ORDER_STATUSES.includes(order.status)) {
-      const why = order ? `order is ${order.status}` : 'order or payment is gone';
-      const paid = Boolean(order && ['processing', 'completed', 'on-hold'].includes(order.status));
-      // Paid some other way (the shop's own checkout or gateway plugin). Cancelled or gone: lost.
-      await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
-      // One renewal, one payment: a charge of ours the provider would still take for it is cancelled.
-      if (paid && order) await this.deps.unwantedCharges.cancelOpenOfOrder(order.id);
-      return { kind: 'canceled', cause: 'order_moved_on', why };
+    if (!original || !order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {
+      return this.orderMovedOn(retry, order ? order.status : null, order ? `order is ${order.status}` : 'order or payment is gone', now);
     }
     const { subscriptionId } = retry;
     const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
@@ -249,20 +241,15 @@ export class RunDueRetries {
     // The open charge may have ended at the provider with nobody telling (a lost webhook): its record decides.
     if (opened.kind === 'under_way' && await this.deps.ledger.closeIfFinal(opened.charge)) opened = await open();
     switch (opened.kind) {
-      case 'order_moved_on': {
-        const why = `order is ${opened.status ?? 'gone'}`;
-        const paid = Boolean(opened.status && ['processing', 'completed', 'on-hold'].includes(opened.status));
-        await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
-        if (paid) await this.deps.unwantedCharges.cancelOpenOfOrder(order.id);
-        return { kind: 'canceled', cause: 'order_moved_on', why };
-      }
+      case 'order_moved_on':
+        return this.orderMovedOn(retry, opened.status, `order is ${opened.status ?? 'gone'}`, now);
       case 'guarded': {
         const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(opened.refusal)} UTC`;
         if (mode === 'staff') return this.dropStaffAttempt(retry, 'caps', opened.refusal, why, now);
         return this.postpone(retry, 'caps', opened.refusal, why, now);
       }
       case 'taken': {
-        const why = `charge ${opened.charge?.externalId ?? ''} took the renewal's money; nothing charged`.replace('  ', ' ');
+        const why = `${opened.charge ? `charge ${opened.charge.externalId}` : 'a charge'} took the renewal's money; nothing charged`;
         await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
         return { kind: 'canceled', cause: 'paid_meanwhile', why };
       }
@@ -451,6 +438,18 @@ export class RunDueRetries {
     return null;
   }
 
+  /**
+   * The renewal order no longer awaits payment (`status`, null when it is gone): the attempt is dropped, and so is its
+   * dunning. Paid some other way (the shop's own checkout or gateway plugin): a charge of ours the provider would still
+   * take for it is cancelled. Cancelled or gone: lost.
+   */
+  private async orderMovedOn(retry: RetryRecord, status: string | null, why: string, now: Date): Promise<AttemptOutcome> {
+    const paid = status !== null && ['processing', 'completed', 'on-hold'].includes(status);
+    await this.endCase(retry, why, paid ? 'shop_payment' : 'lost', now);
+    if (paid) await this.deps.unwantedCharges.cancelOpenOfOrder(retry.orderId);
+    return { kind: 'canceled', cause: 'order_moved_on', why };
+  }
+
   /** The attempt is dropped, and so is its renewal's dunning: lost, or paid some way the service did not charge. */
   private async endCase(retry: RetryRecord, why: string, ending: 'lost' | 'shop_payment', now: Date): Promise<void> {
     await this.deps.orderWrites.transaction(async (db) => {
@@ -594,13 +593,6 @@ export function walletRetryOrderId(settings: Pick<ShopSettings, 'siteUrl'>, atte
   return id.length <= 40 ? id : `${tag}-${crypto.createHash('sha256').update(attemptKey).digest('hex').slice(0, 31)}`;
 }
 
-/**
- * A charge request the provider did not answer with a charge. Only the card gateway's 400 with error code 147
- * (the payment method is in failed state) is a decline; its create-charge reference lists every other 4xx
- * as an error of the integration ("check your implementation"), and the wallet's 4xx answers are about the
- * request (vipps-recurring-api openapi.yaml problems): those are refusals, the service's own fault. 408, 429,
- * 5xx and no answer mean the provider could not be asked: the same request goes again later.
- */
 /** A refusal of the service's own request: its HTTP status, the provider's error code and message. */
 interface Refusal {
   kind: 'refused';
@@ -619,14 +611,4 @@ function readProblem(what: string, failure: ProviderFailure): { kind: 'unreachab
     return { kind: 'refused', status, code: failure.code === undefined ? null : String(failure.code), message: `${what}: ${failure.message}` };
   }
   return { kind: 'unreachable', message: `${what}: ${failure.kind} ${status ?? ''} ${failure.message}`.trim() };
-}
-
-export function classifyFailure(provider: 'card_gateway' | 'mobile_wallet', externalId: string, failure: ProviderFailure): ChargeResult {
-  const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
-  const clientError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
-  if (!clientError) return { kind: 'unreachable', message: `${failure.kind} ${failure.status ?? ''} ${failure.message}`.trim() };
-  if (provider === 'card_gateway' && String(failure.code) === FAILED_PAYMENT_METHOD_CODE) {
-    return { kind: 'declined', externalId, failure: { code: FAILED_PAYMENT_METHOD_CODE, description: failure.message, state: 'hard_declined' } };
-  }
-  return { kind: 'refused', status: status ?? null, code: failure.code === undefined ? null : String(failure.code), message: failure.message };
 }

@@ -8,18 +8,16 @@ import type { Logger } from '../logger';
 import type { PaymentFailure } from './failed-payment-handling';
 import { FAILED_PAYMENT_METHOD_CODE, type CardGatewayCharge, type CardGatewayClient, type ProviderFailure } from './providers/card-gateway/client';
 import type { MobileWalletCharge, MobileWalletClient } from './providers/mobile-wallet/client';
+import { unanswered } from './providers/http-request';
 
-/** A renewal order that still waits for its money; in any other status nothing more is charged for it. */
-export const AWAITING_PAYMENT = ['failed', 'pending'];
+/** A renewal order that still waits for its money; in any other status it moved on and nothing more is charged for it. */
+export const CHARGEABLE_ORDER_STATUSES = ['failed', 'pending'];
 
 /**
  * How long after its last request an open charge the provider does not know may still appear there (a request
  * still on its way, or one the provider is still working on): the providers' calls end within a minute.
  */
 const NEVER_MADE_AFTER_MS = 2 * 60_000;
-
-/** Wallet charge statuses in which the wallet may still take the money. */
-const WALLET_STILL_OPEN = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
 
 /**
  * What a charge's request came to, in the service's terms. `paid` and `declined` are final at the provider; `pending`:
@@ -89,7 +87,7 @@ export class ChargeLedger {
     { kind: 'opened' | 'resumed'; charge: ChargeRecord } | NotOpened<Refusal>> {
     return this.deps.orderWrites.transaction(async (db) => {
       const order = await this.deps.orderWrites.lockStatus(db, charge.orderId, settings);
-      if (!order || !AWAITING_PAYMENT.includes(order.status)) return { kind: 'order_moved_on' as const, status: order?.status ?? null };
+      if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) return { kind: 'order_moved_on' as const, status: order?.status ?? null };
       const refusal = await guard(db);
       if (refusal !== null) return { kind: 'guarded' as const, refusal };
       const opened = await this.deps.charges.openCharge(db, charge, this.deps.clock());
@@ -129,9 +127,8 @@ export class ChargeLedger {
   /** A request the provider did not answer with a charge. */
   private async failed(charge: ChargeRecord, failure: ProviderFailure): Promise<ChargeAnswer> {
     const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
-    const clientError = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
     const message = `${failure.kind} ${failure.status ?? ''} ${failure.message}`.replace(/\s+/g, ' ').trim();
-    if (!clientError) {
+    if (unanswered(failure)) {
       await this.deps.charges.markUnanswered(charge.id, `no answer: ${message}`, this.deps.clock());
       return { kind: 'unreachable', charge: { ...charge, unanswered: charge.unanswered + 1 }, message };
     }
@@ -210,7 +207,7 @@ export class ChargeLedger {
     const open = (await this.deps.charges.chargesOfOrder(orderId, db)).find((charge) => ChargeLedgerRepository.isOpen(charge));
     if (!open) return null;
     await this.deps.charges.wantCancelled(db, open.id, reason, now);
-    return { ...open, cancelWantedAt: open.cancelWantedAt ?? 'now', cancelReason: open.cancelReason ?? reason };
+    return this.deps.charges.find(open.id, db);
   }
 
   /**
@@ -235,7 +232,7 @@ export class ChargeLedger {
       await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'cancelled at the provider', now));
       return { kind: 'cancelled', charge };
     }
-    if (answer.kind === 'timeout' || answer.kind === 'network' || (answer.status ?? 0) >= 500 || answer.status === 429 || answer.status === 408) {
+    if (unanswered(answer)) {
       const message = `cancelling: ${answer.kind} ${answer.status ?? ''} ${answer.message}`.replace(/\s+/g, ' ').trim();
       await this.deps.charges.note(charge.id, message, now);
       return { kind: 'unreachable', charge, message };
@@ -298,7 +295,7 @@ function walletAnswer(charge: ChargeRecord, read: MobileWalletCharge): ChargeAns
   if (read.status === 'RESERVED') return { kind: 'paid', charge, status: 'AUTHORIZED' };
   if (read.status === 'FAILED') return { kind: 'declined', charge, failure: { code: read.failureReason ?? null, description: read.failureDescription ?? null, state: null } };
   if (read.status === 'CANCELLED') return { kind: 'cancelled', charge };
-  if (WALLET_STILL_OPEN.includes(read.status)) return { kind: 'pending', charge };
+  // PENDING, DUE, PROCESSING, UNKNOWN: the wallet may still take it.
   return { kind: 'pending', charge };
 }
 

@@ -5,10 +5,11 @@ import type { PaymentRepository } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
-import { orderNoteWords, type ChargeCancelledBecause } from '../shop/order-note-words';
+import type { ChargeCancelledBecause } from '../shop/order-note-words';
 import { gmtDateTimeMs } from '../shop/shop-time';
-import { AWAITING_PAYMENT, type CancelOutcome, type ChargeLedger } from './charge-ledger';
+import { CHARGEABLE_ORDER_STATUSES, type CancelOutcome, type ChargeLedger } from './charge-ledger';
 import type { PaymentRecorder } from './payment-recorder';
+import type { UnwantedCharges } from './unwanted-charges';
 
 /** Open charges looked at per pass: each renewal has one at most, so few are open at any time. */
 const PER_PASS = 200;
@@ -37,6 +38,7 @@ export class SettleOpenCharges {
     payments: PaymentRepository;
     retries: Pick<RetryRepository, 'find'>;
     recorder: PaymentRecorder;
+    unwantedCharges: Pick<UnwantedCharges, 'recordCancelled'>;
     settings: ShopSettingsRepository;
     log: Logger;
     clock: () => Date;
@@ -64,7 +66,7 @@ export class SettleOpenCharges {
     if (charge.cancelWantedAt || charge.state === 'CANCELING') return charge;
     const order = await this.deps.orders.findById(charge.orderId, settings);
     let reason: string | null = null;
-    if (!order || !AWAITING_PAYMENT.includes(order.status)) {
+    if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {
       reason = `order_${order?.status ?? 'gone'}`;
     } else if (charge.paymentId === null && charge.retryId !== null) {
       // Asked for and never answered: while its attempt lives, the attempt asks again with the same key.
@@ -89,15 +91,8 @@ export class SettleOpenCharges {
         if (charge.paymentId === null) break;
         const payment = await payments.findById(charge.paymentId);
         if (!payment || payment.status !== null) break;
-        const order = await this.deps.orders.findById(charge.orderId, settings);
-        const reason: ChargeCancelledBecause = because ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' };
-        const note = orderNoteWords(settings).chargeCancelled({ provider: charge.provider, reference: charge.externalId, paidBy: reason });
-        await orderWrites.transaction(async (db) => {
-          const locked = await payments.lock(db, payment.provider, payment.externalId);
-          if (locked && locked.status === null) await recorder.move(db, locked, 'CANCELED', settings, now);
-          await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
-          await orderWrites.addNote(db, charge.orderId, note, settings, now);
-        });
+        const order = because ? null : await this.deps.orders.findById(charge.orderId, settings);
+        await this.deps.unwantedCharges.recordCancelled(payment, because ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' }, settings);
         break;
       }
       case 'taken': {

@@ -1,7 +1,7 @@
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
-import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { Transaction, type Executor } from '../data-access/transaction';
 import type { Logger } from '../logger';
 import { orderNoteWords, type ChargeCancelledBecause } from '../shop/order-note-words';
@@ -10,6 +10,7 @@ import type { CardGatewayClient } from './providers/card-gateway/client';
 import type { MobileWalletClient } from './providers/mobile-wallet/client';
 import type { PaymentRecorder } from './payment-recorder';
 import { cancelKey } from './charge-ledger';
+import { unanswered } from './providers/http-request';
 
 /**
  * Payment meta of a charge of the service's that staff no longer want, set when they stop dunning of its renewal:
@@ -119,7 +120,7 @@ export class UnwantedCharges {
       : await this.deps.cardGateway.cancelCharge(payment.externalId);
     if (!answer.ok) {
       const message = `${answer.kind}${answer.status ? ` ${answer.status}` : ''} ${answer.message}`.trim();
-      if (answer.kind === 'timeout' || answer.kind === 'network' || (answer.status ?? 0) >= 500 || answer.status === 429) return { kind: 'unreachable', message };
+      if (unanswered(answer)) return { kind: 'unreachable', message };
       // Refused: most likely the provider took it already. Its capture then reaches the order's payments
       // (webhook or reconciliation), where a second capture is flagged for staff to refund.
       log.warn('unwanted_charge_cancel_refused', { paymentId, provider: payment.provider, externalId: payment.externalId, message });
@@ -131,16 +132,26 @@ export class UnwantedCharges {
       log.info('unwanted_charge_cancel_accepted', { paymentId, provider: payment.provider, externalId: payment.externalId });
       return { kind: 'unreachable', message: 'cancel accepted (202), not yet enacted' };
     }
-    const now = this.deps.clock();
-    const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
-    await this.deps.orderWrites.transaction(async (db) => {
-      const locked = await payments.lock(db, payment.provider, payment.externalId);
-      if (locked && locked.status === null) await this.deps.recorder.move(db, locked, 'CANCELED', settings, now);
-      await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
-      await this.deps.orderWrites.addNote(db, payment.orderId!, note, settings, now);
-    });
+    const note = await this.recordCancelled(payment, because, settings);
     log.info('unwanted_charge_cancelled', { paymentId, provider: payment.provider, externalId: payment.externalId, orderId: payment.orderId });
     return { kind: 'cancelled', note };
+  }
+
+  /**
+   * A payment of the service's that its provider confirmed cancelled: moved to CANCELED (what the ledger hears too),
+   * stamped, and noted on its order with why it was cancelled. The note's text.
+   */
+  async recordCancelled(payment: PaymentRecord, because: ChargeCancelledBecause, settings: ShopSettings): Promise<string> {
+    const { payments, orderWrites, recorder } = this.deps;
+    const now = this.deps.clock();
+    const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
+    await orderWrites.transaction(async (db) => {
+      const locked = await payments.lock(db, payment.provider, payment.externalId);
+      if (locked && locked.status === null) await recorder.move(db, locked, 'CANCELED', settings, now);
+      await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
+      await orderWrites.addNote(db, payment.orderId!, note, settings, now);
+    });
+    return note;
   }
 }
 

@@ -66,6 +66,16 @@ export interface ProviderFailure {
   transactionError?: string;
 }
 
+/**
+ * Whether a failed call got no answer on the request itself: the provider could not be reached, timed out, failed
+ * (5xx), asked for a pause (408, 429), or answered something that is not an answer. The same request may go again;
+ * any other 4xx is the provider's refusal of it.
+ */
+export function unanswered(failure: ProviderFailure): boolean {
+  const status = failure.status ?? (failure.kind === 'not_found' ? 404 : undefined);
+  return status === undefined || status < 400 || status >= 500 || status === 408 || status === 429;
+}
+
 /** An answer from the provider, with its body parsed as JSON when it is JSON (else `json` is undefined). */
 export type ProviderExchange = ({ ok: true; json: unknown } & ProviderResponse) | ProviderFailure;
 
