@@ -125,7 +125,7 @@ export class ChargeLedgerRepository {
       .set({ openChargeId: () => 'IF(openChargeId = :chargeId, NULL, openChargeId)', takenChargeId: () => 'COALESCE(takenChargeId, :chargeId)', updatedAt: () => ':now' })
       .where('orderId = :orderId').setParameters(s));
     this.sent = PreparedStatement.from(query().update(Charge).set({ sends: () => 'sends + 1', lastSentAt: () => ':now', updatedAt: () => ':now' })
-      .where('id = :id').setParameters(s));
+      .where("id = :id AND state = 'OPEN' AND cancelWantedAt IS NULL").setParameters(s));
     this.unansweredStatement = PreparedStatement.from(query().update(Charge).set({ unanswered: () => 'unanswered + 1', result: () => ':result', updatedAt: () => ':now' })
       .where('id = :id').setParameters(s));
     this.attaching = PreparedStatement.from(query().update(Charge).set({ paymentId: () => ':paymentId', updatedAt: () => ':now' })
@@ -177,9 +177,15 @@ export class ChargeLedgerRepository {
     return true;
   }
 
-  async markSent(id: number, now: Date): Promise<void> {
+  /**
+   * Counts one more request of the charge, just before it is sent: false (and nothing counted) when the charge is no
+   * longer open or no longer wanted, so that a request is never sent after its cancel was asked for. One conditional
+   * update: a withdrawal and a send of the same charge are ordered by its row, whoever comes second finds the first.
+   */
+  async markSent(id: number, now: Date): Promise<boolean> {
     const { sql, values } = this.sent.with({ id, now: gmtDateTimeMs(now) });
-    await this.pool.query(sql, values);
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
+    return result.affectedRows > 0;
   }
 
   /** The provider did not answer a request of the charge's: it may have acted, so the charge stays open. */

@@ -263,6 +263,12 @@ export class RunDueRetries {
         break;
     }
     const answer = await this.deps.ledger.send(opened.charge);
+    if (answer.kind === 'withdrawn') {
+      // Withdrawn between its opening and its request (dunning stopped, the renewal paid or cancelled): nothing was sent.
+      const why = `charge ${answer.charge.externalId} withdrawn before it was sent; nothing charged`;
+      await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
+      return { kind: 'canceled', cause: 'order_moved_on', why };
+    }
     return this.recordAnswer(retry, original, order, settings, target, chargeKey, amount, resultOf(answer), opened.charge);
   }
 
@@ -530,7 +536,7 @@ export class RunDueRetries {
 }
 
 /** The ledger's answer to an attempt's charge, as the attempt records it. */
-function resultOf(answer: ChargeAnswer): ChargeResult {
+function resultOf(answer: Exclude<ChargeAnswer, { kind: 'withdrawn' }>): ChargeResult {
   const externalId = answer.charge.externalId;
   switch (answer.kind) {
     case 'paid': return { kind: 'paid', externalId, status: answer.status };

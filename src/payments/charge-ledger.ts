@@ -31,7 +31,9 @@ export type ChargeAnswer =
   | { kind: 'declined'; charge: ChargeRecord; failure: PaymentFailure }
   | { kind: 'cancelled'; charge: ChargeRecord }
   | { kind: 'unreachable'; charge: ChargeRecord; message: string }
-  | { kind: 'refused'; charge: ChargeRecord; status: number | null; code: string | null; message: string };
+  | { kind: 'refused'; charge: ChargeRecord; status: number | null; code: string | null; message: string }
+  /** Not sent: the charge was withdrawn (its renewal paid, cancelled, dunning stopped) before its request left. */
+  | { kind: 'withdrawn'; charge: ChargeRecord };
 
 /** Why a charge could not open for its renewal. */
 export type NotOpened<Refusal> =
@@ -105,7 +107,8 @@ export class ChargeLedger {
    */
   async send(charge: ChargeRecord): Promise<ChargeAnswer> {
     const now = this.deps.clock();
-    await this.deps.charges.markSent(charge.id, now);
+    // Whoever withdrew the charge first (Stop dunning, the settle pass) wins: its cancel never races a create.
+    if (!(await this.deps.charges.markSent(charge.id, now))) return { kind: 'withdrawn', charge };
     const sent = { ...charge, sends: charge.sends + 1 };
     if (charge.provider === 'card_gateway') {
       const result = await this.deps.cardGateway.createCharge({

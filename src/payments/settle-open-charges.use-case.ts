@@ -98,16 +98,18 @@ export class SettleOpenCharges {
       case 'taken': {
         // Taken although the service had asked to cancel it (or before the cancel arrived): the money is the
         // customer's to get back. Recorded as the payment it is, so the order's payments show it and staff refund it.
-        await orderWrites.transaction(async (db) => {
+        const recorded = await orderWrites.transaction(async (db) => {
           const { payment } = await payments.lockOrCreate(db, {
             provider: charge.provider, externalId: charge.externalId, orderId: charge.orderId, amountMinor: charge.amountMinor, currency: charge.currency,
           }, gmtDateTimeMs(now));
+          // A second pass, or a webhook, that found the same first: the one that closes the charge records it.
+          if (!(await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now))) return false;
           await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
-          await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now);
           await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
           await recorder.move(db, payment, outcome.status, settings, now);
+          return true;
         });
-        log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
+        if (recorded) log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
         break;
       }
       case 'declined':

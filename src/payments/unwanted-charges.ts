@@ -139,7 +139,7 @@ export class UnwantedCharges {
 
   /**
    * A payment of the service's that its provider confirmed cancelled: moved to CANCELED (what the ledger hears too),
-   * stamped, and noted on its order with why it was cancelled. The note's text.
+   * stamped, and noted on its order with why it was cancelled, once whoever else confirms it too. The note's text.
    */
   async recordCancelled(payment: PaymentRecord, because: ChargeCancelledBecause, settings: ShopSettings): Promise<string> {
     const { payments, orderWrites, recorder } = this.deps;
@@ -147,7 +147,10 @@ export class UnwantedCharges {
     const note = orderNoteWords(settings).chargeCancelled({ provider: payment.provider, reference: payment.externalId, paidBy: because });
     await orderWrites.transaction(async (db) => {
       const locked = await payments.lock(db, payment.provider, payment.externalId);
-      if (locked && locked.status === null) await recorder.move(db, locked, 'CANCELED', settings, now);
+      // Under the payment's lock: a second canceller (the settle pass, Stop dunning, reconciliation) that confirmed the
+      // same cancellation finds it recorded, and notes nothing twice.
+      if (!locked || locked.status !== null) return;
+      await recorder.move(db, locked, 'CANCELED', settings, now);
       await payments.setMeta(db, payment.id, { cancelled_at: gmtDateTimeMs(now) });
       await orderWrites.addNote(db, payment.orderId!, note, settings, now);
     });

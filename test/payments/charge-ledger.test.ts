@@ -291,3 +291,38 @@ test.serial('A card charge cancelled at the gateway: its invoice_cancelled is re
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
   t.is((await paymentsOf(orderId)).find((p) => p.external_id === open.external_id)?.status, 'CANCELED');
 });
+
+test.serial('A charge withdrawn between its opening and its request (dunning stopped at that moment) is never sent: whoever withdraws first wins, by the charge\'s row', async (t) => {
+  const { orderId, subscriptionId } = await failedCardRenewal();
+  const settings = await hub.settings.current();
+  // The attempt's first step, as the worker takes it: the charge written, and the slot claimed.
+  const opened = await hub.ledger.open({
+    orderId, subscriptionId, provider: 'card_gateway', externalId: `order-${orderId}-retry7`, idempotencyKey: `retry-${orderId}-7`, amountMinor: 14900,
+    currency: 'DKK', paymentMethod: 'auto', customerHandle: null, due: null, description: `Renewal order ${orderId}`, requestedBy: 'plan', retryId: null,
+  }, settings, async () => null);
+  if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
+  // Staff stop dunning before the worker's request leaves.
+  await hub.orderWrites.transaction((db) => hub.ledger.withdraw(db, orderId, 'dunning_stopped', now));
+  const answer = await hub.ledger.send(opened.charge);
+  t.is(answer.kind, 'withdrawn');
+  t.is(cardChargesOf(orderId).length, 0, 'nothing asked of the gateway');
+  t.like((await chargesOf(orderId))[0], { sends: 0, cancel_reason: 'dunning_stopped' });
+  // The settle pass finds it never made, and closes it.
+  await tickAfter(MINUTE);
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
+});
+
+test.serial('A cancellation two cancellers confirm at once is recorded once: one move, one note on the order', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  const payment = (await paymentsOf(orderId)).find((p) => p.external_id === charge.external_id);
+  const record = await hub.payments.findById(payment.id);
+  wallet.charge(agreementId, charge.external_id)!.status = 'CANCELLED';
+  const settings = await hub.settings.current();
+  const notesBefore = (await q(`SELECT comment_ID FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).length;
+  await Promise.all([1, 2].map(() => hub.unwantedCharges.recordCancelled(record!, { kind: 'dunning_stopped', by: 'Lea Ledger' }, settings)));
+  t.is((await q(`SELECT comment_ID FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).length, notesBefore + 1);
+  t.is((await paymentsOf(orderId)).find((p) => p.external_id === charge.external_id)?.status, 'CANCELED');
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
+});
