@@ -8,6 +8,11 @@ import { subscriptionPaymentMethod, type Dunning } from './dunning';
 
 /** Open cases looked at per pass (one meta read each; the provider is asked only about a method that changed). */
 const PER_PASS = 500;
+/**
+ * The dunning loop runs every few seconds; a switch needs finding within a minute, so this pass, which reads every
+ * open case, runs at most this often.
+ */
+const PASS_SPACING_MS = 15_000;
 
 /**
  * The customer who acted is never lost. A failed renewal's subscription may come to name another payment method
@@ -29,7 +34,12 @@ export class SwitchedPaymentMethods {
     clock: () => Date;
   }) {}
 
+  private lastPassAt = -Infinity;
+
   async pass(): Promise<number> {
+    const now = this.deps.clock().getTime();
+    if (now - this.lastPassAt < PASS_SPACING_MS) return 0;
+    this.lastPassAt = now;
     const open = await this.deps.cases.openCases(PER_PASS);
     if (!open.length) return 0;
     const settings = await this.deps.settings.current();

@@ -13,6 +13,8 @@ import type { UnwantedCharges } from './unwanted-charges';
 
 /** Open charges looked at per pass: each renewal has one at most, so few are open at any time. */
 const PER_PASS = 200;
+/** The dunning loop runs every few seconds; what the renewals no longer want needs cancelling within a minute. */
+const PASS_SPACING_MS = 15_000;
 
 export interface SettleSummary {
   looked: number;
@@ -44,8 +46,13 @@ export class SettleOpenCharges {
     clock: () => Date;
   }) {}
 
+  private lastPassAt = -Infinity;
+
   async pass(): Promise<SettleSummary> {
     const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0 };
+    const at = this.deps.clock().getTime();
+    if (at - this.lastPassAt < PASS_SPACING_MS) return summary;
+    this.lastPassAt = at;
     const open = await this.deps.ledger.openCharges(PER_PASS);
     if (!open.length) return summary;
     const settings = await this.deps.settings.current();
