@@ -1,7 +1,7 @@
 import type { OrderRepository } from '../data-access/order-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
-import { SECOND_CAPTURE_META } from '../data-access/second-capture-repository';
-import { secondCaptureMessage, secondCaptureUnresolved } from '../payments/second-captures';
+import { PAID_OUTSIDE, SECOND_CAPTURE_META } from '../data-access/second-capture-repository';
+import { secondCaptureMessage, secondCaptureOutsideMessage, secondCaptureUnresolved } from '../payments/second-captures';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { WebhookRepository } from '../data-access/webhook-repository';
@@ -36,7 +36,7 @@ export interface OrderPaymentsView {
    * What staff must act on (CONTRACT): `captured_twice`, the order paid twice, `payment_ids` the later payment first,
    * waiting for its refund (see second-captures.ts).
    */
-  warnings: { code: 'captured_twice'; message: string; payment_ids: number[]; refund: PaymentReference; kept: PaymentReference }[];
+  warnings: { code: 'captured_twice'; message: string; payment_ids: number[]; refund: PaymentReference; kept: PaymentReference | null }[];
   /** The failed renewal's story (what happened, what happens next, what staff may do now); null when the order has no dunning case. */
   dunning: DunningView | null;
 }
@@ -62,6 +62,14 @@ const reference = (payment: PaymentRecord): PaymentReference => ({
 function secondCaptureWarnings(payments: (PaymentRecord & { meta: Record<string, string> })[]): OrderPaymentsView['warnings'] {
   const warnings: OrderPaymentsView['warnings'] = [];
   for (const refund of [...payments].sort((a, b) => b.id - a.id)) {
+    if (refund.meta[SECOND_CAPTURE_META] === PAID_OUTSIDE) {
+      // What had paid the order is the shop's own (another gateway, a transfer, staff): no payment of ours to name.
+      if (!secondCaptureUnresolved(refund.status, null, true)) continue;
+      warnings.push({
+        code: 'captured_twice', message: secondCaptureOutsideMessage(refund, refund.meta.cancel_because ?? null), payment_ids: [refund.id], refund: reference(refund), kept: null,
+      });
+      continue;
+    }
     const keptId = Number(refund.meta[SECOND_CAPTURE_META]);
     const kept = keptId ? payments.find((payment) => payment.id === keptId) : undefined;
     if (!kept || !secondCaptureUnresolved(refund.status, kept.status)) continue;

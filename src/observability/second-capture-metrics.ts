@@ -28,6 +28,6 @@ export function addSecondCaptureMetrics(registers: Registry[], flagged: FlaggedC
   }
   for (const capture of flagged) {
     total.inc({ provider: capture.provider });
-    if (secondCaptureUnresolved(capture.status, capture.keptStatus)) unresolved.inc({ provider: capture.provider });
+    if (secondCaptureUnresolved(capture.status, capture.keptStatus, capture.paidOutside)) unresolved.inc({ provider: capture.provider });
   }
 }

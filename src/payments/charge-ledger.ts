@@ -202,7 +202,12 @@ export class ChargeLedger {
     if (!open) return;
     if (open.paymentId === null) await this.deps.charges.attachPayment(db, open.id, payment.id, now);
     const state = to === 'FAILED' ? 'DECLINED' : to === 'CANCELED' ? 'CANCELED' : 'TAKEN';
-    await this.deps.charges.close(db, open, state, `payment ${to}`, now);
+    const takenAfterCancel = state === 'TAKEN' && open.cancelWantedAt !== null;
+    const closed = await this.deps.charges.close(db, open, state, takenAfterCancel ? `payment ${to} after its cancel was asked (${open.cancelReason ?? 'unwanted'})` : `payment ${to}`, now);
+    // The second-capture sweep flags it for staff when the renewal had been paid in the shop (second-captures.ts).
+    if (closed && takenAfterCancel) {
+      this.deps.log.error('charge_taken_after_cancel', { orderId: open.orderId, provider: open.provider, externalId: open.externalId, reason: open.cancelReason });
+    }
   }
 
   /** The renewal's open charge is no longer wanted (paid another way, cancelled, dunning stopped, a new method): marked, to be cancelled. */

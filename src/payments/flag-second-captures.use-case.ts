@@ -1,12 +1,12 @@
 import type { PassMark, PassMarks } from '../data-access/pass-marks';
 import type { PaymentRepository } from '../data-access/payment-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
-import { SECOND_CAPTURE_META, type SecondCaptureRepository } from '../data-access/second-capture-repository';
+import { PAID_OUTSIDE, SECOND_CAPTURE_META, type SecondCaptureRepository } from '../data-access/second-capture-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
-import { unflaggedSecondCaptures } from './second-captures';
+import { paidOutsideBefore, unflaggedSecondCaptures } from './second-captures';
 
 /** The sweep's mark among the pass marks. */
 const MARK = 'second_captures';
@@ -59,7 +59,7 @@ export class FlagSecondCaptures {
     for (let pages = 0; pages < MAX_PAGES && !whole; pages += 1) {
       const rows = await this.deps.captures.changedCaptures(since, afterId, PAGE);
       for (const row of rows) {
-        if (row.captures > 1) orders.add(row.orderId);
+        if (row.captures > 1 || paidOutsideBefore(row.withdrawnBecause)) orders.add(row.orderId);
         ({ updatedAt: since, id: afterId } = row);
         // A row stamped ahead of this clock does not take the mark past now (see Reconciler.sweep).
         if (since <= nowAt) seen = { at: since, id: afterId };
@@ -98,17 +98,24 @@ export class FlagSecondCaptures {
       const found = unflaggedSecondCaptures(await this.deps.captures.lockCapturesOfOrder(db, orderId));
       if (!found) return null;
       for (const refund of found.later) {
-        await this.deps.payments.setMeta(db, refund.id, { [SECOND_CAPTURE_META]: String(found.kept.id) });
-        await this.deps.orders.addNote(db, orderId, orderNoteWords(settings).secondCapture({ refund, kept: found.kept }), settings, now);
+        await this.deps.payments.setMeta(db, refund.id, { [SECOND_CAPTURE_META]: String(found.kept!.id) });
+        await this.deps.orders.addNote(db, orderId, orderNoteWords(settings).secondCapture({ refund, kept: found.kept! }), settings, now);
+      }
+      for (const refund of found.outside) {
+        await this.deps.payments.setMeta(db, refund.id, { [SECOND_CAPTURE_META]: PAID_OUTSIDE });
+        await this.deps.orders.addNote(db, orderId, orderNoteWords(settings).secondCaptureOutside({ refund, withdrawnBecause: refund.withdrawnBecause }), settings, now);
       }
       return found;
     });
-    for (const refund of flagged?.later ?? []) {
+    if (!flagged) return 0;
+    for (const refund of [...flagged.later, ...flagged.outside]) {
+      const kept = flagged.later.includes(refund) ? flagged.kept : null;
       this.deps.log.warn('second_capture_flagged', {
         orderId, refundPaymentId: refund.id, refundExternalId: refund.externalId, provider: refund.provider, amountMinor: refund.amountMinor,
-        currency: refund.currency, keptPaymentId: flagged!.kept.id, keptExternalId: flagged!.kept.externalId, keptProvider: flagged!.kept.provider,
+        currency: refund.currency, keptPaymentId: kept?.id ?? null, keptExternalId: kept?.externalId ?? null, keptProvider: kept?.provider ?? null,
+        paidOutside: kept === null, withdrawnBecause: refund.withdrawnBecause,
       });
     }
-    return flagged?.later.length ?? 0;
+    return flagged.later.length + flagged.outside.length;
   }
 }

@@ -20,21 +20,49 @@ export interface CapturedPayment {
   currency: string | null;
 }
 
-/** Of an order's captured payments (first captured first), the one that paid it and the later ones not flagged yet. */
-export function unflaggedSecondCaptures(captures: CaptureRecord[]): { kept: CaptureRecord; later: CaptureRecord[] } | null {
-  if (captures.length < 2) return null;
-  const [kept, ...others] = captures;
-  const later = others.filter((capture) => capture.secondCaptureOf === null);
-  return later.length ? { kept, later } : null;
+/**
+ * A charge the service withdrew because its renewal was paid or closed in the shop (`order_processing`,
+ * `order_cancelled`, ...; ChargeLedger.withdraw) and that the provider took all the same is a second capture of
+ * something outside the service's payments. (`order_paid`, paid by another of the service's payments, is found by
+ * comparing the two; a charge withdrawn for Stop dunning or an attempt that ended pays an order that was unpaid.)
+ */
+export const paidOutsideBefore = (withdrawnBecause: string | null): boolean =>
+  withdrawnBecause !== null && withdrawnBecause.startsWith('order_') && withdrawnBecause !== 'order_paid';
+
+/** What the sweep flags on one order. */
+export interface UnflaggedSecondCaptures {
+  /** The payment that paid the order first, with the later captures not flagged yet. */
+  kept: CaptureRecord | null;
+  later: CaptureRecord[];
+  /** Captures taken after the order was paid or closed in the shop, not flagged yet. */
+  outside: CaptureRecord[];
+}
+
+/** Of an order's captured payments (first captured first), the second captures not flagged yet; null when none. */
+export function unflaggedSecondCaptures(captures: CaptureRecord[]): UnflaggedSecondCaptures | null {
+  const unflagged = (capture: CaptureRecord) => capture.secondCaptureOf === null;
+  const outside = captures.filter((capture) => unflagged(capture) && paidOutsideBefore(capture.withdrawnBecause));
+  const inside = captures.filter((capture) => !outside.includes(capture));
+  const [kept = null, ...others] = inside;
+  const later = others.filter(unflagged);
+  return later.length || outside.length ? { kept: later.length ? kept : null, later, outside } : null;
 }
 
 /** A flagged second capture waits for a refund while both it and the payment it duplicates are still captured. */
-export function secondCaptureUnresolved(status: PaymentStatus | null, keptStatus: PaymentStatus | null): boolean {
-  return status === 'CAPTURED' && keptStatus === 'CAPTURED';
+export function secondCaptureUnresolved(status: PaymentStatus | null, keptStatus: PaymentStatus | null, paidOutside = false): boolean {
+  // What the shop took outside the service is not the service's to see refunded: the flagged capture decides.
+  return status === 'CAPTURED' && (paidOutside || keptStatus === 'CAPTURED');
 }
 
 const amount = (payment: CapturedPayment) => (payment.amountMinor === null
   ? 'amount unknown' : `${minorUnitsToDecimal(payment.amountMinor, payment.currency)} ${payment.currency ?? ''}`.trim());
+
+/** The same warning when what had paid the order is outside the service's payments. */
+export function secondCaptureOutsideMessage(refund: CapturedPayment, withdrawnBecause: string | null): string {
+  return `Second capture: payment ${refund.externalId} (${refund.provider}, ${amount(refund)}) was captured after the service had withdrawn it `
+    + `(${withdrawnBecause ?? 'unwanted'}): the order was already paid or closed in the shop. Refund ${refund.externalId} at ${refund.provider}, `
+    + 'unless the order should keep this payment instead; nothing is refunded automatically.';
+}
 
 /** The payments route's warning, for the route's readers in English (the order note says it in the shop's language: src/shop/order-note-words.ts). */
 export function secondCaptureMessage(refund: CapturedPayment, kept: CapturedPayment): string {

@@ -116,6 +116,8 @@ export interface OrderNoteWords {
   refundFailed(v: { provider: Provider; reference: string; transaction: string | null }): string;
   /** An order captured twice: which one to refund. */
   secondCapture(v: { refund: NotedPayment; kept: NotedPayment }): string;
+  /** A charge the service withdrew because the order was paid or closed in the shop, taken all the same. */
+  secondCaptureOutside(v: { refund: NotedPayment; withdrawnBecause: string | null }): string;
   /** A wallet agreement was stopped. */
   agreementStopped(v: { agreementId: string; by: AgreementStopper }): string;
   /** A staff member paused a subscription. */
@@ -363,6 +365,9 @@ function english(clock: Clock): OrderNoteWords {
       return `Paid twice: payment ${refund.externalId} (${of(refund)}) was taken after payment ${kept.externalId} (${of(kept)}) had already paid this order. `
         + `Refund ${refund.externalId}, the later one, at ${providerName(refund.provider)}; nothing is refunded automatically.`;
     },
+    secondCaptureOutside: ({ refund }) => `Paid twice: payment ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, false, 'amount unknown')}) `
+      + `was taken after the order had been paid or closed in the shop, although the service had asked ${providerName(refund.provider)} to cancel it. `
+      + `Refund ${refund.externalId} at ${providerName(refund.provider)}, unless the order should keep it instead; nothing is refunded automatically.`,
     agreementStopped: (v) => {
       const by = v.by === 'MERCHANT' ? 'the shop' : v.by === 'USER' ? 'the customer' : v.by === 'ADMIN' ? "MobilePay, as the customer's profile was deleted"
         : 'MobilePay (who stopped it was not said)';
@@ -449,6 +454,9 @@ function danish(clock: Clock): OrderNoteWords {
       return `Betalt to gange: betalingen ${refund.externalId} (${of(refund)}) blev trukket, efter at betalingen ${kept.externalId} (${of(kept)}) allerede havde betalt ordren. `
         + `Refundér ${refund.externalId}, den seneste, hos ${providerName(refund.provider)}; intet refunderes automatisk.`;
     },
+    secondCaptureOutside: ({ refund }) => `Betalt to gange: betalingen ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, true, 'ukendt beløb')}) `
+      + `blev trukket, efter at ordren var betalt eller lukket i butikken, selv om tjenesten havde bedt ${providerName(refund.provider)} om at annullere den. `
+      + `Refundér ${refund.externalId} hos ${providerName(refund.provider)}, medmindre ordren skal beholde den i stedet; intet refunderes automatisk.`,
     agreementStopped: (v) => {
       const by = v.by === 'MERCHANT' ? 'butikken' : v.by === 'USER' ? 'kunden' : v.by === 'ADMIN' ? 'MobilePay, fordi kundens profil blev slettet'
         : 'MobilePay (det blev ikke oplyst hvem)';

@@ -208,6 +208,20 @@ test.serial('A cancel answered 202 that the wallet never enacts: the wallet take
   t.is(taken?.status, 'CAPTURED');
   const meta = await q(`SELECT meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'taken_after_cancel'`, [taken.id]);
   t.is(meta.length, 1);
+
+  // What had paid the order is the shop's own, not a payment of the service's: the sweep flags it all the same.
+  await tickAfter(2 * MINUTE);
+  const flag = await q(`SELECT meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'second_capture_of'`, [taken.id]);
+  t.deepEqual(flag.map((row) => row.meta_value), ['0'], 'flagged as a second capture of a payment outside the service');
+  session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
+  const view = await asManager('GET', `/payment-hub/v1/orders/${orderId}/payments`);
+  t.is(view.status, 200, view.text);
+  t.is(view.json.warnings.length, 1);
+  t.like(view.json.warnings[0], { code: 'captured_twice', payment_ids: [taken.id], kept: null, refund: { id: taken.id, external_id: charge.external_id } });
+  const paidTwiceNotes = () => q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? AND (comment_content LIKE 'Paid twice%' OR comment_content LIKE 'Betalt to gange%')`, [orderId]);
+  t.is((await paidTwiceNotes()).length, 1, 'one note for staff');
+  await tickAfter(2 * MINUTE);
+  t.is((await paidTwiceNotes()).length, 1, 'flagged once');
 });
 
 /** A card renewal declined hard on the subscription's own card (`_reepay_token`): the customer is asked for a new one. */

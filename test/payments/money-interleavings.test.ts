@@ -273,6 +273,13 @@ async function run(input: Scenario): Promise<void> {
   const charges = serviceCharges(renewal);
   const taken = charges.filter((charge) => ['settled', 'authorized', 'CHARGED', 'RESERVED'].includes(charge.state));
   if (taken.length > 1) throw new Error(`renewal ${orderId}: ${taken.length} charges of the service's took money: ${JSON.stringify(charges)}`);
+  // A charge taken after the service withdrew it because the renewal was paid or closed in the shop is flagged
+  // `captured_twice` (payment meta second_capture_of, 0: paid outside the service) by the workers' passes above.
+  const takenAfterShop = await q(`SELECT c.external_id, c.cancel_reason, c.payment_id, m.meta_value AS flag FROM ${shop.prefix}sidecar_charges c
+    LEFT JOIN ${shop.prefix}sidecar_payment_meta m ON m.payment_id = c.payment_id AND m.meta_key = 'second_capture_of'
+    WHERE c.order_id = ? AND c.state = 'TAKEN' AND c.cancel_reason LIKE 'order\\_%' AND c.cancel_reason <> 'order_paid'`, [orderId]);
+  const unflagged = takenAfterShop.filter((row) => row.flag === null);
+  if (unflagged.length) throw new Error(`renewal ${orderId}: taken after the shop had it paid or closed, not flagged captured_twice: ${JSON.stringify(unflagged)}`);
   // The customer who acted is not lost: a new active card the subscription was switched to, in a renewal not ended
   // otherwise, is charged before any cancellation.
   if (newCard && !ended) {

@@ -113,7 +113,7 @@ test.serial('When the card gateway settles an order the wallet had already captu
   t.deepEqual(await metaOf(walletId), {}, 'the payment that paid the order is not');
   t.deepEqual(warnings.filter((line) => line.event === 'second_capture_flagged').map((line) => line.fields), [{
     orderId, refundPaymentId: Number(card.id), refundExternalId: 'inv-twice-1', provider: 'card_gateway', amountMinor: 9900, currency: 'DKK',
-    keptPaymentId: walletId, keptExternalId: 'charge-twice-1', keptProvider: 'mobile_wallet',
+    keptPaymentId: walletId, keptExternalId: 'charge-twice-1', keptProvider: 'mobile_wallet', paidOutside: false, withdrawnBecause: null,
   }]);
 
   const shown = await orderPayments(orderId);

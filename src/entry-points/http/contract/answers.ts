@@ -345,16 +345,17 @@ export const components: Record<string, Schema> = {
   OrderPaymentWarning: {
     type: 'object',
     description: '`captured_twice`: the order was paid twice (one renewal, one payment). `payment_ids` names the payments that took the money, '
-      + 'the later one first: that is the one to refund at its provider (`refund`); `kept` is the payment that had already paid the order. '
+      + 'the later one first: that is the one to refund at its provider (`refund`); `kept` is the payment that had already paid the order, '
+      + 'null when that was outside the service (the order paid or closed in the shop after which the service withdrew the charge `refund`, which the provider took all the same). '
       + 'Shown until one of the two is refunded; nothing is refunded automatically.',
     additionalProperties: false,
     required: ['code', 'message', 'payment_ids', 'refund', 'kept'],
     properties: {
       code: { enum: ['captured_twice'] },
       message: { type: 'string', description: 'For people, in English (the order note says the same).' },
-      payment_ids: { type: 'array', items: { type: 'integer' }, minItems: 2, description: 'The payments (as in `payments`) that took money for the order, the later one first.' },
+      payment_ids: { type: 'array', items: { type: 'integer' }, minItems: 1, description: 'The payments (as in `payments`) that took money for the order, the later one first (only `refund` when `kept` is null).' },
       refund: ref('PaymentReference'),
-      kept: ref('PaymentReference'),
+      kept: nullable(ref('PaymentReference')),
     },
   },
 

@@ -1166,7 +1166,14 @@
 		const warning = ( found ) => el(
 			Notice,
 			{ key: found.refund.id, status: 'warning', isDismissible: false, className: 'shop-sidecar-second-capture' },
-			sprintf(
+			// No payment of the service's had paid the order: it was paid or closed in the shop, and the provider took the service's withdrawn charge all the same.
+			! found.kept ? sprintf(
+				/* translators: 1: the payment to refund (its reference), 2: its amount, 3: the provider to refund at. */
+				__( 'Second capture: %1$s (%2$s) was taken after this order had been paid or closed in the shop, although the service had asked to cancel it. Refund %1$s at %3$s, unless the order should keep it instead. Nothing is refunded automatically.', 'shop-sidecar-companion' ),
+				found.refund.external_id,
+				fmt.money( found.refund.amount, found.refund.currency ),
+				( wordFor( 'provider', found.refund.provider ) || { label: found.refund.provider } ).label
+			) : sprintf(
 				/* translators: 1: the payment to refund (its reference), 2: its amount, 3: the payment that had paid the order, 4: its amount, 5: the provider to refund at. */
 				__( 'Second capture: %1$s (%2$s) was captured after %3$s (%4$s) had already paid this order. Refund %1$s, the later capture, at %5$s. Nothing is refunded automatically.', 'shop-sidecar-companion' ),
 				found.refund.external_id,
