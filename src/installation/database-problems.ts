@@ -16,7 +16,7 @@ export interface DatabaseProblem {
 
 /** MySQL's and MariaDB's error codes, and Node's socket errors, for the connection's first answers. */
 const ACCESS_DENIED = ['ER_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR', 'ER_DBACCESS_DENIED_ERROR'];
-const NOT_THERE = ['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ENOENT', 'EAI_AGAIN'];
+const NOT_THERE = ['ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ENOENT', 'EAI_AGAIN'];
 
 /** The error's code, looked for down its causes (TypeORM and the pool wrap the driver's error). */
 function codeOf(error: unknown): string | undefined {

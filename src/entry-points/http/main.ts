@@ -2,7 +2,8 @@ import v8 from 'node:v8';
 import { apiBounds, createShopDataSource } from '../../data-access/data-source';
 import { closeRedis, connectRedis } from '../../data-access/redis';
 import { exitAfterLogging, logger } from '../../logger';
-import { serviceConfigOrExit } from '../service-configuration';
+import { awaitDependencies, shopMissingLine } from '../await-dependencies';
+import { CONFIGURATION_EXIT_CODE, serviceConfigOrExit } from '../service-configuration';
 import { SHUTDOWN_DEADLINE_MS } from './graceful-shutdown';
 import { listen } from './listen';
 import { createApi } from './server';
@@ -13,8 +14,17 @@ async function main(): Promise<void> {
   // the API's peak memory is garbage waiting for it. Twice what is live costs a few percent of the
   // requests per second at full load (docs/developers-guide.md, "Memory").
   if (config.http.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.http.heapGrowthPercent}`);
+  // PM2 hears 'ready' only once the database and Redis answer: a reload never swaps in a process that cannot serve.
+  const dependencies = await awaitDependencies(config, logger);
+  if (dependencies.kind === 'misconfigured') return exitAfterLogging(CONFIGURATION_EXIT_CODE, dependencies.line);
+  if (dependencies.kind === 'gave_up') {
+    logger.error('api_start_failed', { reason: dependencies.line });
+    return exitAfterLogging(1);
+  }
   const dataSource = createShopDataSource(config.db, 10, apiBounds(config));
   await dataSource.initialize();
+  const shopMissing = await shopMissingLine(dataSource, config);
+  if (shopMissing) return exitAfterLogging(CONFIGURATION_EXIT_CODE, shopMissing);
   const redis = await connectRedis(config.redisUrl, logger);
   const api = await createApi({ config, dataSource, redis, log: logger });
   const server = api.server;

@@ -1,6 +1,7 @@
 import { createShopDataSource } from '../../data-access/data-source';
 import { exitAfterLogging, logger } from '../../logger';
-import { serviceConfigOrExit } from '../service-configuration';
+import { awaitDependencies, shopMissingLine } from '../await-dependencies';
+import { CONFIGURATION_EXIT_CODE, serviceConfigOrExit } from '../service-configuration';
 import { QUEUE_CLOSE_TIMEOUT_MS, STOP_STEP_MS, startWorker } from './worker';
 
 /** PM2 kills the worker this long after SIGTERM (ecosystem.config.js); the process ends before, whatever it waits for. */
@@ -9,8 +10,16 @@ const EXIT_DEADLINE_MS = Math.min(KILL_TIMEOUT_MS - 2000, QUEUE_CLOSE_TIMEOUT_MS
 
 async function main(): Promise<void> {
   const config = await serviceConfigOrExit();
+  const dependencies = await awaitDependencies(config, logger);
+  if (dependencies.kind === 'misconfigured') return exitAfterLogging(CONFIGURATION_EXIT_CODE, dependencies.line);
+  if (dependencies.kind === 'gave_up') {
+    logger.error('worker_start_failed', { reason: dependencies.line });
+    return exitAfterLogging(1);
+  }
   const dataSource = createShopDataSource(config.db);
   await dataSource.initialize();
+  const shopMissing = await shopMissingLine(dataSource, config);
+  if (shopMissing) return exitAfterLogging(CONFIGURATION_EXIT_CODE, shopMissing);
   let stopping = false;
   /** `graceMs`: how long jobs in progress may take to finish; a stalled worker's are stuck, so it gives them none. */
   const stop = async (signal: string, code: number, graceMs = QUEUE_CLOSE_TIMEOUT_MS) => {

@@ -2,7 +2,7 @@
  * The pieces of the routes' contracts that many share: documented error answers, the staff routes'
  * security and refusals, and the path and request schemas several routes take.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type IntegerOptions, type TSchema } from '@sinclair/typebox';
 import { REFUSAL_KEYWORD } from '../../../shared/json-schema';
 import { notFound as notFoundRefusal, type NotFoundCode, type OperationDoc } from './route-contract';
 import { ref, type Schema } from './answers';
@@ -68,19 +68,45 @@ export function staff(kind: StaffKind, operation: Omit<OperationDoc, 'tags' | 's
 }
 
 /**
- * A positive ID in the path. Anything else is answered as `notFound` (no such thing has that "ID"), never as
- * a bad parameter: the path names a thing, and a thing that cannot exist is not there.
+ * The largest ID a route takes. The shop's IDs (WordPress's and the service's own) are BIGINT UNSIGNED, but a
+ * JavaScript number holds whole numbers exactly only up to 2^53 - 1, far beyond any shop's.
  */
-export const pathId = (description: string, notFound: string) => Type.Integer({
-  minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [REFUSAL_KEYWORD]: notFound,
-  description: `${description} Anything but a positive number is answered as not found.`,
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * An ID, the one definition every route takes one by (in its path, query string and body): a whole number from
+ * 1 to MAX_ID. In a path or query string that is plain decimal digits without a leading zero (`PLAIN_INTEGER`,
+ * shared/json-schema.ts); anything else is refused.
+ */
+const id = (options: IntegerOptions = {}) => Type.Integer({ ...options, minimum: 1, maximum: MAX_ID });
+
+/**
+ * An ID in the path. Anything else is answered as `notFound` (no such thing has that "ID"), never as a bad
+ * parameter: the path names a thing, and a thing that cannot exist is not there.
+ */
+export const pathId = (description: string, notFound: string) => id({
+  [REFUSAL_KEYWORD]: notFound,
+  description: `${description} Anything but an ID (digits, 1 to ${MAX_ID}) is answered as not found.`,
 });
 
-/** A positive ID in a JSON body: a JSON number, or a digit string as WordPress coerces it. */
+/** An ID in the query string, which may be left out; anything else is 400 `invalid_params` naming it. */
+export const queryId = (description: string) => Type.Optional(id({ description }));
+
+/** An ID in a JSON body: a JSON number, or a digit string as WordPress coerces it. */
 export const bodyId = (description: string) => Type.Union([
-  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  id(),
   Type.String({ pattern: '^\\s*\\d{1,15}\\s*$' }),
 ], { description });
+
+/**
+ * Paging in a query string, the one definition for every listing: `page` from 1, `per_page` from 1 to the
+ * route's `maxPerPage`, each digits as an ID is; anything else is 400 `invalid_params` naming it. The last page is
+ * one whose first row, `(page - 1) * per_page`, a number still holds exactly.
+ */
+export const paging = (maxPerPage: number, defaultPerPage: number) => ({
+  page: Type.Integer({ minimum: 1, maximum: Math.floor(Number.MAX_SAFE_INTEGER / maxPerPage), default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: maxPerPage, default: defaultPerPage }),
+});
 
 /** The number a checked `bodyId` holds. */
 export const idValue = (id: number | string): number => (typeof id === 'number' ? id : Number(id.trim()));

@@ -151,7 +151,7 @@ export function defineRoute<P extends Record<string, TSchema> = Record<string, n
     checkParams(raw) {
       const value: Record<string, unknown> = {};
       for (const [name, shape] of Object.entries(params)) {
-        // Each segment alone, so that a refusal names the segment at fault; coercion writes into the holder.
+        // Each segment alone, so that a refusal names the segment at fault; a number read from its text is written into the holder.
         const holder = { value: raw?.[name] };
         const checked = shape.holder.check(holder);
         if (!checked.ok) return { ok: false, refusal: refusalOf(checked.faults.map((fault) => ({ ...fault, field: name })), name) };
@@ -175,7 +175,7 @@ export function defineRoute<P extends Record<string, TSchema> = Record<string, n
   };
 }
 
-/** A path segment's check. ajv reads text as a number only inside an object, so each segment is checked in one. */
+/** A path segment's check. Text is read as a number only as an object's property, so each segment is checked in one. */
 interface Segment {
   readonly schema: TSchema;
   readonly holder: Shape<{ value: unknown }>;

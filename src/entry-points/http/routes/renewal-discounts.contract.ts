@@ -3,13 +3,12 @@ import { Type } from '@sinclair/typebox';
 import { DECIMAL_DIGITS } from '../../../renewal-discounts/discount-schemes';
 import { MAX_CREATED_VIA } from '../../../renewal-discounts/renewal-discounts.use-case';
 import { ref } from '../contract/answers';
-import { bodyId, error, invalidBody, json, METHOD_OVERRIDE_NOTE, notFound, pathId, staff, tooLarge } from '../contract/operation-docs';
+import { bodyId, error, invalidBody, json, METHOD_OVERRIDE_NOTE, notFound, paging, pathId, queryId, staff, tooLarge } from '../contract/operation-docs';
 import { defineRoute } from '../contract/route-contract';
 
 export const DEFAULT_PER_PAGE = 100;
 export const MAX_PER_PAGE = 100;
 
-const queryId = (description: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description }));
 const discountParams = { id: pathId('The discount\'s ID.', 'discount_not_found') };
 const discountNotFound = notFound('discount_not_found');
 
@@ -29,8 +28,7 @@ export const discountsContract = defineRoute({
   query: Type.Object({
     subscription: queryId('Only this subscription\'s discounts.'),
     order: queryId('Only the discounts linked to this order.'),
-    page: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE }),
+    ...paging(MAX_PER_PAGE, DEFAULT_PER_PAGE),
   }),
   operation: staff('discounts', {
     operationId: 'listDiscounts',
@@ -44,7 +42,7 @@ export const discountsContract = defineRoute({
         },
         content: json({ type: 'array', items: ref('Discount') }),
       },
-      400: error(400, ['invalid_params'], '`data.params` names each parameter that is not a positive whole number (or `per_page` over the maximum).'),
+      400: error(400, ['invalid_params'], '`data.params` names each parameter that is not plain digits within its range (an ID from 1; `page` from 1; `per_page` from 1 to its maximum).'),
     },
   }),
 });
