@@ -29,33 +29,59 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; faults: Fault[] }
 export interface Shape<T> {
   /** The schema as declared: the one the OpenAPI document shows. */
   readonly schema: TSchema;
-  /** Checks `value` (text coerced to the schema's numbers when the shape reads text, as query strings and paths are). */
+  /** Checks `value` (its text read as the schema's integers when the shape reads text, as query strings and paths are; see `readIntegers`). */
   check(value: unknown): Checked<T>;
 }
 
-function newAjv(coerce: boolean): Ajv2020 {
+function newAjv(fillDefaults: boolean): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: true,
     // Unknown keywords are typos, so they stay errors; the types of keywords are the schema author's business.
     strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false,
-    ...(coerce ? { coerceTypes: true, useDefaults: true } : {}),
+    // Never ajv's coerceTypes: it takes `0x10`, ` 1`, `+1`, `1.0` and `1e3` as numbers, and `Infinity` or `1e309` as an
+    // Infinity that its range keywords let through. Text is read by `readIntegers` instead.
+    ...(fillDefaults ? { useDefaults: true } : {}),
   });
   addFormats(ajv);
   ajv.addKeyword({ keyword: REFUSAL_KEYWORD, schemaType: 'string' });
   return ajv;
 }
 
-// JSON bodies keep their types (a number is not a digit string); query strings and path segments are text, read as the schema's types.
+// JSON bodies keep their types (a number is not a digit string); query strings and path segments are text, read as the schema's integers.
 const bodies = newAjv(false);
 const texts = newAjv(true);
 
-/** Compiles `schema` once; `reads: 'text'` for values that arrive as text (query strings, path segments). */
+/**
+ * The one way a number is written in text: plain decimal digits, without a leading zero. A sign, spaces, a
+ * fraction, an exponent, `0x`, `Infinity` or `007` stay text, which an `integer` schema refuses; no client
+ * writes an ID or a page with a leading zero, and one spelling per number keeps what is logged and looked up the same.
+ * Digits past what a number holds exactly are read all the same, and refused by the schema's `maximum` (past
+ * 308 digits, Infinity, by its `integer`).
+ */
+const PLAIN_INTEGER = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * Each top-level property of `value` that `schema` declares an integer, read from its text when that text is
+ * a plain integer. Query strings and path segments declare integers and text only: no other type is read.
+ */
+function readIntegers(schema: TSchema, value: unknown): void {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  if (!properties || !value || typeof value !== 'object') return;
+  const fields = value as Record<string, unknown>;
+  for (const [name, property] of Object.entries(properties)) {
+    const text = fields[name];
+    if (property.type === 'integer' && typeof text === 'string' && PLAIN_INTEGER.test(text)) fields[name] = Number(text);
+  }
+}
+
+/** Compiles `schema` once; `reads: 'text'` for values that arrive as text (query strings, path segments), whose integers are read in place. */
 export function compileShape<S extends TSchema>(schema: S, reads: 'json' | 'text' = 'json'): Shape<Static<S>> {
   const validate = (reads === 'text' ? texts : bodies).compile(schema);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
   return {
     schema,
     check(value: unknown): Checked<Static<S>> {
+      if (reads === 'text') readIntegers(schema, value);
       if (validate(value)) return { ok: true, value: value as Static<S> };
       return { ok: false, faults: faultsOf(schema, validate, order) };
     },

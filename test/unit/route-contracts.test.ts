@@ -52,7 +52,8 @@ test('The customer lookup: exactly one of email and phone, once, at most 320 cha
 
 test('Path IDs that cannot be are the route\'s not-found, naming the segment\'s own kind', (t) => {
   t.deepEqual(pauseContract.checkParams({ subscriptionId: '42' }), { ok: true, value: { subscriptionId: 42 } });
-  for (const bad of ['abc', '0', '-1', '1.5', '', undefined]) {
+  // Only plain digits are an ID: what ajv's own coercion would read as a number (Infinity from `1e309`) is not one.
+  for (const bad of ['abc', '0', '-1', '1.5', '', undefined, '1e309', 'Infinity', 'NaN', '0x10', '1e3', '1.0', '+1', ' 1', '007', '9007199254740992', '9'.repeat(400)]) {
     t.deepEqual(refusal(pauseContract.checkParams({ subscriptionId: bad as string })), { status: 404, code: 'subscription_not_found', data: {} }, String(bad));
   }
   t.deepEqual(refusal(recordedReasonContract.checkParams({ subscriptionId: '42', entryId: 'abc' })), { status: 404, code: 'cancellation_reason_not_found', data: {} });
@@ -63,6 +64,10 @@ test('The discount list reads its query as numbers, with its defaults, and names
   t.deepEqual(discountsContract.checkQuery('/d?subscription=7'), { ok: true, value: { subscription: 7, page: 1, per_page: 100 } });
   t.deepEqual(refusal(discountsContract.checkQuery('/d?subscription=x&order=0&page=1.5&per_page=101')),
     { status: 400, code: 'invalid_params', data: { params: ['subscription', 'order', 'page', 'per_page'] } });
+  t.deepEqual(refusal(discountsContract.checkQuery('/d?subscription=1e309&order=0x10&page=Infinity&per_page=%2B5')),
+    { status: 400, code: 'invalid_params', data: { params: ['subscription', 'order', 'page', 'per_page'] } });
+  t.deepEqual(discountsContract.checkQuery('/d?page=90071992547409&per_page=100'), { ok: true, value: { page: 90071992547409, per_page: 100 } }, 'the last page\'s first row is a number held exactly');
+  t.false(discountsContract.checkQuery('/d?page=90071992547410').ok);
 });
 
 test('Request bodies name every bad field in the order the contract declares them', (t) => {

@@ -71,12 +71,12 @@ export function staff(kind: StaffKind, operation: Omit<OperationDoc, 'tags' | 's
  * The largest ID a route takes. The shop's IDs (WordPress's and the service's own) are BIGINT UNSIGNED, but a
  * JavaScript number holds whole numbers exactly only up to 2^53 - 1, far beyond any shop's.
  */
-const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /**
- * An ID, the one definition every route takes one by (in its path, query string and body): a whole number from
- * 1 to MAX_ID. In a path or query string that is plain decimal digits without a leading zero (`PLAIN_INTEGER`,
- * shared/json-schema.ts); anything else is refused.
+ * An ID, defined once for every route's path, query string and body: a whole number from 1 to MAX_ID. In a path
+ * or query string that is plain decimal digits without a leading zero (`PLAIN_INTEGER`, shared/json-schema.ts);
+ * anything else is refused.
  */
 const id = (options: IntegerOptions = {}) => Type.Integer({ ...options, minimum: 1, maximum: MAX_ID });
 
@@ -99,9 +99,9 @@ export const bodyId = (description: string) => Type.Union([
 ], { description });
 
 /**
- * Paging in a query string, the one definition for every listing: `page` from 1, `per_page` from 1 to the
- * route's `maxPerPage`, each digits as an ID is; anything else is 400 `invalid_params` naming it. The last page is
- * one whose first row, `(page - 1) * per_page`, a number still holds exactly.
+ * Paging in a query string, defined once for every listing: `page` from 1, `per_page` from 1 to the route's
+ * `maxPerPage`, each plain digits as an ID is; anything else is 400 `invalid_params` naming it. The last page is
+ * the last whose first row, `(page - 1) * per_page`, a number still holds exactly.
  */
 export const paging = (maxPerPage: number, defaultPerPage: number) => ({
   page: Type.Integer({ minimum: 1, maximum: Math.floor(Number.MAX_SAFE_INTEGER / maxPerPage), default: 1 }),

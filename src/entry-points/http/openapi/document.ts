@@ -6,7 +6,7 @@
  */
 import type { RouteContract } from '../contract/route-contract';
 import { components } from '../contract/answers';
-import { json } from '../contract/operation-docs';
+import { json, MAX_ID } from '../contract/operation-docs';
 import { ROUTES } from '../routes/contracts';
 import { SANE_REQUEST_ID } from '../request-observer';
 
@@ -56,7 +56,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         + 'renewal discounts, one order\'s payments for staff and the payment providers\' webhooks.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
         + 'A path the service does not have is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.\n\n'
         + 'An ID or a paging number (`page`, `per_page`) in a path or query string is plain decimal digits, without a sign, spaces, a leading zero, a fraction '
-        + 'or an exponent, within its schema\'s range (an ID from 1 to 9007199254740991). Anything else is refused before the route reads or writes anything: '
+        + `or an exponent, within its schema's range (an ID from 1 to ${MAX_ID}). Anything else is refused before the route reads or writes anything: `
         + 'in the path as the route\'s not-found (e.g. 404 `discount_not_found`), in the query string as 400 `invalid_params` naming it.\n\n'
         + 'On the staff routes (`/subscription-support/`, `/renewal-discounts/`, `/payment-hub/v1/orders/`) a POST with `X-HTTP-Method-Override: DELETE`, '
         + '`PUT` or `PATCH` is taken as that method, as WordPress\'s `apiFetch` sends them.',
