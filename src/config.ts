@@ -104,6 +104,9 @@ export interface CardExpiryReminderConfig {
 
 export class ConfigError extends Error {}
 
+/** A required variable that is set nowhere (the environment, `.env`, WP_CONFIG_FILE). */
+export class MissingSettingError extends ConfigError {}
+
 type Env = Record<string, string | undefined>;
 
 function text(env: Env, name: string, fallback?: string): string | undefined {
@@ -113,7 +116,7 @@ function text(env: Env, name: string, fallback?: string): string | undefined {
 
 function required(env: Env, name: string): string {
   const value = text(env, name);
-  if (value === undefined) throw new ConfigError(`${name} is required but not set`);
+  if (value === undefined) throw new MissingSettingError(`${name} is required but not set`);
   return value;
 }
 
@@ -399,6 +402,11 @@ function databaseAddress(env: Env): Pick<Config['db'], 'host' | 'port' | 'socket
   const raw = text(env, 'DB_HOST', '127.0.0.1')!;
   const parsed = parseDbHost(raw);
   if (!parsed) throw new ConfigError('DB_HOST must be a host, host:port, [IPv6 address]:port or localhost:/path/to/socket');
+  // WordPress reads as much of a port as is digits (`127.0.0.1:33o6` is port 33); a typo must not lead elsewhere.
+  const written = writtenPort(raw);
+  if (written !== undefined && !(/^\d+$/.test(written) && Number(written) >= 1 && Number(written) <= 65535)) {
+    throw new ConfigError(`DB_HOST's port must be a whole number from 1 to 65535 (DB_HOST is host:port, e.g. 127.0.0.1:3306), not "${written}"`);
+  }
   const port = text(env, 'DB_PORT') !== undefined ? integer(env, 'DB_PORT', 3306, 1, 65535) : parsed.port ?? 3306;
   // As mysqli does: `localhost` with neither port nor socket means the server's default socket.
   const socketPath = parsed.socket ?? (parsed.host === 'localhost' && parsed.port === null && text(env, 'DB_PORT') === undefined ? defaultSocket() : undefined);
@@ -406,6 +414,24 @@ function databaseAddress(env: Env): Pick<Config['db'], 'host' | 'port' | 'socket
   const caFile = readableFile(env, 'DB_SSL_CA');
   const tls = (flags & MYSQLI_CLIENT_FLAGS.MYSQLI_CLIENT_SSL) || caFile ? { caFile, verify: !(flags & MYSQLI_CLIENT_FLAGS.MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT) } : undefined;
   return { host: parsed.host || 'localhost', port, ...(socketPath ? { socketPath } : {}), ...(tls ? { tls } : {}) };
+}
+
+/**
+ * The port DB_HOST names, as written (digits or not): what follows the host's colon, or the `]` of an IPv6 address;
+ * undefined when it names none (a host alone, a bare IPv6 address, `localhost:/path/to/socket`).
+ */
+function writtenPort(dbHost: string): string | undefined {
+  const socketAt = dbHost.indexOf(':/');
+  const host = socketAt >= 0 ? dbHost.slice(0, socketAt) : dbHost;
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    if (close < 0) return undefined;
+    const rest = host.slice(close + 1);
+    return rest === '' ? undefined : rest.startsWith(':') ? rest.slice(1) : rest;
+  }
+  const colons = (host.match(/:/g) ?? []).length;
+  if (colons !== 1) return undefined;
+  return host.slice(host.indexOf(':') + 1);
 }
 
 /** Where Debian, Red Hat and source builds put the server's socket; the first that exists. */
@@ -433,19 +459,44 @@ function databaseCharset(env: Env): string {
   return charset === 'utf8' ? 'utf8mb4' : charset;
 }
 
-/** The variables `.env` set in this process; read on the first call, so every command and process reads it once, the same way. */
-let dotEnvNames: ReadonlySet<string> | undefined;
+/** What `.env` gave this process; read on the first call, so every command and process reads it once, the same way. */
+interface DotEnv {
+  /** The variables it set. */
+  names: ReadonlySet<string>;
+  /** Whether the working directory has one (`folder`, as an absolute path). */
+  found: boolean;
+  folder: string;
+  /** Why it could not be read, when it could not. */
+  unreadable?: string;
+}
+let dotEnvRead: DotEnv | undefined;
 
 /** `.env` from the working directory, when present, into the environment; a variable already set there wins. */
-function loadDotEnv(): ReadonlySet<string> {
-  if (dotEnvNames) return dotEnvNames;
+function loadDotEnv(): DotEnv {
+  if (dotEnvRead) return dotEnvRead;
   const launched = { ...process.env };
-  if (fs.existsSync('.env')) {
-    process.loadEnvFile('.env');
+  const folder = process.cwd();
+  const found = fs.existsSync('.env');
+  let unreadable: string | undefined;
+  if (found) {
+    try {
+      // Asked first: Node's own reading says ENOENT for a file it may not read.
+      fs.accessSync('.env', fs.constants.R_OK);
+      process.loadEnvFile('.env');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      unreadable = code === 'EACCES' ? 'permission denied: run it as the user the service runs as, who owns .env' : error instanceof Error ? error.message : String(error);
+    }
     Object.assign(process.env, launched);
   }
-  dotEnvNames = new Set(Object.keys(process.env).filter((name) => !(name in launched)));
-  return dotEnvNames;
+  dotEnvRead = { names: new Set(Object.keys(process.env).filter((name) => !(name in launched))), found, folder, unreadable };
+  return dotEnvRead;
+}
+
+/** A missing setting's line, with where `.env` was looked for when there was none: the likeliest cause is the folder. */
+function withDotEnvHint(error: ConfigError, dotEnv: DotEnv): string {
+  if (!(error instanceof MissingSettingError) || dotEnv.found) return error.message;
+  return `${error.message}, and there is no .env in ${dotEnv.folder}: run it from the service's folder (where its .env is), or set the variables in the environment`;
 }
 
 export type ConfigReading = { ok: true; config: Config } | { ok: false; problem: string };
@@ -461,11 +512,14 @@ export function configurationErrorLine(problem: string): string {
  */
 export function readConfig(): ConfigReading {
   const dotEnv = loadDotEnv();
+  if (dotEnv.unreadable) {
+    return { ok: false, problem: `.env in ${dotEnv.folder} cannot be read: ${dotEnv.unreadable}` };
+  }
   let config: Config;
   try {
-    config = loadConfig(process.env, dotEnv);
+    config = loadConfig(process.env, dotEnv.names);
   } catch (error) {
-    if (error instanceof ConfigError) return { ok: false, problem: error.message };
+    if (error instanceof ConfigError) return { ok: false, problem: withDotEnvHint(error, dotEnv) };
     throw error;
   }
   if (config.extraCertificateAuthorities.length) trustCertificateAuthorities(config.extraCertificateAuthorities);

@@ -130,6 +130,9 @@ export class Dunning {
     const { settings, now } = input;
     let planned = 0;
     for (const found of await this.deps.cases.openOfMethod(db, input.methodKey)) {
+      // The method the renewal failed on, heard of for the first time (an agreement active all along that the
+      // service was never told of, a shop moved from the wallet's plugin): not new, so charged on the plan.
+      if (found.paymentMethodSeen === input.method) continue;
       if (!(await this.isSubscriptionsCard(db, found.subscriptionId, input, settings))) continue;
       if (await this.chargeWithNewMethod(db, found, input)) planned += 1;
     }

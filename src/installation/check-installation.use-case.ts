@@ -23,12 +23,28 @@ export interface CheckResult {
   fix?: string;
 }
 
-/** The Node lines this release supports (package.json's engines), and the one past its end of life. */
-const SUPPORTED_NODE = [{ major: 20, minor: 19, endOfLife: true }, { major: 22, minor: 20 }, { major: 24, minor: 12 }, { major: 26, minor: 0, andLater: true }];
+/** The Node lines this release runs on, as package.json's engines says, and the one past its end of life (runs, not supported). */
+const SUPPORTED_NODE = [{ major: 20, minor: 19, endOfLife: true }, { major: 24, minor: 12 }, { major: 26, minor: 0, andLater: true }];
 /** Beyond this the shop's times and the service's disagree enough to matter (lease times, dunning, signatures). */
 const MAX_CLOCK_SKEW_MS = 2000;
 const CARD_GATEWAY_WEBHOOK_PATH = '/payment-hub/v1/webhook/card_gateway';
 const STEP_TIMEOUT_MS = 10_000;
+
+/**
+ * Every check doctor makes, in the order it shows them: each is listed in every run, one that cannot run as
+ * `skip` with the reason, so that the operator sees what was not looked at.
+ */
+export const DOCTOR_CHECKS = [
+  'node', 'configuration', 'trusted_proxies', 'database', 'clock', 'woocommerce', 'subscriptions_retry', 'migrations', 'workers', 'redis',
+  'companion', 'handover', 'card_gateway', 'mobile_wallet', 'provider_refusals',
+] as const;
+
+/** `results` with every check of DOCTOR_CHECKS that is not among them listed as skipped for `reason`, in DOCTOR_CHECKS' order. */
+export function withSkipped(results: CheckResult[], reason: string): CheckResult[] {
+  const found = new Map(results.map((result) => [result.check, result]));
+  const listed = DOCTOR_CHECKS.map((check) => found.get(check) ?? skip(check, reason));
+  return [...listed, ...results.filter((result) => !(DOCTOR_CHECKS as readonly string[]).includes(result.check))];
+}
 
 const ok = (check: string, detail: string): CheckResult => ({ check, status: 'ok', detail });
 const warn = (check: string, detail: string, fix: string): CheckResult => ({ check, status: 'warn', detail, fix });
@@ -133,7 +149,7 @@ export function workersCheck(workers: WorkerRecord[]): CheckResult {
     const last = stalled[stalled.length - 1]!;
     return warn('workers', `${alive.length} alive; ${stalled.length} stalled in the last day, the last at ${last.stalledAt}: ${String(last.stallReason).slice(0, 300)}`, fix);
   }
-  if (!alive.length) return warn('workers', `no worker has reported in the last ${WORKER_GONE_AFTER_SECONDS} s`, 'npm start (PM2 runs the worker), or pm2 logs shop-sidecar-worker');
+  if (!alive.length) return warn('workers', `no worker has reported in the last ${WORKER_GONE_AFTER_SECONDS} s`, 'npm start (PM2 runs the worker), or npx pm2 logs shop-sidecar-worker');
   return ok('workers', `${alive.length} alive`);
 }
 
@@ -186,11 +202,17 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
     return [woocommerce, subscriptionsRetryCheck(plugins)];
   });
 
-  await step('migrations', async () => (await dataSource.showMigrations()
-    ? fail('migrations', 'the service\'s tables are not current', 'npm run migrate')
-    : ok('migrations', 'current')));
+  // The checks that read the service's own tables say so, instead of failing on a table not made yet.
+  let tablesBehind = false;
+  await step('migrations', async () => {
+    tablesBehind = await dataSource.showMigrations();
+    return tablesBehind ? fail('migrations', 'the service\'s tables are not current', 'npm run migrate') : ok('migrations', 'current');
+  });
+  const needsTables = (check: string, run: () => Promise<CheckResult | CheckResult[]>) => (tablesBehind
+    ? step(check, async () => skip(check, 'needs the service\'s tables, which are not current: run npm run migrate first'))
+    : step(check, run));
 
-  await step('workers', async () => workersCheck(await hub.workers.recent()));
+  await needsTables('workers', async () => workersCheck(await hub.workers.recent()));
 
   await step('redis', () => redisCheck(config));
 
@@ -244,7 +266,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       : ok('card_gateway', `API key accepted; webhooks sent to ${ours.join(', ')}`);
   });
 
-  await step('mobile_wallet', async () => {
+  await needsTables('mobile_wallet', async () => {
     const wallet = config.mobileWallet;
     const setup = providerSetup(config).mobile_wallet;
     if (!setup.configured) return skip('mobile_wallet', `${setup.unset}: not called`);
@@ -269,9 +291,9 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
       : ok('mobile_wallet', `credentials accepted; webhook ${registration.id} registered for ${registration.url} with every event`);
   });
 
-  await step('provider_refusals', async () => refusalCheck(await hub.refusals.open()));
+  await needsTables('provider_refusals', async () => refusalCheck(await hub.refusals.open()));
 
-  return results;
+  return withSkipped(results, 'could not run');
 }
 
 /**
@@ -284,7 +306,7 @@ export function refusalCheck(open: OpenRefusal | null): CheckResult {
   const held = `${open.open} dunning attempt(s) held: the ${open.provider === 'card_gateway' ? 'card gateway' : 'mobile wallet'} refused the service's request (${answer}) for renewal order ${open.orderId} at ${open.at.toISOString().slice(0, 19)} UTC`;
   const fix = open.httpStatus === 401 || open.httpStatus === 403
     ? (open.provider === 'card_gateway' ? 'set CARD_GATEWAY_API_KEY to the account\'s current private API key' : 'set MOBILE_WALLET_CLIENT_ID, _CLIENT_SECRET, _SUBSCRIPTION_KEY and _MSN to the current keys')
-      + ' and restart (npx pm2 reload ecosystem.config.js); the held attempts then go ahead within 10 minutes'
+      + ' and restart (npm run reload); the held attempts then go ahead within 10 minutes'
     : 'the provider refused a field of the request (see the worker\'s provider_refused_request log line): report it with the provider\'s answer; the held attempts go ahead within 10 minutes of the fix';
   return fail('provider_refusals', held, fix);
 }

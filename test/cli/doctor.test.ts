@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setOption } from '../../src/demo/woocommerce-schema';
+import { DOCTOR_CHECKS } from '../../src/installation/check-installation.use-case';
 import { MOBILE_WALLET_EVENT_TYPES } from '../../src/payments/providers/events';
 import { paymentHub } from '../support/cli-process';
 import { FakeCardGateway } from '../support/fake-card-gateway';
@@ -111,6 +112,8 @@ test.serial('When the installation has faults, Then each failed check says what 
   t.regex(checkOf(run, 'card_gateway').detail, /no webhook URL ends in \/payment-hub\/v1\/webhook\/card_gateway/);
   t.regex(checkOf(run, 'mobile_wallet').fix!, /payment-hub mobile_wallet webhooks register/);
   t.regex(checkOf(run, 'configuration').detail, /HELPDESK_API_KEY\/SECRET unset/);
+  // No worker runs here; pm2 is not on PATH, so the fix runs it through npx.
+  t.like(checkOf(run, 'workers'), { status: 'warn', fix: 'npm start (PM2 runs the worker), or npx pm2 logs shop-sidecar-worker' });
   t.true(run.report.checks.filter((check) => check.status === 'fail').every((check) => Boolean(check.fix)));
 });
 
@@ -145,6 +148,23 @@ test.serial('When the database cannot be reached, Then doctor says so with the a
   t.is(run.code, 1);
   t.like(statusOf(run), { database: 'fail', redis: 'ok' });
   t.regex(checkOf(run, 'database').detail, /cannot connect to .* at 127\.0\.0\.1:1/);
+});
+
+test.serial('When the database cannot be reached, or a setting cannot be read (PORT=abc), Then doctor still lists every check, each one it could not run as skipped with the reason', async (t) => {
+  const unreachable = await doctor(environment({ DB_PORT: '1' }));
+  t.deepEqual(unreachable.report.checks.map((check) => check.check), [...DOCTOR_CHECKS]);
+  t.like(statusOf(unreachable), { database: 'fail', redis: 'ok', migrations: 'skip', workers: 'skip', card_gateway: 'skip', provider_refusals: 'skip' });
+  t.is(checkOf(unreachable, 'migrations').detail, 'needs the database (see database)');
+  t.regex(checkOf(unreachable, 'database').fix!, /start MariaDB|DB_HOST/);
+
+  const badPort = await doctor(environment({ PORT: 'abc' }));
+  t.is(badPort.code, 1);
+  t.deepEqual(badPort.report.checks.map((check) => check.check), [...DOCTOR_CHECKS]);
+  t.like(statusOf(badPort), { configuration: 'fail', database: 'skip', redis: 'skip' });
+  t.regex(checkOf(badPort, 'configuration').detail, /PORT/);
+  t.is(checkOf(badPort, 'redis').detail, 'needs a configuration that can be read (see configuration)');
+  const table = await cli(['doctor'], environment({ PORT: 'abc' }));
+  for (const check of DOCTOR_CHECKS) t.regex(table.stdout, new RegExp(`\\n${check}\\s+(OK|WARN|FAIL|SKIP)\\s`), check);
 });
 
 test.serial('When the configuration is malformed, Then doctor reports it as a failed check instead of stopping', async (t) => {
@@ -182,6 +202,10 @@ test.serial('Each broken part on its own: Redis, refused provider credentials, m
     const behind = await doctor(environment());
     t.is(behind.code, 1);
     t.like(checkOf(behind, 'migrations'), { status: 'fail', fix: 'npm run migrate' });
+    // What reads the service's own tables says so, instead of "Table ... doesn't exist".
+    for (const check of ['workers', 'mobile_wallet', 'provider_refusals']) {
+      t.like(checkOf(behind, check), { status: 'skip', detail: 'needs the service\'s tables, which are not current: run npm run migrate first' }, check);
+    }
   } finally {
     await shop.db.query(`INSERT INTO ${migrations} (id, timestamp, name) VALUES (?, ?, ?)`, [last.id, last.timestamp, last.name]);
   }

@@ -58,7 +58,8 @@ test('When the operator adds and removes the order number index, Then only that 
 });
 
 for (const [name, env, message] of [
-  ['DB_NAME is missing', {}, 'configuration error: DB_NAME is required but not set'],
+  // The repository's root has no .env (in CI), so the line says where it looked.
+  ['DB_NAME is missing', {}, `configuration error: DB_NAME is required but not set, and there is no .env in ${root}: run it from the service's folder (where its .env is), or set the variables in the environment`],
   ['PORT is not a number', { DB_NAME: 'x', PORT: 'eighty' }, 'configuration error: PORT must be a whole number from 0 to 65535'],
   ['API_HEAP_GROWTH_PERCENT is out of range', { DB_NAME: 'x', API_HEAP_GROWTH_PERCENT: '1000' }, 'configuration error: API_HEAP_GROWTH_PERCENT must be a whole number from 0 to 400'],
   ['TRUSTED_PROXIES is not an address list', { DB_NAME: 'x', TRUSTED_PROXIES: '10.0.0.0/99' }, 'configuration error: TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR ranges'],

@@ -1,10 +1,11 @@
 import test from 'ava';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { selfSignedCertificate } from '../../src/entry-points/cli/self-signed-certificate';
 import { setOption } from '../../src/demo/woocommerce-schema';
-import { paymentHub } from '../support/cli-process';
+import { PAYMENT_HUB, paymentHub, type CommandRun } from '../support/cli-process';
 import { FakeWordPress, LOGGED_IN_KEY, LOGGED_IN_SALT } from '../support/fake-wordpress';
 import { createTestShop, type TestShop } from '../support/test-shop';
 
@@ -104,4 +105,67 @@ test('When the site\'s LOGGED_IN_SALT is unknown but its URL is, Then woocommerc
   } finally {
     await setOption(shop.db, shop.prefix, 'siteurl', 'https://shop.example.dk', 'yes');
   }
+});
+
+test('When payment-hub runs in a folder without .env and nothing sets DB_NAME, Then the line says there is no .env there and to run it from the service\'s folder', async (t) => {
+  const folder = fs.realpathSync(folderWith({}));
+  const run = await paymentHub(['workers', 'list'], {}, folder);
+  t.is(run.code, 1);
+  t.is(run.stdout, '');
+  t.is(run.stderr, `configuration error: DB_NAME is required but not set, and there is no .env in ${folder}: run it from the service's folder (where its .env is), or set the variables in the environment\n`);
+
+  // With a .env there, the folder is not the cause: the line names the setting alone.
+  const withDotEnv = folderWith({ '.env': dotEnv({ DB_TABLE_PREFIX: shop.prefix }) });
+  const missing = await paymentHub(['workers', 'list'], {}, withDotEnv);
+  t.is(missing.code, 1);
+  t.is(missing.stderr, 'configuration error: DB_NAME is required but not set\n');
+  // doctor says the same in its configuration check.
+  const doctor = await paymentHub(['doctor', '--json'], {}, folder);
+  const checks = (JSON.parse(doctor.stdout) as { checks: Check[] }).checks;
+  t.regex(checks.find((check) => check.check === 'configuration')!.detail, /^DB_NAME is required but not set, and there is no \.env in /);
+});
+
+test('When DB_HOST\'s port is not a whole number from 1 to 65535, Then the command stops with one line naming DB_HOST, before connecting anywhere; PORT likewise', async (t) => {
+  for (const [dbHost, port] of [['127.0.0.1:33o6', '33o6'], ['127.0.0.1:', ''], ['127.0.0.1:0', '0'], ['127.0.0.1:65536', '65536'], ['[::1]:33o6', '33o6'], ['[::1]x', 'x'],
+    ['127.0.0.1:3306x:/run/mysqld/mysqld.sock', '3306x']]) {
+    const run = await paymentHub(['workers', 'list'], { DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, DB_HOST: dbHost }, folderWith({}));
+    t.is(run.code, 1, dbHost);
+    t.is(run.stderr, `configuration error: DB_HOST's port must be a whole number from 1 to 65535 (DB_HOST is host:port, e.g. 127.0.0.1:3306), not "${port}"\n`, dbHost);
+  }
+  for (const dbHost of ['127.0.0.1:3306', '127.0.0.1']) {
+    const run = await paymentHub(['workers', 'list', '--format=count'], { DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, DB_HOST: dbHost }, folderWith({}));
+    t.is(run.code, 0, `${dbHost}: ${run.stderr}`);
+  }
+  const badPort = await paymentHub(['workers', 'list'], { DB_NAME: shop.dbName, PORT: 'abc' }, folderWith({}));
+  t.is(badPort.code, 1);
+  t.is(badPort.stderr, 'configuration error: PORT must be a whole number from 0 to 65535\n');
+});
+
+/** `payment-hub` run as another user than the one that owns the folder's .env. */
+function paymentHubAs(uid: number, gid: number, args: string[], cwd: string): Promise<CommandRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PAYMENT_HUB, ...args], { cwd, uid, gid, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// Running as root, the test can be another user (nobody, 65534) that may not read a .env kept as the operator's guide says.
+(process.getuid?.() === 0 ? test : test.skip)('When .env is readable only by its owner (chmod 600 .env), Then its owner\'s commands read it, and another user\'s stop with one line saying it cannot be read', async (t) => {
+  const folder = fs.realpathSync(folderWith({ '.env': dotEnv({ DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix }) }));
+  fs.chmodSync(folder, 0o755);
+  // As docs/operators-guide.md has it.
+  await new Promise<void>((resolve, reject) => execFile('chmod', ['600', '.env'], { cwd: folder }, (error) => (error ? reject(error) : resolve())));
+  t.is(fs.statSync(path.join(folder, '.env')).mode & 0o777, 0o600);
+
+  const owner = await paymentHub(['workers', 'list', '--format=count'], {}, folder);
+  t.is(owner.code, 0, owner.stderr);
+
+  const other = await paymentHubAs(65534, 65534, ['workers', 'list'], folder);
+  t.is(other.code, 1);
+  t.is(other.stderr, `configuration error: .env in ${folder} cannot be read: permission denied: run it as the user the service runs as, who owns .env\n`);
 });

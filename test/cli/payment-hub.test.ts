@@ -42,7 +42,7 @@ const collect = (command: string, args: string[], env: Record<string, string>): 
 const cli = (args: string[], env: Record<string, string> = {}) => collect(process.execPath, [BIN, ...args], { ...baseEnv(), ...env });
 
 /** The CLI on a pseudo-terminal (util-linux `script`), where stdout and stderr both reach the one terminal. */
-const cliOnTerminal = (args: string[]) => collect('script', ['-qec', shellCommand(args), '/dev/null'], baseEnv());
+const cliOnTerminal = (args: string[], env: Record<string, string> = {}) => collect('script', ['-qec', shellCommand(args), '/dev/null'], { ...baseEnv(), ...env });
 
 const shellCommand = (args: string[]) => [process.execPath, BIN, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
 
@@ -98,12 +98,12 @@ async function seedWebhook(fields: { provider?: string; eventType: string; statu
   return (result as { insertId: number }).insertId;
 }
 
-/** A FAILED invoice_settled webhook for an invoice the fake gateway knows as settled, linked to a new order. */
-async function failedSettlement(handle: string): Promise<{ id: number; orderId: number; body: string }> {
+/** A FAILED invoice_settled webhook for an invoice the fake gateway knows as settled, linked to a new order; by default it has had its 5 automatic attempts. */
+async function failedSettlement(handle: string, attempts = 5): Promise<{ id: number; orderId: number; body: string }> {
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', meta: { _reepay_order: handle } });
   gateway.setInvoice(handle, { state: 'settled', amount: 9900, customer: 'cust-cli' });
   const { body, payload } = cardGatewayDelivery({ event_type: 'invoice_settled', invoice: handle, customer: 'cust-cli' }, gateway.webhookSecret);
-  const id = await seedWebhook({ eventType: 'invoice_settled', status: 'FAILED', body, externalId: String(payload.event_id) });
+  const id = await seedWebhook({ eventType: 'invoice_settled', status: 'FAILED', body, externalId: String(payload.event_id), attempts });
   return { id, orderId, body: body.toString('utf8') };
 }
 
@@ -202,6 +202,12 @@ test.serial('Usage errors exit 2 with the message on stderr and nothing on stdou
   }
   t.regex((await cli(['webhooks', 'show'])).stderr, /Missing required argument: id/);
   t.regex((await cli(['bogus'])).stderr, /Unknown argument: bogus/);
+  // An unknown option is named once, as typed (not also in yargs' camel case), with the help of the command it was given to.
+  t.is((await cli(['webhooks', 'list', '--bogus-flag'])).stderr, 'payment-hub: Unknown argument: --bogus-flag\nRun payment-hub webhooks list --help for usage.\n');
+  t.is((await cli(['webhooks', 'list', '--bogus-flag=1', '--other-thing', '-q'])).stderr,
+    'payment-hub: Unknown arguments: --bogus-flag, --other-thing, -q\nRun payment-hub webhooks list --help for usage.\n');
+  t.is((await cli(['bogus'])).stderr, 'payment-hub: Unknown argument: bogus\nRun payment-hub --help for usage.\n');
+  t.is((await cli(['webhooks', 'retry'])).stderr, 'payment-hub: name the webhook with --id=N, or pass --all-failed\nRun payment-hub webhooks retry --help for usage.\n');
 });
 
 test.serial('webhooks list prints an aligned table, filters, and with --json one JSON document', async (t) => {
@@ -293,18 +299,63 @@ test.serial('webhooks retry of a webhook that is not FAILED, or does not exist, 
   t.regex(missing.stderr, /webhook 987654 does not exist/);
 });
 
-test.serial('webhooks retry --id that fails again prints the error, exits 1 and leaves it FAILED for the operator', async (t) => {
+test.serial('webhooks retry --id that fails again prints the error, exits 1 and leaves it FAILED; after its last automatic attempt none is planned', async (t) => {
   const { id } = await failedSettlement('inv-cli-fail');
   const run = await cli(['webhooks', 'retry', `--id=${id}`, '--yes', '--json'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
   t.is(run.code, 1);
+  t.is(run.stderr, '', 'no log line: the result says it');
   const result = JSON.parse(run.stdout);
   t.is(result.id, id);
   t.is(result.status, 'FAILED');
   t.regex(result.error, /inv-cli-fail/);
+  t.is(result.next_attempt_at, null);
   const row = await webhookRow(id);
   t.is(row.status, 'FAILED');
-  t.is(row.next_attempt_at, null); // an operator retry does not schedule automatic ones
+  t.is(Number(row.attempts), 6);
+  t.is(row.next_attempt_at, null, 'it had had its 5 automatic attempts');
   t.is(await paymentRow('inv-cli-fail'), undefined);
+});
+
+test.serial('webhooks retry --id of a webhook with automatic attempts left: failed again, it keeps the rest of them on their schedule; done, none is left', async (t) => {
+  // Failed once; its automatic retry planned in 30 s.
+  const { id } = await failedSettlement('inv-cli-keep', 1);
+  await q(`UPDATE ${shop.prefix}sidecar_webhooks SET next_attempt_at = NOW(3) + INTERVAL 30 SECOND WHERE id = ?`, [id]);
+  const failed = await cli(['webhooks', 'retry', `--id=${id}`, '--yes'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  t.is(failed.code, 1);
+  const row = await webhookRow(id);
+  t.is(row.status, 'FAILED');
+  t.is(Number(row.attempts), 2, 'the retry counts as one of its attempts');
+  // As after a second automatic attempt: the third in 60 s.
+  const [[{ inSeconds }]] = await shop.db.query(`SELECT TIMESTAMPDIFF(SECOND, NOW(3), next_attempt_at) AS inSeconds FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [id]) as any[];
+  t.true(Number(inSeconds) > 45 && Number(inSeconds) <= 60, String(inSeconds));
+  t.is(failed.stdout, `webhook ${id}: FAILED again: ${row.last_error}; next automatic attempt at ${row.next_attempt_at} UTC\n`);
+
+  const json = await cli(['webhooks', 'retry', `--id=${id}`, '--yes', '--json'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  t.is(json.code, 1);
+  t.is(JSON.parse(json.stdout).next_attempt_at, (await webhookRow(id)).next_attempt_at);
+  t.is(Number((await webhookRow(id)).attempts), 3);
+
+  const done = await cli(['webhooks', 'retry', `--id=${id}`, '--yes']);
+  t.is(done.code, 0, done.stderr);
+  const processed = await webhookRow(id);
+  t.is(processed.status, 'PROCESSED');
+  t.is(processed.next_attempt_at, null);
+  t.is((await paymentRow('inv-cli-keep')).status, 'CAPTURED');
+});
+
+test.serial('webhooks retry on a terminal shows its result alone, no log line among it; --verbose adds the service\'s log lines on stderr', async (t) => {
+  const { id } = await failedSettlement('inv-cli-quiet');
+  const run = await cliOnTerminal(['webhooks', 'retry', `--id=${id}`, '--yes'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  t.is(run.code, 1);
+  const screen = run.stdout.replace(/\r\n/g, '\n');
+  t.regex(screen, new RegExp(`^webhook ${id}: FAILED again: .*inv-cli-quiet.*; no automatic attempt left\n$`));
+
+  const verbose = await cli(['webhooks', 'retry', `--id=${id}`, '--yes', '--verbose'], { CARD_GATEWAY_API_KEY: 'priv_wrong_key' });
+  t.is(verbose.code, 1);
+  t.regex(verbose.stdout, new RegExp(`^webhook ${id}: FAILED again: `));
+  const line = JSON.parse(verbose.stderr.trim().split('\n').find((one) => one.includes('webhook_failed'))!);
+  t.like(line, { level: 'warn', event: 'webhook_failed', id, willRetry: false });
+  await q(`UPDATE ${shop.prefix}sidecar_webhooks SET status = 'SKIPPED' WHERE id = ?`, [id]); // out of the way of --all-failed
 });
 
 test.serial('webhooks retry without --yes and without a terminal exits 2 at once, naming --yes, and retries nothing', async (t) => {
@@ -390,6 +441,26 @@ test.serial('webhooks retry --all-failed draws the progress bar on a terminal, a
   t.like(result, { total: 1, processed: 0, skipped: 0, failed: 1 });
   t.is(result.results[0].status, 'NOT_RETRIED');
   await q(`DELETE FROM ${shop.prefix}sidecar_webhooks WHERE id = ?`, [walletRow]);
+});
+
+test.serial('Off a terminal --all-failed writes a plain progress line every PROGRESS_INTERVAL_SECONDS, also while one webhook takes longer', async (t) => {
+  await Promise.all(['inv-lines-1', 'inv-lines-2'].map((handle) => failedSettlement(handle)));
+  gateway.latencyMs = 700;
+  let run: Run;
+  try {
+    run = await cli(['webhooks', 'retry', '--all-failed', '--yes'], { PROGRESS_INTERVAL_SECONDS: '0.2' });
+  } finally {
+    gateway.latencyMs = 0;
+  }
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, 'retried 2 FAILED webhooks: 2 processed, 0 skipped, 0 failed\n');
+  t.false(run.stderr.includes('\r'), 'plain lines, nothing redrawn');
+  const lines = run.stderr.split('\n').filter(Boolean);
+  t.true(lines.every((line) => line.startsWith('retrying FAILED webhooks: ')), run.stderr);
+  // Lines while the first webhook is still being retried: none finished, so the time left is not known yet.
+  t.true(lines.filter((line) => line === 'retrying FAILED webhooks: 0.0% done, time left not known yet, 0 of 2').length >= 2, run.stderr);
+  t.true(lines.some((line) => /^retrying FAILED webhooks: 50\.0% done, about [\d.]+ (ms|s) left, 1 of 2$/.test(line)), run.stderr);
+  t.regex(lines[lines.length - 1], /^retrying FAILED webhooks: 100% done in [\d.]+ (ms|s), 2 of 2$/);
 });
 
 test.serial('the progress bar goes to stderr, and only when stderr is a terminal', async (t) => {

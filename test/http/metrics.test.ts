@@ -187,6 +187,19 @@ test.serial('When the client address is not in METRICS_ALLOWED, Then /metrics is
   t.is((await request(untrusted.url, 'GET', '/metrics', { headers: { 'x-forwarded-for': '192.0.2.10' } })).status, 403);
 });
 
+test.serial('Behind nginx as the operator\'s guide sets it up, Then only the Prometheus server\'s address reads /metrics, whatever X-Forwarded-For a client writes', async (t) => {
+  // nginx (127.0.0.1, a trusted proxy) appends the address that connected to it: $proxy_add_x_forwarded_for.
+  const behindNginx = await startOne({ METRICS_ALLOWED: '203.0.113.10,127.0.0.1,::1' });
+  const throughNginx = (connected: string, clientWrote?: string) => request(behindNginx.url, 'GET', '/metrics', {
+    headers: { 'x-forwarded-for': clientWrote === undefined ? connected : `${clientWrote}, ${connected}` },
+  });
+  t.is((await throughNginx('203.0.113.10')).status, 200);
+  t.is((await throughNginx('198.51.100.7')).status, 403);
+  t.is((await throughNginx('198.51.100.7', '203.0.113.10')).status, 403, 'a client cannot claim the Prometheus server\'s address');
+  t.is((await throughNginx('198.51.100.7', '127.0.0.1')).status, 403, 'nor the loopback');
+  t.is((await request(behindNginx.url, 'GET', '/metrics')).status, 200, 'curl on the machine itself');
+});
+
 test('When METRICS_ALLOWED is not a list of addresses and ranges, Then the configuration names it', (t) => {
   const error = t.throws(() => loadConfig({ DB_NAME: 'shop', METRICS_ALLOWED: '127.0.0.1,localhost' }));
   t.regex(error!.message, /^METRICS_ALLOWED /);

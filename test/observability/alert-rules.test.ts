@@ -1,8 +1,10 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { request } from '../support/http-client';
+import { codeBlocks, readDoc } from '../support/markdown';
 import { startTestWorker } from '../support/payment-hub-fixture';
 import { createTestShop, startApi } from '../support/test-shop';
 
@@ -35,6 +37,26 @@ test('promtool check rules: the rules file is valid', async (t) => {
 test('promtool test rules: each alert fires when it should, with its labels and annotations, and not before', async (t) => {
   const tested = await promtool(['test', 'rules', RULE_TESTS]);
   t.is(tested.code, 0, tested.output);
+});
+
+test('promtool check config: the operator\'s guide\'s prometheus.yml is valid with the rules file, and scrapes /metrics under the job name the rules expect', async (t) => {
+  const blocks = codeBlocks(readDoc('docs/operators-guide.md')).filter((block) => block.language === 'yaml' && block.lines[0].includes('prometheus.yml'));
+  t.is(blocks.length, 1);
+  const config = blocks[0].lines.join('\n');
+  t.regex(config, /job_name: shop-sidecar\n/);
+  t.regex(config, /metrics_path: \/metrics\n/);
+  t.regex(fs.readFileSync(RULES, 'utf8'), /job="shop-sidecar"/);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prometheus-config-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'prometheus.yml'), `${config}\n`);
+    // As the guide says: the rules file copied beside it.
+    fs.copyFileSync(RULES, path.join(dir, 'shop-sidecar.rules.yml'));
+    const checked = await promtool(['check', 'config', path.join(dir, 'prometheus.yml')]);
+    t.is(checked.code, 0, checked.output);
+    t.regex(checked.output, /SUCCESS: \d+ rules found/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('The Grafana dashboard is importable: one Prometheus datasource variable, a query in every panel, no two panels in one place', (t) => {

@@ -239,7 +239,7 @@ test('When the provider cannot be reached while processing, Then the webhook is 
     t.truthy(row.next_attempt_at, 'an automatic retry is planned');
 
     t.true(await reachable.webhooks.requeue(stored.id));
-    const retried = await reachable.processCardGatewayWebhook.execute(stored.id, { operatorRetry: true });
+    const retried = await reachable.processCardGatewayWebhook.execute(stored.id);
     t.like(retried, { kind: 'done', status: 'PROCESSED' });
     t.is((await payment('inv-flaky')).status, 'CAPTURED');
     t.is(Number((await payment('inv-flaky')).order_id), orderId);

@@ -224,6 +224,17 @@ test.serial('A cancel answered 202 that the wallet never enacts: the wallet take
   t.is((await paidTwiceNotes()).length, 1, 'flagged once');
 });
 
+test.serial('A wallet agreement active all along but never announced, heard of after its renewal failed on it, is the subscription\'s own method: charged on the plan, not at once as a new one', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  const before = await q(`SELECT attempt, plan, status, scheduled_at FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? ORDER BY id`, [orderId]);
+  t.is((await walletWebhook({ eventType: 'recurring.agreement-activated.v1', agreementId })), 'PROCESSED');
+  await tickAfter(2 * MINUTE);
+  t.is(walletCreates().filter((r) => r.path.includes(agreementId)).length, 0, 'not charged off the plan');
+  t.deepEqual(await q(`SELECT attempt, plan, status, scheduled_at FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? ORDER BY id`, [orderId]), before, 'the plan is as it was');
+  await tickAfter(12 * HOUR);
+  t.is(walletCreates().filter((r) => r.path.includes(agreementId)).length, 1, 'charged by the plan\'s attempt');
+});
+
 /** A card renewal declined hard on the subscription's own card (`_reepay_token`): the customer is asked for a new one. */
 async function hardDeclinedCardRenewal() {
   serial += 1;

@@ -138,7 +138,8 @@ test.serial("A revoked key, then a 400 for a field: the attempt is held, the cus
   t.is(doctor.code, 1);
   t.like(doctor.check, { status: 'fail' });
   t.regex(doctor.check.detail, new RegExp(`1 dunning attempt\\(s\\) held: the card gateway refused the service's request \\(401 .*\\) for renewal order ${orderId}`));
-  t.regex(doctor.check.fix!, /CARD_GATEWAY_API_KEY/);
+  // Restarted with npm run reload, which checks the new key before PM2 replaces anything.
+  t.regex(doctor.check.fix!, /^set CARD_GATEWAY_API_KEY to .* and restart \(npm run reload\);/);
 
   // The key is put right; then the gateway refuses a field of the request: still held, still no decline.
   card.addApiKey(card.apiKey);

@@ -150,3 +150,64 @@ test('PROGRESS_INTERVAL_SECONDS sets the interval between plain lines; anything 
   t.is(progressIntervalMs({ PROGRESS_INTERVAL_SECONDS: 'often' }), 5000);
   t.is(progressIntervalMs({ PROGRESS_INTERVAL_SECONDS: '-1' }), 5000);
 });
+
+/** Timers on the fake clock: `advance` moves it a millisecond at a time and runs what falls due. */
+function fakeTimers(clock: ReturnType<typeof fakeClock>) {
+  let due: { at: number; run: () => void } | undefined;
+  return {
+    set: (run: () => void, ms: number) => { due = { at: clock.now() + ms, run }; return due; },
+    clear: (handle: unknown) => { if (due === handle) due = undefined; },
+    advance(ms: number) {
+      for (let i = 0; i < ms; i += 1) {
+        clock.advance(1);
+        if (due && due.at <= clock.now()) {
+          const { run } = due;
+          due = undefined;
+          run();
+        }
+      }
+    },
+  };
+}
+
+test('Off a terminal a line is written every interval by the clock, also while one step takes longer than that, and none after the end', (t) => {
+  const clock = fakeClock();
+  const timers = fakeTimers(clock);
+  const lines: string[] = [];
+  const progress = new ProgressReporter({
+    label: 'retrying FAILED webhooks', from: 0, to: 4, now: clock.now, timer: timers, live: new RecordedLine(false), write: (line) => lines.push(line), intervalMs: 5000,
+  });
+  timers.advance(4999);
+  t.deepEqual(lines, [], 'nothing before the first interval');
+  // The first webhook takes 12 s: a line at 5 s and at 10 s without a step told.
+  timers.advance(7001);
+  t.deepEqual(lines, [
+    'retrying FAILED webhooks: 0.0% done, time left not known yet, 0 of 4',
+    'retrying FAILED webhooks: 0.0% done, time left not known yet, 0 of 4',
+  ]);
+  progress.update(1);
+  t.is(lines.length, 2, 'a step within the interval since the last line writes none');
+  // The next line comes an interval after the last one, with the pace known.
+  timers.advance(3000);
+  t.is(lines[2], 'retrying FAILED webhooks: 25.0% done, about 45 s left, 1 of 4');
+  timers.advance(2000);
+  progress.update(2);
+  t.is(lines.length, 3);
+  timers.advance(3000);
+  t.is(lines[3], 'retrying FAILED webhooks: 50.0% done, about 20 s left, 2 of 4');
+  progress.finish();
+  t.is(lines[4], 'retrying FAILED webhooks: 100% done in 20 s, 4 of 4');
+  timers.advance(20_000);
+  t.is(lines.length, 5, 'nothing after the end');
+});
+
+test('On a terminal, or with PROGRESS_INTERVAL_SECONDS=0, no timer is set: the line moves with the steps', (t) => {
+  const clock = fakeClock();
+  let set = 0;
+  const timer = { set: () => { set += 1; return set; }, clear() {} };
+  const onTerminal = new ProgressReporter({ label: 'x', from: 0, to: 2, now: clock.now, timer, live: new RecordedLine(true) });
+  onTerminal.update(1);
+  const everyStep = new ProgressReporter({ label: 'x', from: 0, to: 2, now: clock.now, timer, live: new RecordedLine(false), write: () => undefined, intervalMs: 0 });
+  everyStep.update(1);
+  t.is(set, 0);
+});

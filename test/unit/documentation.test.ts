@@ -51,6 +51,7 @@ const COMMANDS_RUN: Record<string, { file: string; runs: RegExp }> = {
   'npm run order-number-index -- status': { file: 'test/cli/maintenance-commands.test.ts', runs: /'cli\/order-number-index\.js', \['status'\]/ },
   'npm run order-number-index -- add': { file: 'test/cli/maintenance-commands.test.ts', runs: /'cli\/order-number-index\.js', \['add'\]/ },
   'npm run order-number-index -- remove': { file: 'test/cli/maintenance-commands.test.ts', runs: /'cli\/order-number-index\.js', \['remove'\]/ },
+  'chmod 600 .env': { file: 'test/cli/operator-environment.test.ts', runs: /execFile\('chmod', \['600', '\.env'\], \{ cwd: folder \}/ },
 };
 
 /** Shell and SQL blocks hold commands; the others (nginx, js, ts, json) hold configuration and code. */

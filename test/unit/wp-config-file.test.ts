@@ -96,6 +96,21 @@ test('DB_HOST in every form WordPress accepts', (t) => {
   t.deepEqual(parseDbHost(':/tmp/mysql.sock'), { host: '', port: null, socket: '/tmp/mysql.sock', ipv6: false });
 });
 
+test('The service takes DB_HOST in each of those forms, but not a port that is not a whole number from 1 to 65535 (WordPress would read 33 of 33o6)', (t) => {
+  const db = (host: string) => loadConfig({ DB_NAME: 'shop', DB_HOST: host }).db;
+  t.like(db('db.example:3307'), { host: 'db.example', port: 3307 });
+  t.like(db('127.0.0.1:3306:/tmp/mysql.sock'), { host: '127.0.0.1', port: 3306, socketPath: '/tmp/mysql.sock' });
+  t.like(db('[::1]:3307'), { host: '::1', port: 3307 });
+  t.like(db('::1'), { host: '::1', port: 3306 });
+  t.like(db('[2001:db8::5]'), { host: '2001:db8::5', port: 3306 });
+  t.like(db('localhost:/var/run/mysqld/mysqld.sock'), { socketPath: '/var/run/mysqld/mysqld.sock' });
+  t.like(db('db.example:65535'), { port: 65535 });
+  for (const [host, port] of [['127.0.0.1:33o6', '33o6'], ['db.example:', ''], ['db.example:0', '0'], ['db.example:65536', '65536'], ['db.example: 3306', ' 3306'],
+    ['[::1]:', ''], ['[::1]:3306x', '3306x'], ['127.0.0.1:33o6:/tmp/mysql.sock', '33o6']]) {
+    t.throws(() => db(host), { message: `DB_HOST's port must be a whole number from 1 to 65535 (DB_HOST is host:port, e.g. 127.0.0.1:3306), not "${port}"` }, host);
+  }
+});
+
 function wpConfig(body: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wp-config-'));
   const file = path.join(dir, 'wp-config.php');

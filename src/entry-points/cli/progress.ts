@@ -4,8 +4,8 @@ import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
  * Progress of a CLI command that walks the whole store (or a whole list): the share done, from where the walk
  * is in a known range (IDs, or items of a list), and the time left, from the pace of this run so far. On a
  * terminal one line on stderr is redrawn as the work goes; otherwise (a log file, a pipe, cron) a plain line is
- * written every PROGRESS_INTERVAL_SECONDS (5), and a last one at the end. Nothing goes to stdout, so a `--json`
- * document stays the only thing there.
+ * written every PROGRESS_INTERVAL_SECONDS (5), by the clock, however long one step of the walk takes, and a last
+ * one at the end. Nothing goes to stdout, so a `--json` document stays the only thing there.
  */
 
 /** Where a walk stands, and what is left of it at the pace so far. */
@@ -106,6 +106,11 @@ export interface ProgressOptions {
   intervalMs?: number;
   /** The clock, in milliseconds (tests pass a fake one). */
   now?: () => number;
+  /**
+   * Off a terminal, a line is also written when the interval has passed with no step told (a slow step): by this
+   * timer (default `setTimeout`, unref'd so it never holds the process; tests pass their own).
+   */
+  timer?: { set(run: () => void, ms: number): unknown; clear(handle: unknown): void };
   /** Write the last line off a terminal even when no line came before it (a run shorter than the interval). */
   alwaysFinal?: boolean;
   /** When the work began, if before this reporter (for the last line's "done in"; the pace counts from the reporter's start). */
@@ -124,6 +129,8 @@ export class ProgressReporter {
   private lastLineAt: number;
   private lines = 0;
   private finished = false;
+  private readonly timer: NonNullable<ProgressOptions['timer']>;
+  private pending: unknown;
 
   constructor(private readonly options: ProgressOptions) {
     this.now = options.now ?? Date.now;
@@ -135,7 +142,9 @@ export class ProgressReporter {
     this.startPosition = options.position ?? options.from;
     this.position = this.startPosition;
     this.to = options.to;
+    this.timer = options.timer ?? { set: (run, ms) => setTimeout(run, ms).unref(), clear: (handle) => clearTimeout(handle as NodeJS.Timeout) };
     if (this.live.enabled) this.live.draw(this.text(true));
+    else this.plan();
   }
 
   estimate(): ProgressEstimate {
@@ -150,16 +159,41 @@ export class ProgressReporter {
     if (this.live.enabled) {
       this.live.draw(this.text(true));
     } else if (this.now() - this.lastLineAt >= this.intervalMs) {
-      this.lastLineAt = this.now();
-      this.lines += 1;
-      this.write(this.text());
+      this.writeLine();
     }
+  }
+
+  /** A plain line now, and the next one planned an interval after it. */
+  private writeLine(): void {
+    this.lastLineAt = this.now();
+    this.lines += 1;
+    this.write(this.text());
+    this.plan();
+  }
+
+  /** Off a terminal: the next plain line an interval after the last one, unless a step writes it first. */
+  private plan(): void {
+    if (this.pending !== undefined) this.timer.clear(this.pending);
+    this.pending = undefined;
+    if (this.finished || this.intervalMs <= 0) return;
+    this.pending = this.timer.set(() => {
+      this.pending = undefined;
+      if (this.finished) return;
+      if (this.now() - this.lastLineAt >= this.intervalMs) this.writeLine();
+      else this.plan();
+    }, Math.max(1, this.lastLineAt + this.intervalMs - this.now()));
+  }
+
+  private unplan(): void {
+    if (this.pending !== undefined) this.timer.clear(this.pending);
+    this.pending = undefined;
   }
 
   /** The walk is done: the share is 100% and the line says how long it took. */
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    this.unplan();
     this.position = Math.max(this.position, this.to);
     if (this.live.enabled) {
       this.live.draw(this.text(true));
@@ -173,6 +207,7 @@ export class ProgressReporter {
   stop(): void {
     if (this.finished) return;
     this.finished = true;
+    this.unplan();
     if (this.live.enabled) this.live.finish();
   }
 

@@ -6,7 +6,10 @@ import { skipped } from '../processing-outcome';
 import { DeadlinePassedError, within } from '../../shared/within';
 import { databaseUnreachable } from '../../data-access/connection-pool';
 
-/** Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). */
+/**
+ * Automatic attempts before a FAILED webhook is left for the operator (`payment-hub webhooks retry`). The operator's
+ * retry is one of them: when it fails too, the next is planned as after any other (none after the last).
+ */
 export const MAX_AUTOMATIC_ATTEMPTS = 5;
 /** Wait before automatic attempt n+1: 30 s, 1 min, 2 min, 4 min. */
 export const retryDelaySeconds = (attempts: number) => 30 * 2 ** (attempts - 1);
@@ -36,7 +39,7 @@ export type ProcessOutcome =
 export class ProcessCardGatewayWebhook {
   constructor(private readonly webhooks: WebhookRepository, private readonly handler: CardGatewayEventHandler, private readonly log: Logger) {}
 
-  async execute(webhookId: number, options: { operatorRetry?: boolean } = {}): Promise<ProcessOutcome> {
+  async execute(webhookId: number): Promise<ProcessOutcome> {
     const webhook = await this.webhooks.claim(webhookId);
     if (!webhook) return { kind: 'not_claimed' };
     const event = parseCardGatewayEvent(webhook.rawBody);
@@ -57,7 +60,7 @@ export class ProcessCardGatewayWebhook {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const unreachable = databaseUnreachable(error);
-      const willRetry = unreachable || (!options.operatorRetry && webhook.attempts < MAX_AUTOMATIC_ATTEMPTS);
+      const willRetry = unreachable || webhook.attempts < MAX_AUTOMATIC_ATTEMPTS;
       await this.webhooks.fail(webhook.id, message, willRetry ? (unreachable ? DATABASE_RETRY_SECONDS : retryDelaySeconds(webhook.attempts)) : null, !unreachable);
       this.log.warn('webhook_failed', { id: webhook.id, eventType: webhook.eventType, attempts: webhook.attempts, willRetry, error: message });
       return { kind: 'failed', error: message, willRetry };

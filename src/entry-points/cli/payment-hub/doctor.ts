@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { readConfig } from '../../../config';
 import { silentLogger } from '../../../logger';
-import { checkInstallation, nodeCheck, redisCheck, type CheckResult } from '../../../installation/check-installation.use-case';
+import { checkInstallation, configurationCheck, nodeCheck, proxyCheck, redisCheck, withSkipped, type CheckResult } from '../../../installation/check-installation.use-case';
 import { renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS } from './output';
 import { action, DatabaseUnreachableError, EXIT_FAILED, EXIT_OK, printJson, printText, withHub } from './runtime';
@@ -32,7 +32,10 @@ export const runDoctor = action(async (argv: { json?: boolean; format?: string }
 async function diagnose(): Promise<CheckResult[]> {
   const reading = readConfig();
   if (!reading.ok) {
-    return [nodeCheck(), { check: 'configuration', status: 'fail', detail: reading.problem, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' }];
+    return withSkipped([
+      nodeCheck(),
+      { check: 'configuration', status: 'fail', detail: reading.problem, fix: 'set it in the environment, .env or WP_CONFIG_FILE (see .env.example)' },
+    ], 'needs a configuration that can be read (see configuration)');
   }
   const { config } = reading;
   try {
@@ -40,11 +43,14 @@ async function diagnose(): Promise<CheckResult[]> {
     return await withHub(config, (hub, dataSource) => checkInstallation(config, dataSource, hub), silentLogger);
   } catch (error) {
     if (!(error instanceof DatabaseUnreachableError)) throw error;
-    // Without the database nothing else of the shop can be checked; Redis and Node still can.
-    return [
+    // Without the database the shop and the service's tables cannot be looked at; what can be checked without it is.
+    const problem = error.problem;
+    return withSkipped([
       nodeCheck(),
-      { check: 'database', status: 'fail', detail: error.message, fix: 'check that the server runs and DB_HOST, DB_USER, DB_PASSWORD and DB_NAME (or WP_CONFIG_FILE)' },
+      configurationCheck(config),
+      proxyCheck(config),
+      { check: 'database', status: 'fail', detail: `cannot connect to the database ${config.db.name}: ${problem.detail}`, fix: problem.fix },
       await redisCheck(config),
-    ];
+    ], 'needs the database (see database)');
   }
 }

@@ -3,7 +3,8 @@ import { buildPaymentHub, type PaymentHub } from '../../composition/payment-hub'
 import type { Config } from '../../../config';
 import type { DataSource } from 'typeorm';
 import { createShopDataSource, databaseAddress } from '../../../data-access/data-source';
-import { logger, type Logger } from '../../../logger';
+import { databaseProblem, type DatabaseProblem } from '../../../installation/database-problems';
+import { createLogger, logger, type Logger } from '../../../logger';
 import { progressBar } from './format';
 import { count, ProgressReporter, StderrLine } from '../progress';
 
@@ -36,14 +37,48 @@ export function listProgress(label: string, total: number, format: string, posit
   });
 }
 
-const cliLogger: Logger = {
-  info: (event, fields) => statusLine.around(() => logger.info(event, fields)),
-  warn: (event, fields) => statusLine.around(() => logger.warn(event, fields)),
-  error: (event, fields) => statusLine.around(() => logger.error(event, fields)),
+/** `--verbose`: the command's log lines as the service writes them. */
+let verbose = false;
+
+/** Set from `--verbose` before a command runs. */
+export function logVerbosely(on: boolean): void {
+  verbose = on;
+}
+
+/**
+ * An error event as one plain line on stderr, as the CLI's other messages are (`payment-hub: error
+ * charge_taken_after_cancel: orderId=12 provider=mobile_wallet ...`); formatted by the service's logger first, so
+ * secrets are censored the same way. The stack is left to `--verbose`.
+ */
+const plainErrors = createLogger({
+  write(line: string) {
+    const { event, level, time: _time, stack: _stack, ...fields } = JSON.parse(line) as Record<string, unknown>;
+    const words = Object.entries(fields).map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    process.stderr.write(`payment-hub: ${String(level)} ${String(event)}${words.length ? `: ${words.join(' ')}` : ''}\n`);
+  },
+});
+
+/**
+ * The log of a command's work. What the command did is its output, so the lines the service's code writes on the
+ * way (a webhook that failed again, Redis not answering, a hand-over to try later) are not written amid it: only an
+ * error, as one plain line on stderr. `--verbose` writes every line on stderr, as JSON, as the API and the worker do.
+ */
+export const cliLogger: Logger = {
+  info: (event, fields) => {
+    if (verbose) statusLine.around(() => logger.info(event, fields));
+  },
+  warn: (event, fields) => {
+    if (verbose) statusLine.around(() => logger.warn(event, fields));
+  },
+  error: (event, fields) => statusLine.around(() => (verbose ? logger : plainErrors).error(event, fields)),
 };
 
-/** The shop's database did not take the command's connection. */
-export class DatabaseUnreachableError extends CliError {}
+/** The shop's database did not take the command's connection: what is wrong, and the fix (src/installation/database-problems.ts). */
+export class DatabaseUnreachableError extends CliError {
+  constructor(message: string, readonly problem: DatabaseProblem) {
+    super(message);
+  }
+}
 
 /** The hub for one command: database and queue are opened for it and closed after it, even when it fails. */
 export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSource: DataSource) => Promise<T>, log: Logger = cliLogger): Promise<T> {
@@ -51,7 +86,8 @@ export async function withHub<T>(config: Config, work: (hub: PaymentHub, dataSou
   try {
     await dataSource.initialize();
   } catch (error) {
-    throw new DatabaseUnreachableError(`cannot connect to the database ${config.db.name} at ${databaseAddress(config.db)}: ${messageOf(error)}`);
+    const problem = databaseProblem(error, config.db);
+    throw new DatabaseUnreachableError(`cannot connect to the database ${config.db.name} at ${databaseAddress(config.db)}: ${messageOf(error)}. Fix: ${problem.fix}`, problem);
   }
   const hub = buildPaymentHub(config, dataSource, log, 'producer');
   try {

@@ -13,7 +13,11 @@ const WORKER_WAIT_MS = 30_000;
 
 export type RetryResult =
   | { id: number; status: 'PROCESSED' | 'SKIPPED'; note: string }
-  | { id: number; status: 'FAILED'; error: string }
+  /**
+   * Failed again: its automatic retries go on (`next_attempt_at`, UTC), unless it has had all of them (null);
+   * not there when another attempt still holds it.
+   */
+  | { id: number; status: 'FAILED'; error: string; next_attempt_at?: string | null }
   /** Not retried at all: unknown, not FAILED, or not a card-gateway webhook. */
   | { id: number; status: 'NOT_RETRIED'; error: string };
 
@@ -147,14 +151,16 @@ function notRetryable(webhook: WebhookRecord | null, id: number): Extract<RetryR
 /**
  * Runs the processing here rather than queueing a job, so a retry works while the worker or Redis is
  * down. The requeue first makes the row PENDING, so a CLI killed halfway leaves it for the worker's sweep.
+ * The retry is one of the webhook's automatic attempts: failed again, it keeps those it has left, the next
+ * planned as after any failed attempt.
  */
 export async function retryWebhook(hub: PaymentHub, id: number): Promise<RetryResult> {
   const refusal = notRetryable(await hub.webhooks.find(id), id);
   if (refusal) return refusal;
   if (!(await hub.webhooks.requeue(id))) return { id, status: 'NOT_RETRIED', error: `webhook ${id} changed while being retried; look at it again` };
-  const outcome = await hub.processCardGatewayWebhook.execute(id, { operatorRetry: true });
+  const outcome = await hub.processCardGatewayWebhook.execute(id);
   if (outcome.kind === 'done') return { id, status: outcome.status, note: outcome.note };
-  if (outcome.kind === 'failed') return { id, status: 'FAILED', error: outcome.error };
+  if (outcome.kind === 'failed') return { id, status: 'FAILED', error: outcome.error, next_attempt_at: (await hub.webhooks.find(id))?.nextAttemptAt ?? null };
   return awaitOtherAttempt(hub, id);
 }
 
@@ -164,7 +170,7 @@ async function awaitOtherAttempt(hub: PaymentHub, id: number): Promise<RetryResu
   for (;;) {
     const webhook = await hub.webhooks.find(id);
     if (webhook?.status === 'PROCESSED' || webhook?.status === 'SKIPPED') return { id, status: webhook.status, note: webhook.outcome ?? '' };
-    if (webhook?.status === 'FAILED') return { id, status: 'FAILED', error: webhook.lastError ?? 'failed' };
+    if (webhook?.status === 'FAILED') return { id, status: 'FAILED', error: webhook.lastError ?? 'failed', next_attempt_at: webhook.nextAttemptAt };
     if (!webhook || Date.now() > deadline) return { id, status: 'FAILED', error: `webhook ${id} is being processed by another attempt; check it with webhooks show` };
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -193,7 +199,8 @@ export function describeRetry(result: RetryResult): string {
     case 'SKIPPED':
       return `webhook ${result.id}: ${result.status}${result.note ? ` (${result.note})` : ''}`;
     case 'FAILED':
-      return `webhook ${result.id}: FAILED again: ${result.error}`;
+      if (result.next_attempt_at === undefined) return `webhook ${result.id}: FAILED again: ${result.error}`;
+      return `webhook ${result.id}: FAILED again: ${result.error}; ${result.next_attempt_at ? `next automatic attempt at ${result.next_attempt_at} UTC` : 'no automatic attempt left'}`;
     case 'NOT_RETRIED':
       return `webhook ${result.id}: not retried: ${result.error}`;
   }
