@@ -199,7 +199,7 @@ export type DunningCaseStatus = 'OPEN' | 'RECOVERED' | 'LOST';
 export type DunningPolicy = 'retry' | 'retry_soon' | 'ask_customer' | 'provider_retrying';
 /** How a failed renewal was paid in the end. */
 /** `shop_payment`: paid through the shop itself (its checkout, its gateway plugin), not by a retry of the provider's or the service's. */
-export type RecoveryMeans = 'service_retry' | 'new_payment_method' | 'provider_retry' | 'shop_payment' | 'reconciliation';
+export type RecoveryMeans = 'service_retry' | 'staff_charge' | 'new_payment_method' | 'provider_retry' | 'shop_payment' | 'reconciliation';
 
 /**
  * One failed renewal order, from its first failed payment until it is paid (RECOVERED) or dunning ends

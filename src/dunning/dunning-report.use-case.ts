@@ -3,7 +3,7 @@ import type { DunningCaseReportRepository, DunningPeriodFigures } from '../data-
 import { minorUnitsToDecimal } from '../shop/money';
 
 /** The means a failed renewal can be won back by, in the order the report lists them (each always present). */
-export const RECOVERY_MEANS: RecoveryMeans[] = ['service_retry', 'new_payment_method', 'provider_retry', 'shop_payment', 'reconciliation'];
+export const RECOVERY_MEANS: RecoveryMeans[] = ['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'shop_payment', 'reconciliation'];
 
 /** How far back the report looks when no start is given. */
 export const DEFAULT_REPORT_DAYS = 30;

@@ -7,8 +7,8 @@ import type { Executor } from '../data-access/transaction';
 import { companionRunsDunning } from '../data-access/woocommerce-change-repository';
 import type { ProviderSetup } from '../payments/providers/configured';
 import { isoInZone, type ShopTimeZone } from '../shop/shop-time';
-import type { ChargeCaps } from './decline-policy';
-import type { ChargeOutlook, RunDueRetries } from './run-due-retries.use-case';
+import { earliestWithinCaps, type ChargeCaps } from './decline-policy';
+import type { ChargeOutlook, ChargeOutlookOfCase } from './charge-outlook.use-case';
 import { staffActions, type Permission, type StaffActionFacts, type StaffActionName } from './staff-actions';
 
 const DAY_MS = 86_400_000;
@@ -147,7 +147,11 @@ function actionView(permission: Permission, zone: ShopTimeZone): ActionView {
 }
 
 /** The view of the case from its records and what staff may do now; every time in the shop's zone with its offset. */
-export function dunningView(records: StoryRecords, permissions: Record<StaffActionName, Permission>, zone: ShopTimeZone): DunningView {
+/**
+ * `chargeableFrom`: when the schemes' caps let a charge of the case's payment method happen at the earliest, from a
+ * given time (the engine postpones a due attempt until then), so that "next" is when the attempt can really happen.
+ */
+export function dunningView(records: StoryRecords, permissions: Record<StaffActionName, Permission>, zone: ShopTimeZone, chargeableFrom: (at: Date) => Date = (at) => at): DunningView {
   const { found } = records;
   const iso = (ms: number) => isoInZone(new Date(ms), zone);
   const failure = firstFailure(records);
@@ -155,7 +159,7 @@ export function dunningView(records: StoryRecords, permissions: Record<StaffActi
   const planned = records.retries.filter((retry) => retry.status === 'PENDING').sort((a, b) => instant(a.scheduledAt) - instant(b.scheduledAt))[0];
   const deadline = open && found.deadlineAt ? instant(found.deadlineAt) : null;
   let next: DunningView['next'] = null;
-  if (open && planned) next = { event: 'attempt', at: iso(instant(planned.scheduledAt)), attempt: planned.attempt };
+  if (open && planned) next = { event: 'attempt', at: iso(chargeableFrom(new Date(instant(planned.scheduledAt))).getTime()), attempt: planned.attempt };
   else if (deadline !== null) next = { event: 'deadline', at: iso(deadline) };
   return {
     status: STATUS[found.status],
@@ -202,7 +206,7 @@ export class DunningStory {
     retries: RetryRepository;
     payments: PaymentRepository;
     settings: ShopSettingsRepository;
-    attempts: Pick<RunDueRetries, 'chargeOutlook'>;
+    outlooks: Pick<ChargeOutlookOfCase, 'outlook'>;
     providers: ProviderSetup;
     caps: ChargeCaps;
     clock: () => Date;
@@ -251,13 +255,13 @@ export class DunningStory {
 
   private async freshOutlook(found: DunningCaseRecord, now: Date): Promise<ChargeOutlook> {
     this.viewedOutlooks.delete(found.id);
-    return this.deps.attempts.chargeOutlook(found, now);
+    return this.deps.outlooks.outlook(found, now);
   }
 
   private async outlookForView(found: DunningCaseRecord, now: Date): Promise<ChargeOutlook> {
     const kept = this.viewedOutlooks.get(found.id);
     if (kept && Math.abs(now.getTime() - kept.at) < VIEWED_OUTLOOK_MS) return kept.outlook;
-    const outlook = await this.deps.attempts.chargeOutlook(found, now);
+    const outlook = await this.deps.outlooks.outlook(found, now);
     for (const [id, entry] of this.viewedOutlooks) if (Math.abs(now.getTime() - entry.at) >= VIEWED_OUTLOOK_MS) this.viewedOutlooks.delete(id);
     this.viewedOutlooks.set(found.id, { at: now.getTime(), outlook });
     return outlook;
@@ -272,6 +276,7 @@ export class DunningStory {
   async viewOf(found: DunningCaseRecord): Promise<DunningView> {
     const records = await this.records(found);
     const settings = await this.deps.settings.current();
-    return dunningView(records, staffActions(await this.facts(records, this.deps.clock(), true, true)), settings.timeZone);
+    const facts = await this.facts(records, this.deps.clock(), true, true);
+    return dunningView(records, staffActions(facts), settings.timeZone, (at) => earliestWithinCaps(at, facts.chargesOnMethod, facts.caps));
   }
 }

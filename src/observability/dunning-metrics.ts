@@ -15,7 +15,7 @@ const REASONS: Record<Provider, string[]> = {
   card_gateway: ['soft_declined', 'hard_declined', 'processing_error', 'unknown'],
   mobile_wallet: ['user_action_required', 'charge_amount_too_high', 'non_technical_error', 'technical_error', 'unknown'],
 };
-const MEANS: RecoveryMeans[] = ['service_retry', 'new_payment_method', 'provider_retry', 'shop_payment', 'reconciliation'];
+const MEANS: RecoveryMeans[] = ['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'shop_payment', 'reconciliation'];
 
 export function addDunningMetrics(registers: Registry[], counts: DunningCaseCount[]): void {
   const failed = new Counter({
@@ -25,7 +25,7 @@ export function addDunningMetrics(registers: Registry[], counts: DunningCaseCoun
   });
   const recovered = new Counter({
     name: 'sidecar_dunning_recovered_total',
-    help: 'Failed renewals paid in the end, by provider, first reason and means (service_retry, new_payment_method, provider_retry, shop_payment, reconciliation).',
+    help: 'Failed renewals paid in the end, by provider, first reason and means (service_retry, staff_charge, new_payment_method, provider_retry, shop_payment, reconciliation).',
     labelNames: ['provider', 'reason', 'means'], registers,
   });
   const lost = new Counter({

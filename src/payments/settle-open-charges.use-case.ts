@@ -1,4 +1,4 @@
-import type { ChargeRecord } from '../data-access/charge-ledger-repository';
+import { ChargeLedgerRepository, type ChargeRecord } from '../data-access/charge-ledger-repository';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRepository } from '../data-access/payment-repository';
@@ -24,6 +24,17 @@ export interface SettleSummary {
   /** Charges the provider took although the service no longer wanted them (flagged for staff). */
   takenAfterCancel: number;
 }
+
+/** What settling one order's open charge came to, as soon as it is known whether the charge is still wanted. */
+export type OrderSettling =
+  /** No charge of the service's is open for the order: none was made, or it is closed already (a notice heard twice). */
+  | { kind: 'nothing_open' }
+  /** The order still awaits payment: its charge is still wanted. */
+  | { kind: 'still_wanted' }
+  /** Withdrawn before (by the worker's pass, Stop dunning, an earlier notice): whoever withdrew it cancels it. */
+  | { kind: 'already_withdrawn'; reason: string | null }
+  /** Withdrawn now; `cancelled` settles once the provider has answered its cancel. */
+  | { kind: 'withdrawn'; reason: string | null; cancelled: Promise<CancelOutcome> };
 
 /**
  * Every way a renewal's case ends closes its open charge: the worker's pass, every minute, over the ledger's open
@@ -66,6 +77,29 @@ export class SettleOpenCharges {
       else if (outcome.kind !== 'declined') summary.waiting += 1;
     }
     return summary;
+  }
+
+  /**
+   * The pass for one order, when the shop says it moved on (the companion's notice): its open charge withdrawn by the
+   * pass's own rule, and cancelled at the provider. Answered once the withdrawal is committed, without waiting for the
+   * provider: what the cancel comes to is `cancelled`, and should it not be done (the process stopping), the pass
+   * finds the charge withdrawn and cancels it.
+   */
+  async settleOrder(orderId: number): Promise<OrderSettling> {
+    const open = (await this.deps.ledger.repository.chargesOfOrder(orderId)).find((charge) => ChargeLedgerRepository.isOpen(charge));
+    if (!open) return { kind: 'nothing_open' };
+    // Its cancel is already being asked for: a second caller would only ask the provider the same again.
+    if (open.cancelWantedAt || open.state === 'CANCELING') return { kind: 'already_withdrawn', reason: open.cancelReason };
+    const settings = await this.deps.settings.current();
+    const unwanted = await this.unwanted(open, settings);
+    if (!unwanted) return { kind: 'still_wanted' };
+    const cancelled = this.cancel(unwanted, settings).catch((error: unknown): CancelOutcome => {
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.log.error('open_charge_cancel_failed', { orderId, provider: unwanted.provider, externalId: unwanted.externalId, error: message });
+      // As when the provider cannot be asked: the charge stays withdrawn and open, for the pass to cancel.
+      return { kind: 'unreachable', charge: unwanted, message };
+    });
+    return { kind: 'withdrawn', reason: unwanted.cancelReason, cancelled };
   }
 
   /** The charge, marked unwanted with the reason, when its renewal no longer wants it; null while it does. */

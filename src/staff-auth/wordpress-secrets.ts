@@ -21,15 +21,18 @@ export function resolveWordPressSecrets(configured: Config['wordpressSecrets'], 
   return { loggedIn: `${loggedInKey}${loggedInSalt}`, nonce: `${nonceKey}${nonceSalt}` };
 }
 
+/** The secrets WordPress generated as site options, when its wp-config.php does not define them. */
+type GeneratedSecrets = Pick<WordPressSiteOptions, 'loggedInKey' | 'loggedInSalt' | 'nonceKey' | 'nonceSalt'>;
+
 /** `wp_salt('logged_in')` alone (the hand-over's key is derived from it), or the halves missing everywhere. */
-export function resolveLoggedInSecret(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): { secret: string } | { missing: ('LOGGED_IN_KEY' | 'LOGGED_IN_SALT')[] } {
+export function resolveLoggedInSecret(configured: Config['wordpressSecrets'], options: GeneratedSecrets): { secret: string } | { missing: ('LOGGED_IN_KEY' | 'LOGGED_IN_SALT')[] } {
   const [loggedInKey, loggedInSalt] = secretHalves(configured, options);
   if (loggedInKey && loggedInSalt) return { secret: `${loggedInKey}${loggedInSalt}` };
   return { missing: [...(loggedInKey ? [] : ['LOGGED_IN_KEY' as const]), ...(loggedInSalt ? [] : ['LOGGED_IN_SALT' as const])] };
 }
 
 /** LOGGED_IN_KEY, LOGGED_IN_SALT, NONCE_KEY, NONCE_SALT as WordPress would use them. */
-function secretHalves(configured: Config['wordpressSecrets'], options: WordPressSiteOptions): (string | undefined)[] {
+function secretHalves(configured: Config['wordpressSecrets'], options: GeneratedSecrets): (string | undefined)[] {
   const constants = [configured.loggedInKey, configured.loggedInSalt, configured.nonceKey, configured.nonceSalt];
   const usable = (value: string | undefined): value is string =>
     value !== undefined && value !== '' && value !== PLACEHOLDER && constants.filter((other) => other === value).length === 1;

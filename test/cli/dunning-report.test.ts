@@ -87,6 +87,7 @@ test('When dunning report --json runs with no --since, Then it prints the last 3
   });
   t.deepEqual(report.by_means, {
     service_retry: { count: 3, amount: { DKK: '322.25' } },
+    staff_charge: { count: 0, amount: {} },
     new_payment_method: { count: 1, amount: { DKK: '99.00' } },
     provider_retry: { count: 1, amount: { SEK: '49.95' } },
     shop_payment: { count: 0, amount: {} },
@@ -123,6 +124,7 @@ test('When --since reaches further back, Then the older cases count too; when it
   });
   t.deepEqual(recent.by_means, {
     service_retry: { count: 0, amount: {} },
+    staff_charge: { count: 0, amount: {} },
     new_payment_method: { count: 0, amount: {} },
     provider_retry: { count: 1, amount: { SEK: '49.95' } },
     shop_payment: { count: 0, amount: {} },
@@ -143,6 +145,7 @@ test('When nothing failed in the period, Then the counts are 0, the amounts empt
     by_reason: {},
     by_means: {
       service_retry: { count: 0, amount: {} },
+      staff_charge: { count: 0, amount: {} },
       new_payment_method: { count: 0, amount: {} },
       provider_retry: { count: 0, amount: {} },
       shop_payment: { count: 0, amount: {} },

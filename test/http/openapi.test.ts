@@ -6,8 +6,9 @@ import { openStaffServices } from '../support/staff-api';
 import { basic, request, type TestResponse } from '../support/http-client';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 import {
-  createApiKey, createCancellationReason, createStaffUser, logIn, restNonce, WP_SECRETS_ENV, type ApiKey, type StaffSession,
+  createApiKey, createCancellationReason, createStaffUser, logIn, restNonce, WP_SECRETS, WP_SECRETS_ENV, type ApiKey, type StaffSession,
 } from '../support/wordpress-fixtures';
+import { shopEventsKey, signHandOver } from '../../src/woocommerce-handover/handover-signature';
 
 const WEBHOOK_SECRET = 'openapi-test-webhook-secret';
 const HELPDESK = { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https' };
@@ -249,6 +250,23 @@ test('When health, the webhooks, the metrics and an unknown path answer, Then ea
   const unknown = await request(api.url, 'GET', '/no/such/route');
   t.is(unknown.status, 404);
   t.deepEqual(unknown.json, { code: 'not_found', message: unknown.json.message, data: { status: 404 } });
+});
+
+test('When the companion\'s notice answers 202, 400 and 401, Then each answer matches its documented schema', async (t) => {
+  const path = '/payment-hub/v1/shop/order-status-changed';
+  const key = shopEventsKey(`${WP_SECRETS.loggedInKey}${WP_SECRETS.loggedInSalt}`);
+  const signed = (body: unknown) => {
+    const text = JSON.stringify(body);
+    const timestamp = Math.floor(Date.now() / 1000);
+    return { body: text, headers: { 'content-type': 'application/json', 'x-shop-sidecar-timestamp': String(timestamp), 'x-shop-sidecar-signature': signHandOver(key, timestamp, text) } };
+  };
+  const notice = { order_id: ids.order, from: 'pending', to: 'processing' };
+  const heard = await exchange(t, 'POST', path, signed(notice));
+  t.is(heard.status, 202, heard.text);
+  t.deepEqual(heard.json, { outcome: 'nothing_open' });
+  description.checkRequestBody(t, 'POST', path, notice);
+  t.is((await exchange(t, 'POST', path, signed({ order_id: 0, from: 'pending', to: 'processing' }))).status, 400);
+  t.is((await exchange(t, 'POST', path, { body: JSON.stringify(notice), headers: { 'content-type': 'application/json' } })).status, 401);
 });
 
 // The documented request bodies and the handlers' own checks must agree on what is refused.

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { walletRetryOrderId } from '../../src/dunning/run-due-retries.use-case';
+import { walletRetryOrderId } from '../../src/dunning/charge-rules/mobile-wallet-charges';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';

@@ -143,7 +143,7 @@ test.serial('The story of a failed renewal: the first decline, the planned attem
   t.is(plain.json.dunning, null, 'an order without a failed renewal has no story');
 });
 
-test.serial('Charge now recovers a renewal once: a double click charges the card once, the case is recovered by a service retry, and the story and a note name the staff member', async (t) => {
+test.serial('Charge now recovers a renewal once: a double click charges the card once, the case is recovered by the staff member\'s charge, and the story and a note name the staff member', async (t) => {
   const { orderId, customer } = await failedCardRenewal();
   const before = cardCharges().length;
   card.queueChargeOutcome({ kind: 'settled' });
@@ -159,14 +159,14 @@ test.serial('Charge now recovers a renewal once: a double click charges the card
   const done = answers[0].json;
   t.deepEqual(done.result, { outcome: 'paid' });
   t.like(done.dunning, { status: 'recovered', next: null });
-  t.like(await caseOf(orderId), { status: 'RECOVERED', recovered_by: 'service_retry' });
+  t.like(await caseOf(orderId), { status: 'RECOVERED', recovered_by: 'staff_charge' });
   t.deepEqual(done.dunning.actions, {
     charge_now: { allowed: false, reason: 'case_closed' }, payment_link: { allowed: false, reason: 'case_closed' }, stop_dunning: { allowed: false, reason: 'case_closed' },
   });
   const timeline = done.dunning.timeline as { event: string; attempt?: number; by?: string; means?: string }[];
   t.like(timeline.find((e) => e.event === 'staff_charged'), { attempt: 2, by: 'Petra Panel' });
   t.like(timeline.find((e) => e.event === 'attempt_succeeded'), { attempt: 2 });
-  t.like(timeline.at(-1), { event: 'recovered', means: 'service_retry' });
+  t.like(timeline.at(-1), { event: 'recovered', means: 'staff_charge' });
   t.like(timeline.find((e) => e.event === 'attempt_cancelled'), { attempt: 1 }, 'the planned attempt is dropped once the order is paid');
   t.deepEqual((await retriesOf(orderId)).map((r) => [r.attempt, r.plan, r.status]), [[1, 'soft', 'CANCELED'], [2, 'staff', 'SUCCEEDED']]);
   const notes = await notesOf(orderId);
@@ -184,6 +184,10 @@ test.serial('Charge now refused by the day\'s cap: 409 daily_cap with when it is
   const shown = (await story(orderId)).actions.charge_now;
   t.like(shown, { allowed: false, reason: 'daily_cap' });
   t.regex(shown.not_before, WITH_OFFSET);
+  // The planned attempt (12 h after the failure) cannot be made before the cap allows: the story says when it can.
+  const next = (await story(orderId)).next;
+  t.like(next, { event: 'attempt', attempt: 1 });
+  t.is(Date.parse(next.at), Date.parse(shown.not_before), 'the next attempt is when the caps allow it, not its plan\'s time');
 
   const before = cardCharges().length;
   const res = await asManager('POST', `/payment-hub/v1/orders/${orderId}/charge-now`);

@@ -87,12 +87,12 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-/** The API in this process, on a free port, with its own database pool and Redis client. */
-export async function startApi(config: Config, log: Logger = silentLogger): Promise<RunningApi> {
+/** The API in this process, on a free port, with its own database pool and Redis client; `clock` pins the time its use cases see. */
+export async function startApi(config: Config, log: Logger = silentLogger, clock?: () => Date): Promise<RunningApi> {
   const dataSource = createShopDataSource(config.db, 4);
   await dataSource.initialize();
   const redis = await connectRedis(config.redisUrl, log, 1000);
-  const api = await createApi({ config, dataSource, redis, log });
+  const api = await createApi({ config, dataSource, redis, log, clock });
   const server = api.server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { decideOnDecline, earliestWithinCaps } from '../../src/dunning/decline-policy';
-import { walletRetryWindowEnd } from '../../src/dunning/run-due-retries.use-case';
+import { walletRetryWindowEnd } from '../../src/dunning/charge-rules/mobile-wallet-charges';
 
 const card = (state: string | null, code: string | null = null) => decideOnDecline('card_gateway', { code, state });
 const wallet = (reason: string | null) => decideOnDecline('mobile_wallet', { code: reason, state: null });

@@ -3,7 +3,7 @@ import test from 'ava';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
-import { eventually } from '../support/payment-hub-fixture';
+import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
 import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
@@ -12,8 +12,8 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  * One renewal, one payment, beside real WordPress + WooCommerce + Subscriptions (the current stack, in HPOS and in
  * posts storage) served over HTTP with the companion:
  * - a wallet renewal the service is charging again is paid in WooCommerce through another gateway
- *   (payment_complete(), as any gateway plugin calls it): the service's due wallet charge is cancelled at the wallet
- *   before its due date;
+ *   (payment_complete(), as any gateway plugin calls it): the companion tells the service at once, and the service's
+ *   due wallet charge is cancelled at the wallet before its due date, with no worker running;
  * - after a hard decline, the customer's new card is announced by the gateway before the gateway's WooCommerce
  *   plugin switches the subscription to it (WooCommerce's own update of `_reepay_token`): the renewal is charged
  *   once with it, and WooCommerce shows the renewal paid and the subscription active again.
@@ -41,6 +41,9 @@ async function stage(storage: StorageMode): Promise<Stage> {
     // The dunning plan in seconds, so that the real worker's first attempt comes within the test.
     DUNNING_PLAN: '2s,2s,2s,2s,2s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
+  // The companion's notices go to this service, as SHOP_SIDECAR_SERVICE_URL in wp-config.php sends them (the shop's
+  // CLI calls below read it; the server serving the shop started before the service and sends none).
+  shop.env.SIDECAR_SERVICE_URL = `${service.api.url}/`;
   const made = { shop, served, service, card, wallet };
   stages.set(storage, made);
   return made;
@@ -67,7 +70,7 @@ async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeli
 }
 
 for (const storage of ['hpos', 'posts'] as StorageMode[]) {
-  test.serial(`${storage}: a renewal paid in WooCommerce through another gateway while the service's wallet charge is due: the charge is cancelled before its due date`, async (t) => {
+  test.serial(`${storage}: a renewal paid in WooCommerce through another gateway while the service's wallet charge is due: the companion tells the service, which cancels the charge at once, before its due date`, async (t) => {
     const { shop, service, wallet } = stages.get(storage) ?? await stage(storage);
     const agreementId = `agr-wc-ledger-${storage}`;
     const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: `chr-wc-ledger-${storage}` } });
@@ -83,13 +86,22 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const due = String((created!.json as { due: string }).due);
     t.true(['PENDING', 'DUE'].includes(String(wallet.charge(agreementId, chargeId)?.status)));
 
-    // The customer pays another way: another gateway's plugin completes the payment in WooCommerce.
-    await shop.call('order_payment_complete', orderId, { transaction_id: `bank-${storage}` });
-    t.is(await statusOf(shop, orderId), 'wc-processing');
-    await eventually(async () => wallet.charge(agreementId, chargeId)?.status === 'CANCELLED', SHOWN_WITHIN_MS, 'the service\'s wallet charge cancelled');
-    t.true(wallet.today() < due, 'cancelled before its due date');
-    const [charge] = await shop.sql<{ state: string; cancel_reason: string }>(`SELECT state, cancel_reason FROM ${shop.prefix}sidecar_charges WHERE order_id = ?`, [orderId]);
-    t.like(charge, { state: 'CANCELED', cancel_reason: 'order_processing' });
+    // The worker stops, as when it is down: its pass over the database cannot cancel anything now, only the notice can.
+    await service.worker.stop();
+    try {
+      // The customer pays another way: another gateway's plugin completes the payment in WooCommerce.
+      await shop.call('order_payment_complete', orderId, { transaction_id: `bank-${storage}` });
+      t.is(await statusOf(shop, orderId), 'wc-processing');
+      // The companion's notice went at the end of that request, which ended once the service had withdrawn the charge.
+      const ofOrder = () => shop.sql<{ state: string; cancel_reason: string | null }>(`SELECT state, cancel_reason FROM ${shop.prefix}sidecar_charges WHERE order_id = ?`, [orderId]);
+      t.is((await ofOrder())[0].cancel_reason, 'order_processing', 'withdrawn by the notice');
+      await eventually(async () => wallet.charge(agreementId, chargeId)?.status === 'CANCELLED', SHOWN_WITHIN_MS, 'the service\'s wallet charge cancelled');
+      t.true(wallet.today() < due, 'cancelled before its due date');
+      await eventually(async () => (await ofOrder())[0].state === 'CANCELED', SHOWN_WITHIN_MS, 'the ledger\'s charge closed');
+      t.like((await ofOrder())[0], { state: 'CANCELED', cancel_reason: 'order_processing' });
+    } finally {
+      service.worker = await startTestWorker(service.config);
+    }
     await wallet.advanceTo(new Date(Date.parse(`${due}T23:00:00Z`)));
     t.is(wallet.charge(agreementId, chargeId)?.status, 'CANCELLED', 'the wallet never takes it');
   });

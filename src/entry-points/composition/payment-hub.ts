@@ -10,6 +10,11 @@ import { WebhookQueue } from '../../data-access/webhook-queue';
 import { WebhookRepository } from '../../data-access/webhook-repository';
 import { WorkerRepository } from '../../data-access/worker-repository';
 import { RunDueRetries } from '../../dunning/run-due-retries.use-case';
+import { RenewalAttempt } from '../../dunning/renewal-attempt';
+import { ChargeOutlookOfCase } from '../../dunning/charge-outlook.use-case';
+import { CardGatewayCharges } from '../../dunning/charge-rules/card-gateway-charges';
+import { MobileWalletCharges } from '../../dunning/charge-rules/mobile-wallet-charges';
+import { ChargePayments } from '../../payments/charge-payments';
 import { Dunning } from '../../dunning/dunning';
 import { DunningDeadlines } from '../../dunning/dunning-deadlines.use-case';
 import { DunningCaseRepository } from '../../data-access/dunning-case-repository';
@@ -47,6 +52,7 @@ import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 import { StaffOrderNotes } from '../../dunning/staff-order-notes';
 import { ChargeLedger } from '../../payments/charge-ledger';
 import { SettleOpenCharges } from '../../payments/settle-open-charges.use-case';
+import { HearShopOrderNotice } from '../../payments/shop-order-notice.use-case';
 import { SwitchedPaymentMethods } from '../../dunning/switched-payment-methods.use-case';
 import { ChargeLedgerRepository } from '../../data-access/charge-ledger-repository';
 
@@ -102,13 +108,21 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     unwanted: unwantedCharges,
   });
 
-  const runDueRetries = new RunDueRetries({
-    retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, cardGateway, mobileWallet, log, clock,
-    cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals, ledger,
+  // Each provider's rules for a dunning charge, which the attempts and staff's outlook both follow.
+  const chargeRules = {
+    card_gateway: new CardGatewayCharges({ cardGateway, payments, orderWrites, cases: dunningCases }),
+    mobile_wallet: new MobileWalletCharges({ mobileWallet, payments, orderWrites, cases: dunningCases, clock }),
+  };
+  const renewalAttempts = new RenewalAttempt({
+    retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, log, clock,
+    cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals, ledger, chargeRules,
+    chargePayments: new ChargePayments({ payments, orderWrites, charges: ledger.repository }),
   });
+  const runDueRetries = new RunDueRetries({ retries, attempts: renewalAttempts, clock });
   // A failed renewal's story for staff, and what they may do on it, from the same facts the engine's attempts read.
   const dunningStory = new DunningStory({
-    cases: dunningCases, retries, payments, settings, attempts: runDueRetries, providers: providerSetup(config), caps: config.dunning.caps, clock,
+    cases: dunningCases, retries, payments, settings, providers: providerSetup(config), caps: config.dunning.caps, clock,
+    outlooks: new ChargeOutlookOfCase({ payments, orders, subscriptions, settings, chargeRules }),
   });
   const staffOrderNotes = new StaffOrderNotes({ orderWrites, changes });
   const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, dunning, settings, cardGateway, mobileWallet, log, clock });
@@ -127,7 +141,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     /** One order's payments, dunning attempts and webhooks, for staff. */
     showOrderPayments: new ShowOrderPayments({ orders, settings, payments, retries, webhooks, dunning: dunningStory }),
     /** Staff's actions on a failed renewal, from the order screen. */
-    staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: runDueRetries, notes: staffOrderNotes, log, clock }),
+    staffChargeNow: new StaffChargeNow({ orders, orderWrites, cases: dunningCases, retries, settings, story: dunningStory, attempts: renewalAttempts, notes: staffOrderNotes, log, clock }),
     staffPaymentLink: new StaffPaymentLink({ orders, orderWrites, cases: dunningCases, changes, settings, story: dunningStory, notes: staffOrderNotes, log, clock }),
     staffStopDunning: new StaffStopDunning({
       orders, orderWrites, cases: dunningCases, retries, payments, settings, unwantedCharges, ledger, openCharges: settleOpenCharges, story: dunningStory, notes: staffOrderNotes, log, clock,
@@ -145,6 +159,8 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     runDueRetries,
     /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
     ledger, settleOpenCharges,
+    /** The companion's notice that a renewal left the statuses awaiting payment: its open charge settled at once. */
+    hearShopOrderNotice: new HearShopOrderNotice({ loggedInSecret: shop.loggedInSecret, openCharges: settleOpenCharges, log, clock }),
     dunningCases, dunning, unwantedCharges, refusals,
     switchedPaymentMethods,
     dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock, switched: switchedPaymentMethods }),

@@ -27,6 +27,11 @@ export interface ShopData {
   handOver: WooCommerceHandOver;
   /** The options staff authentication and the hand-over read: roles and the secrets WordPress generated. */
   site: WordPressSiteRepository;
+  /**
+   * `wp_salt('logged_in')`, which the hand-over's and the companion's notices' keys derive from: from the
+   * configuration when it has both halves, without reading the database; else with the site's options.
+   */
+  loggedInSecret: () => Promise<{ secret: string } | { missing: ('LOGGED_IN_KEY' | 'LOGGED_IN_SALT')[] }>;
   /** The WordPress site URL: SHOP_URL plays WP_SITEURL's part and wins over the option. */
   siteUrl: () => Promise<string>;
   /** Staff, the end of a pause and a paid renewal all move a subscription back to active through it. */
@@ -42,10 +47,12 @@ export function buildShopData(config: Config, dataSource: DataSource, log: Logge
   const changes = new WooCommerceChangeRepository(dataSource, actions);
   const site = new WordPressSiteRepository(dataSource);
   const siteUrl = async () => config.shopUrl ?? (await settings.current()).siteUrl;
+  const configuredSecret = resolveLoggedInSecret(config.wordpressSecrets, {});
+  const loggedInSecret = async () => ('secret' in configuredSecret ? configuredSecret : resolveLoggedInSecret(config.wordpressSecrets, await site.current()));
   const handOver = new WooCommerceHandOver({
     log,
     target: async () => {
-      const [url, secret] = await Promise.all([siteUrl(), site.current().then((options) => resolveLoggedInSecret(config.wordpressSecrets, options))]);
+      const [url, secret] = await Promise.all([siteUrl(), loggedInSecret()]);
       if (url && 'secret' in secret) return { url: handOverUrl(url), key: handOverKey(secret.secret) };
       return { unknown: [...(url ? [] : ['url' as const]), ...('missing' in secret ? secret.missing : [])] };
     },
@@ -60,6 +67,7 @@ export function buildShopData(config: Config, dataSource: DataSource, log: Logge
     changes,
     handOver,
     site,
+    loggedInSecret,
     siteUrl,
     activation: new SubscriptionActivation(orderWrites, actions, changes),
     extensions: config.siteExtensions ? SiteExtensions.load(config.siteExtensions, log) : SiteExtensions.none(log),

@@ -23,10 +23,12 @@ import { metricsRoute } from './routes/metrics.route';
 import { openApiRoute } from './routes/openapi.route';
 import { orderStatusRoute } from './routes/order-status.route';
 import { webhookRoute } from './routes/webhook.route';
+import { shopOrderNoticeRoute } from './routes/shop-notice.route';
 import { register } from './contract/route-contract';
 import { orderStatusContract } from './routes/helpdesk.contract';
 import { healthContract, metricsContract, openApiContract } from './routes/operations.contract';
 import { webhookContract } from './routes/webhook.contract';
+import { shopOrderNoticeContract } from './routes/shop-notice.contract';
 import { registerStaffRoutes } from './routes/staff-routes';
 import { buildPaymentHub } from '../composition/payment-hub';
 import { GracefulShutdown } from './graceful-shutdown';
@@ -38,6 +40,8 @@ export interface ApiDeps {
   dataSource: DataSource;
   redis: RedisClient;
   log: Logger;
+  /** The time the use cases and staff authentication see; tests pin it. */
+  clock?: () => Date;
 }
 
 export interface Api {
@@ -47,7 +51,7 @@ export interface Api {
 }
 
 /** Builds the REST server: HTTPS itself when a certificate is configured, plain HTTP behind a proxy otherwise. */
-export async function createApi({ config, dataSource, redis, log }: ApiDeps): Promise<Api> {
+export async function createApi({ config, dataSource, redis, log, clock }: ApiDeps): Promise<Api> {
   const tls = config.http.tlsCertFile && config.http.tlsKeyFile
     ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
     : {};
@@ -68,7 +72,7 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
 
   const transport = new Transport(config.http.trustedProxies);
   const shop = buildShopData(config, dataSource, log);
-  const hub = buildPaymentHub(config, dataSource, log, 'producer', undefined, shop);
+  const hub = buildPaymentHub(config, dataSource, log, 'producer', clock, shop);
   const namespace = redisNamespace(config.db.name, config.db.tablePrefix);
 
   const metrics = new ApiMetrics({ dbPool: () => poolState(dataSource), redisReady: () => redis.isReady, throttleListening: () => throttle.available });
@@ -84,10 +88,11 @@ export async function createApi({ config, dataSource, redis, log }: ApiDeps): Pr
     lookup: new LookupOrderStatus(shop.orders, shop.settings, shop.extensions),
   }));
   register(server, webhookContract, webhookRoute(hub));
+  register(server, shopOrderNoticeContract, shopOrderNoticeRoute(hub));
   // Staff routes' failed authentications, per client address, under the same limits.
   const staffThrottle = new FailedAttemptThrottle(redis, `${namespace}:staff-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await staffThrottle.start();
-  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, shop, hub });
+  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, clock, shop, hub });
   register(server, healthContract, healthRoute(dataSource, redis, shop));
   register(server, openApiContract, openApiRoute());
   const dunningCounts = new DunningCounts(new DunningCaseReportRepository(dataSource));

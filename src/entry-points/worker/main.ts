@@ -1,6 +1,6 @@
 import { createShopDataSource } from '../../data-access/data-source';
 import { exitAfterLogging, logger } from '../../logger';
-import { awaitDependencies, shopMissingLine } from '../await-dependencies';
+import { awaitDependencies, DATABASE_WAIT_MS, shopMissingLine, WORKER_REDIS_WAIT_MS } from '../await-dependencies';
 import { CONFIGURATION_EXIT_CODE, serviceConfigOrExit } from '../service-configuration';
 import { QUEUE_CLOSE_TIMEOUT_MS, STOP_STEP_MS, startWorker } from './worker';
 
@@ -10,7 +10,7 @@ const EXIT_DEADLINE_MS = Math.min(KILL_TIMEOUT_MS - 2000, QUEUE_CLOSE_TIMEOUT_MS
 
 async function main(): Promise<void> {
   const config = await serviceConfigOrExit();
-  const dependencies = await awaitDependencies(config, logger);
+  const dependencies = await awaitDependencies(config, logger, { databaseMs: DATABASE_WAIT_MS, redisMs: WORKER_REDIS_WAIT_MS });
   if (dependencies.kind === 'misconfigured') return exitAfterLogging(CONFIGURATION_EXIT_CODE, dependencies.line);
   if (dependencies.kind === 'gave_up') {
     logger.error('worker_start_failed', { reason: dependencies.line });

@@ -13,6 +13,7 @@
  *   SIDECAR_DB_HOST/USER/PASSWORD   default 127.0.0.1:3306, root, no password
  *   SIDECAR_COMPANION    optional PHP file loaded as a must-use plugin (e.g. the shop's own companion plugin)
  *   SIDECAR_SALT_<NAME>  optional override of a salt constant (AUTH_KEY ... NONCE_SALT)
+ *   SIDECAR_SERVICE_URL  optional SHOP_SIDECAR_SERVICE_URL: where the companion sends its notices (the test's service)
  *
  * Define SIDECAR_INSTALLING before requiring this file to load WordPress before its tables exist.
  *
@@ -131,6 +132,12 @@ define( 'WP_MAX_MEMORY_LIMIT', '512M' );
 // passes the ones the service's tests use (SIDECAR_SALT_LOGGED_IN_KEY...), so cookies made here verify there.
 foreach ( array( 'AUTH_KEY', 'SECURE_AUTH_KEY', 'LOGGED_IN_KEY', 'NONCE_KEY', 'AUTH_SALT', 'SECURE_AUTH_SALT', 'LOGGED_IN_SALT', 'NONCE_SALT' ) as $sidecar_salt ) {
 	define( $sidecar_salt, sidecar_env( "SIDECAR_SALT_$sidecar_salt", "sidecar-test-$sidecar_salt-0123456789abcdef" ) );
+}
+
+// The service a test runs beside the shop, as an operator points the companion's notices at it in wp-config.php.
+$sidecar_service_url = getenv( 'SIDECAR_SERVICE_URL' );
+if ( $sidecar_service_url ) {
+	define( 'SHOP_SIDECAR_SERVICE_URL', $sidecar_service_url );
 }
 
 if ( $sidecar_cli ) {

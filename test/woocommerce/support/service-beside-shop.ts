@@ -9,6 +9,7 @@ import type { WooCommerceShop } from './woocommerce-shop';
 export interface ServiceBesideShop {
   config: Config;
   api: RunningApi;
+  /** The running worker: a test that stops it (to show what the API does alone) puts the one it starts again here. */
   worker: Awaited<ReturnType<typeof startTestWorker>>;
   stop(): Promise<void>;
 }
@@ -24,14 +25,14 @@ export async function startServiceBeside(shop: WooCommerceShop, served: ServedSh
   await migrations.runMigrations();
   await migrations.destroy();
   const api = await startApi(config);
-  const worker = await startTestWorker(config);
-  return {
-    config, api, worker,
+  const service: ServiceBesideShop = {
+    config, api, worker: await startTestWorker(config),
     async stop() {
-      await worker.stop();
+      await service.worker.stop();
       await api.stop();
     },
   };
+  return service;
 }
 
 /** An order's or subscription's status as WooCommerce's own posts row holds it. */

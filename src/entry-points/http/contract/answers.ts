@@ -219,6 +219,22 @@ export const components: Record<string, Schema> = {
     ],
   },
 
+  ShopOrderNoticeHeard: {
+    type: 'object',
+    description: 'What the notice came to for the order\'s open charge, as the database has the order. Hearing the same notice again changes nothing more.',
+    additionalProperties: false,
+    required: ['outcome'],
+    properties: {
+      outcome: {
+        enum: ['withdrawn', 'already_withdrawn', 'nothing_open', 'still_wanted'],
+        description: '`withdrawn`: the order no longer awaits payment, so its open charge is withdrawn and its cancel at the provider is on its way (the worker\'s pass '
+          + 'confirms it, or asks again should the provider not answer); `already_withdrawn`: its cancel was asked for before (the worker\'s pass, Stop dunning, an '
+          + 'earlier notice); `nothing_open`: no charge of the service\'s is open for the order; `still_wanted`: the order still awaits payment, so its charge stays.',
+      },
+      reason: { type: 'string', description: 'With `withdrawn` and `already_withdrawn`: why the charge is no longer wanted (`order_processing`, `order_cancelled`, `dunning_stopped`, ...).' },
+    },
+  },
+
   OrderPayments: {
     type: 'object',
     description: 'What the service knows of one order\'s payments; each list newest first, empty when there is none.',
@@ -290,7 +306,7 @@ export const components: Record<string, Schema> = {
       attempt: { type: 'integer', minimum: 1, description: 'The attempt\'s number, for `attempt_*` and `staff_charged`.' },
       reason: { ...nullable({ type: 'string' }), description: 'The provider\'s code, for `renewal_failed` and `attempt_failed`.' },
       state: { ...nullable({ type: 'string' }), description: 'The decline\'s state (e.g. `soft_declined`).' },
-      means: { enum: ['service_retry', 'new_payment_method', 'provider_retry', 'reconciliation', 'shop_payment'], description: 'For `recovered`: how it was paid.' },
+      means: { enum: ['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'reconciliation', 'shop_payment'], description: 'For `recovered`: how it was paid.' },
       by: { type: 'string', description: 'The staff member\'s display name, for `staff_*` and a `lost` by staff.' },
     },
   },

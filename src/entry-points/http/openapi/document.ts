@@ -53,7 +53,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       title: 'shop-sidecar',
       version,
       description: 'The REST back end beside a WooCommerce shop\'s database: the helpdesk\'s order status and customer lookup, subscription support, '
-        + 'renewal discounts, one order\'s payments for staff and the payment providers\' webhooks.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
+        + 'renewal discounts, one order\'s payments for staff, the payment providers\' webhooks and the companion plugin\'s notices.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
         + 'A path the service does not have is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.\n\n'
         + 'An ID or a paging number (`page`, `per_page`) in a path or query string is plain decimal digits, without a sign, spaces, a leading zero, a fraction '
         + `or an exponent, within its schema's range (an ID from 1 to ${MAX_ID}). Anything else is refused before the route reads or writes anything: `
@@ -76,6 +76,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         description: 'As renewal discounts (an API key, an application password, or the logged-in cookie and a nonce); capability `edit_shop_orders`.',
       },
       { name: 'Payment webhooks', description: 'Signed by the provider.' },
+      { name: 'Shop notices', description: 'Signed by the companion plugin with a key derived from the site\'s `LOGGED_IN_KEY` and `LOGGED_IN_SALT`.' },
       { name: 'Operations' },
     ],
     paths: withRequestId(paths),

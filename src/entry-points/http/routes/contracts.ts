@@ -9,9 +9,10 @@ import {
   cancellationReasonsContract, forceActivateContract, pauseContract, recordedReasonContract, recordedReasonsContract, recordReasonsContract,
 } from './subscription-support.contract';
 import { webhookContract } from './webhook.contract';
+import { shopOrderNoticeContract } from './shop-notice.contract';
 
 export const ROUTES: readonly RouteContract<any, any, any>[] = [
-  orderStatusContract, webhookContract, customerLookupContract,
+  orderStatusContract, webhookContract, shopOrderNoticeContract, customerLookupContract,
   cancellationReasonsContract, recordedReasonsContract, recordReasonsContract, recordedReasonContract, pauseContract, forceActivateContract,
   discountTypesContract, discountsContract, createDiscountContract, discountContract, cancelDiscountContract,
   orderPaymentsContract, reconcileOrderContract, chargeNowContract, paymentLinkContract, stopDunningContract,

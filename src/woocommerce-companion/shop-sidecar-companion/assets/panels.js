@@ -158,6 +158,7 @@
 			// How a failed renewal was recovered.
 			means: {
 				service_retry: { label: __( 'A planned attempt went through.', 'shop-sidecar-companion' ) },
+				staff_charge: { label: __( 'A charge a staff member asked for went through.', 'shop-sidecar-companion' ) },
 				new_payment_method: { label: __( 'The customer gave a new payment method.', 'shop-sidecar-companion' ) },
 				provider_retry: { label: __( 'MobilePay\'s own retry went through.', 'shop-sidecar-companion' ) },
 				reconciliation: { label: __( 'The provider reported it paid when asked.', 'shop-sidecar-companion' ) },

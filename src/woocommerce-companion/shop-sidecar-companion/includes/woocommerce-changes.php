@@ -243,13 +243,30 @@ function shop_sidecar_apply_one( $table, $row ) {
 	if ( 1 !== $claimed ) {
 		return;
 	}
+	shop_sidecar_applying_change( true );
 	try {
 		$result = shop_sidecar_run_change( (string) $row->op, (int) $row->object_id, (array) json_decode( (string) $row->payload, true ) );
 		$wpdb->update( $table, array( 'status' => 'applied', 'result' => $result, 'applied_at' => current_time( 'mysql', true ) ), array( 'id' => $row->id ) );
 	} catch ( Throwable $error ) {
 		$wpdb->update( $table, array( 'status' => 'failed', 'result' => $error->getMessage(), 'applied_at' => current_time( 'mysql', true ) ), array( 'id' => $row->id ) );
 		throw new Exception( "Shop sidecar change {$row->id} ({$row->op} of #{$row->object_id}) failed: " . $error->getMessage(), 0, $error );
+	} finally {
+		shop_sidecar_applying_change( false );
 	}
+}
+
+/**
+ * Whether a change the service decided is being applied right now (the hooks it sets off tell of the service's own
+ * decision, which includes/shop-notices.php does not tell the service back).
+ *
+ * @param bool|null $applying Sets it, when given.
+ */
+function shop_sidecar_applying_change( $applying = null ) {
+	static $now = false;
+	if ( null !== $applying ) {
+		$now = $applying;
+	}
+	return $now;
 }
 
 /**

@@ -12,6 +12,7 @@ return array(
 		'%s stopped dunning.' => '%s stoppede rykkerforløbet.',
 		'A charge is already under way.' => 'En betaling er allerede i gang.',
 		'A message the panel has no words for' => 'En besked, panelet ikke har ord for',
+		'A charge a staff member asked for went through.' => 'En opkrævning, som en medarbejder bad om, gik igennem.',
 		'A planned attempt went through.' => 'Et planlagt forsøg gik igennem.',
 		'A staff member' => 'En medarbejder',
 		'A subscription that is %s cannot be paused.' => 'Et abonnement, der er %s, kan ikke sættes på pause.',

@@ -1,0 +1,124 @@
+import crypto from 'node:crypto';
+import type { NewCharge } from '../../data-access/charge-ledger-repository';
+import type { DunningCaseRepository } from '../../data-access/dunning-case-repository';
+import type { OrderWriteRepository } from '../../data-access/order-write-repository';
+import type { PaymentRecord, PaymentRepository } from '../../data-access/payment-repository';
+import type { RetryRecord } from '../../data-access/retry-repository';
+import type { ShopSettings } from '../../data-access/shop-settings-repository';
+import type { MobileWalletCharge, MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
+import type { ShopOrder } from '../../shop/order';
+import { gmtDateTime } from '../../shop/shop-time';
+import { subscriptionPaymentMethod } from '../dunning';
+import { cannotRead, DAY_MS, readProblem, type ChargeRequest, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type ProviderState, type Refusal, type UnderWay } from './charge-rules';
+
+/** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
+const WALLET_STILL_TRYING = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
+/** How far ahead a wallet charge is due: the wallet needs a charge created at least a day before it is due. */
+const DUE_IN_DAYS = 2;
+
+/**
+ * When the wallet stops retrying a charge itself: it retries daily through `retryDays` days after `due`, and
+ * its outcome is final after 00:00 UTC the next day. A charge without a readable due date is looked at
+ * again in a day.
+ */
+export function walletRetryWindowEnd(charge: Pick<MobileWalletCharge, 'due' | 'retryDays'>, now: Date): Date {
+  const due = charge.due ? Date.parse(`${charge.due.slice(0, 10)}T00:00:00Z`) : NaN;
+  if (Number.isNaN(due)) return new Date(now.getTime() + DAY_MS);
+  const end = new Date(due + ((charge.retryDays ?? 0) + 1) * DAY_MS);
+  return end.getTime() > now.getTime() ? end : new Date(now.getTime() + DAY_MS);
+}
+
+/**
+ * The wallet's `orderId` (and Idempotency-Key) of an attempt: at most 40 of `[a-zA-Z0-9-]` (the key's limit
+ * is the tighter: 1-40 characters; orderId: 50), unique per merchant serial number across all of the
+ * merchant's shops, so it carries a tag of the shop (its site URL's hash) before the attempt's key.
+ */
+export function walletRetryOrderId(settings: Pick<ShopSettings, 'siteUrl'>, attemptKey: string): string {
+  const tag = crypto.createHash('sha256').update(settings.siteUrl.trim().toLowerCase()).digest('hex').slice(0, 8);
+  const id = `${tag}-${attemptKey}`.replace(/[^a-zA-Z0-9-]/g, '-');
+  return id.length <= 40 ? id : `${tag}-${crypto.createHash('sha256').update(attemptKey).digest('hex').slice(0, 31)}`;
+}
+
+/** The mobile wallet's rules for a dunning charge (Vipps MobilePay Recurring: charges on an agreement, due ahead). */
+export class MobileWalletCharges implements ProviderChargeRules {
+  constructor(private readonly deps: {
+    mobileWallet: MobileWalletClient;
+    payments: PaymentRepository;
+    orderWrites: OrderWriteRepository;
+    cases: DunningCaseRepository;
+    clock: () => Date;
+  }) {}
+
+  async stateAtProvider(original: PaymentRecord, meta: Record<string, string>): Promise<ProviderState> {
+    if (!meta.agreement_id) return { kind: 'unpaid' };
+    const result = await this.deps.mobileWallet.getCharge(meta.agreement_id, original.externalId);
+    if (!result.ok) return result.kind === 'not_found' ? { kind: 'unpaid' } : readProblem(`reading charge ${original.externalId}`, result);
+    if (['CHARGED', 'PARTIALLY_CAPTURED'].includes(result.value.status)) return { kind: 'paid', status: 'CAPTURED' };
+    if (result.value.status === 'RESERVED') return { kind: 'paid', status: 'AUTHORIZED' };
+    return { kind: 'unpaid' };
+  }
+
+  /** The failed payment's agreement; after a new payment method, the one the subscription is switched to, or its newest active one. */
+  async target(retry: Pick<RetryRecord, 'plan' | 'subscriptionId'>, _original: PaymentRecord, meta: Record<string, string>, settings: ShopSettings): Promise<ChargeTarget> {
+    if (retry.plan === 'new_method') {
+      // The agreement the subscription is switched to (the wallet plugin's `_agreement_id`), announced or not.
+      const switched = await subscriptionPaymentMethod(this.deps.orderWrites, this.deps.cases.pool, retry.subscriptionId, 'mobile_wallet', settings);
+      if (switched && switched !== meta.agreement_id) return { agreement_id: switched };
+      const agreement = await this.deps.payments.activeAgreementOfSubscription('mobile_wallet', retry.subscriptionId);
+      if (agreement) return { agreement_id: agreement.externalId };
+    }
+    return { agreement_id: meta.agreement_id || undefined };
+  }
+
+  hasPaymentMethod(target: ChargeTarget): boolean {
+    return Boolean(target.agreement_id);
+  }
+
+  /**
+   * Our own charges still open, and the charge the shop's own wallet plugin made for the order (`_charge_id`): one
+   * the wallet still holds (`DUE` through its `retryDays`, until its window ends), or one it has taken (until the
+   * shop shows it).
+   */
+  async underWay(order: ShopOrder, _original: PaymentRecord, originalMeta: Record<string, string>, settings: ShopSettings, now: Date): Promise<UnderWay | Refusal | null> {
+    const known = await this.deps.payments.listByOrder(order.id);
+    const charges = known.filter((payment) => payment.provider === 'mobile_wallet' && payment.status === null && payment.meta.agreement_id)
+      .map((payment) => ({ agreementId: payment.meta.agreement_id, chargeId: payment.externalId, whose: 'our' }));
+    const shopCharge = (await this.deps.orderWrites.getMeta(this.deps.cases.pool, order.id, '_charge_id', settings))?.trim();
+    const agreementOfShop = originalMeta.agreement_id || (await this.deps.orderWrites.getMeta(this.deps.cases.pool, order.id, '_agreement_id', settings))?.trim();
+    if (shopCharge && agreementOfShop && !known.some((payment) => payment.externalId === shopCharge && payment.status !== null)) {
+      charges.push({ agreementId: agreementOfShop, chargeId: shopCharge, whose: "the shop's" });
+    }
+    for (const { agreementId, chargeId, whose } of charges) {
+      const read = await this.deps.mobileWallet.getCharge(agreementId, chargeId);
+      if (!read.ok) {
+        if (read.kind === 'not_found') continue;
+        return cannotRead(`reading charge ${chargeId}`, read, now);
+      }
+      if (['CHARGED', 'RESERVED', 'PARTIALLY_CAPTURED'].includes(read.value.status)) {
+        return { kind: 'wait', cause: 'pending', until: new Date(now.getTime() + DAY_MS / 24), why: `${whose} charge ${chargeId} is ${read.value.status} at the wallet: the renewal is paid, waiting for the shop to show it; nothing charged on top` };
+      }
+      if (!WALLET_STILL_TRYING.includes(read.value.status)) continue;
+      const until = walletRetryWindowEnd(read.value, now);
+      return { kind: 'wait', cause: 'wallet_retrying', until, why: `charge ${chargeId} is ${read.value.status} at the wallet, which retries it itself until ${gmtDateTime(until)} UTC; nothing charged on top` };
+    }
+    return null;
+  }
+
+  /** The charge ID is the attempt's key with the shop's tag; only an ACTIVE agreement is charged (a stopped or expired one is the customer's to replace). */
+  async newCharge(request: ChargeRequest): Promise<{ kind: 'charge'; charge: NewCharge } | { kind: 'no_charge'; result: ChargeResult }> {
+    const { target, number, settings, base, key } = request;
+    const agreementId = target.agreement_id;
+    const chargeId = walletRetryOrderId(settings, key);
+    if (!agreementId) return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: 'the payment has no wallet agreement to charge', state: 'hard_declined' } } };
+    const agreement = await this.deps.mobileWallet.getAgreement(agreementId);
+    if (!agreement.ok && agreement.kind !== 'not_found') return { kind: 'no_charge', result: readProblem(`reading agreement ${agreementId}`, agreement) };
+    const agreementStatus = agreement.ok ? agreement.value.status : 'UNKNOWN';
+    if (agreementStatus !== 'ACTIVE') {
+      return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } } };
+    }
+    return { kind: 'charge', charge: {
+      ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
+      due: new Date(this.deps.clock().getTime() + DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10), description: `Renewal order ${number}`.slice(0, 45),
+    } };
+  }
+}
