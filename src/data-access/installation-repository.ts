@@ -60,6 +60,24 @@ export class InstallationRepository {
   }
 
   /**
+   * The service's migrations not applied yet, by name, read from its migrations table without creating it (TypeORM's
+   * own check creates the table, a write that a check must not make); all of them when the table is not there.
+   */
+  async pendingMigrations(): Promise<string[]> {
+    const known = this.dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name);
+    const table = this.dataSource.options.migrationsTableName ?? 'migrations';
+    let rows: RowDataPacket[];
+    try {
+      [rows] = await this.pool.query<RowDataPacket[]>(`SELECT name FROM \`${table}\``);
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== ER_NO_SUCH_TABLE) throw error;
+      return known;
+    }
+    const applied = new Set(rows.map((row) => String(row.name)));
+    return known.filter((name) => !applied.has(name));
+  }
+
+  /**
    * WooCommerce's and Subscriptions' versions as they recorded them, whether Subscriptions is active, and whether
    * its own retry system is on. No options table with this prefix reads as no WooCommerce.
    */

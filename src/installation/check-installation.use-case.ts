@@ -205,7 +205,7 @@ export async function checkInstallation(config: Config, dataSource: DataSource, 
   // The checks that read the service's own tables say so, instead of failing on a table not made yet.
   let tablesBehind = false;
   await step('migrations', async () => {
-    tablesBehind = await dataSource.showMigrations();
+    tablesBehind = (await installation.pendingMigrations()).length > 0;
     return tablesBehind ? fail('migrations', 'the service\'s tables are not current', 'npm run migrate') : ok('migrations', 'current');
   });
   const needsTables = (check: string, run: () => Promise<CheckResult | CheckResult[]>) => (tablesBehind

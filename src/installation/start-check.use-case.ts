@@ -76,8 +76,12 @@ export async function checkBeforeStart(config: Config, purpose: StartCheckPurpos
           fix: `GRANT ${missing.join(', ')} ON \`${config.db.name}\`.* TO the service's user (docs/operators-guide.md, "The database user")`,
         });
       }
-      if (await within(dataSource.showMigrations(), DATABASE_MS)) {
-        return refuse({ setting: 'DB_NAME', detail: `the service's tables in ${config.db.name} (prefix ${config.db.tablePrefix}) are not current for this release`, fix: 'npm run migrate, then run this again' });
+      const pending = await within(installation.pendingMigrations(), DATABASE_MS);
+      if (pending.length) {
+        return refuse({
+          setting: 'DB_NAME', detail: `the service's tables in ${config.db.name} (prefix ${config.db.tablePrefix}) are not current for this release (${pending.length} migration(s) to apply)`,
+          fix: 'npm run migrate, then run this again',
+        });
       }
       outcome.checked.push(`database ${config.db.name} at ${where} (WooCommerce ${plugins.woocommerce}, prefix ${config.db.tablePrefix}, privileges, migrations current)`);
     }
