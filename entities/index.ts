@@ -1,5 +1,5 @@
 import { Post, PostMeta, WpComment, WpCommentMeta, WpOption, WpUser, WpUserMeta } from './wordpress';
-import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, ReconcileCount, ReconcileItem, ReconcileState, Webhook, WorkerHeartbeat, DunningCase, ChargeAttempt, CardExpiryReminder, CardExpiryReminderPass, ProviderRefusal, DunningStaffAction, Charge, RenewalChargeSlot } from './payment-hub';
+import { Agreement, MobileWalletRegistration, Payment, PaymentMeta, PaymentRetry, ReconcileCount, ReconcileItem, ReconcileState, Webhook, WorkerHeartbeat, DunningCase, ChargeAttempt, CardExpiryReminder, CardExpiryReminderPass, ProviderRefusal, DunningStaffAction, Charge, RenewalChargeSlot, PreRenewalCheck } from './payment-hub';
 import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, OrderItem, OrderItemMeta, SubscriptionPaymentRetry } from './woocommerce';
 import {
   CustomerContact, CustomerContactIndexState, RenewalDiscount, RenewalDiscountType, ScheduledAction, ScheduledActionGroup,
@@ -18,7 +18,7 @@ export const shopEntities = [
   Post, PostMeta, WpOption, WpUser, WpUserMeta, WpComment, WpCommentMeta,
   OrderItem, OrderItemMeta, HposOrder, HposOrderAddress, HposOrderOperationalData, HposOrderMeta, SubscriptionPaymentRetry,
   Webhook, Payment, PaymentMeta, Agreement, PaymentRetry, MobileWalletRegistration, WorkerHeartbeat,
-  ReconcileItem, ReconcileCount, ReconcileState, DunningCase, ChargeAttempt, CardExpiryReminder, CardExpiryReminderPass, ProviderRefusal, DunningStaffAction, Charge, RenewalChargeSlot,
+  ReconcileItem, ReconcileCount, ReconcileState, DunningCase, ChargeAttempt, CardExpiryReminder, CardExpiryReminderPass, ProviderRefusal, DunningStaffAction, Charge, RenewalChargeSlot, PreRenewalCheck,
   WooCommerceApiKey, ScheduledAction, ScheduledActionGroup,
   CustomerContact, CustomerContactIndexState, SubscriptionCancellationReason, RenewalDiscountType, RenewalDiscount, WooCommerceChange,
 ];

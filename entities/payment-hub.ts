@@ -11,9 +11,11 @@ export type PaymentRetryStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILE
 export type Provider = 'card_gateway' | 'mobile_wallet';
 /**
  * `soft`: DUNNING_PLAN; `processing`: DUNNING_PROCESSING_PLAN; `new_method`: the one charge after the customer saved a new
- * payment method; `staff`: a charge staff asked for now (Charge now), outside the plans, so it uses up no planned attempt.
+ * payment method; `staff`: a charge staff asked for now (Charge now), outside the plans, so it uses up no planned attempt;
+ * `payday`: the attempt early on the first bank day from payday after a decline for lack of funds (DUNNING_PAYDAYS),
+ * besides the plan's, so it uses up none of them either.
  */
-export type RetryPlan = 'soft' | 'processing' | 'new_method' | 'staff';
+export type RetryPlan = 'soft' | 'processing' | 'new_method' | 'staff' | 'payday';
 
 /** The longest provider id stored (the card gateway documents handles of up to 255 characters); a longer one is refused, never cut. */
 export const MAX_EXTERNAL_ID_LENGTH = 255;
@@ -76,7 +78,7 @@ export class PaymentMeta {
 @Index('provider_external_id', ['provider', 'externalId'], { unique: true })
 @Index('subscription_id', ['subscriptionId'])
 @Index('reconcile_updated_at', ['updatedAt'])
-/** The card expiry reminders' pass walks the active card agreements by subscription through it (migration CardExpiryReminderPass). */
+/** Made for the card expiry reminders' pass (migration CardExpiryReminderPass), which now walks the subscriptions' `_reepay_token` instead. */
 @Index('provider_status_subscription', ['provider', 'status', 'subscriptionId'])
 export class Agreement {
   @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true }) id!: string;
@@ -195,6 +197,8 @@ export class ReconcileState {
 }
 
 export type DunningCaseStatus = 'OPEN' | 'RECOVERED' | 'LOST';
+/** Which plan a failed renewal's dunning follows (DUNNING_HOLDOUT_PERCENT): the service's own or the baseline. */
+export type DunningArm = 'service' | 'baseline';
 /** What the decline policy decided on the renewal's latest failure (src/dunning/decline-policy.ts). */
 export type DunningPolicy = 'retry' | 'retry_soon' | 'ask_customer' | 'provider_retrying';
 /** How a failed renewal was paid in the end. */
@@ -226,6 +230,8 @@ export class DunningCase {
   /** The first decline's reason: the card gateway's `error_state` or the wallet's `failureReason`; `unknown` when none was given. */
   @Column({ type: 'varchar', length: 64, name: 'first_reason' }) firstReason!: string;
   @Column({ type: 'varchar', length: 16 }) policy!: DunningPolicy;
+  /** The holdout's arm, decided when the case opened (src/dunning/holdout.ts): `baseline` follows WooCommerce Subscriptions' default retry timing. */
+  @Column({ type: 'varchar', length: 16, default: 'service' }) arm!: DunningArm;
   @Column({ type: 'varchar', length: 16 }) status!: DunningCaseStatus;
   /** Charges made for this renewal, the first included. */
   @Column({ type: 'int', unsigned: true, default: 1 }) attempts!: number;
@@ -270,6 +276,29 @@ export class CardExpiryReminder {
   /** The card's `exp_date` as the gateway gave it (`MM-YY`). */
   @Column({ type: 'varchar', length: 8, name: 'exp_date' }) expDate!: string;
   @Column({ type: 'datetime', precision: 3, name: 'sent_at' }) sentAt!: string;
+}
+
+/**
+ * Before the renewal (src/dunning/pre-renewal-check.use-case.ts): a subscription's payment method read at its
+ * provider a few days before one renewal and found not to work, and the customer asked once, through WooCommerce,
+ * for another. `fixed_at`: when the subscription named a payment method that works before that renewal (the
+ * customer acted on the notice: a renewal saved before it failed); null while it has not.
+ */
+@Entity({ name: 'sidecar_pre_renewal_checks' })
+@Index('open_checks', ['fixedAt', 'nextPayment'])
+export class PreRenewalCheck {
+  @PrimaryColumn({ type: 'bigint', unsigned: true, name: 'subscription_id' }) subscriptionId!: string;
+  /** The renewal the customer was asked about: the subscription's `_schedule_next_payment` then (GMT). */
+  @PrimaryColumn({ type: 'datetime', name: 'next_payment' }) nextPayment!: string;
+  @Column({ type: 'varchar', length: 32 }) provider!: string;
+  /** The card (`ca_…`) or wallet agreement the subscription named then. */
+  @Column({ type: 'varchar', length: 255, name: 'payment_method', charset: 'utf8mb4', collation: 'utf8mb4_bin' }) paymentMethod!: string;
+  /** What was found: `card_<state>` (the gateway's payment method state) or `agreement_<STATUS>` (the wallet's), or `card_missing`. */
+  @Column({ type: 'varchar', length: 64 }) finding!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'asked_at' }) askedAt!: string;
+  @Column({ type: 'datetime', precision: 3, name: 'fixed_at', nullable: true }) fixedAt!: string | null;
+  /** The payment method that works, named by the subscription when it was fixed. */
+  @Column({ type: 'varchar', length: 255, name: 'fixed_method', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) fixedMethod!: string | null;
 }
 
 /**
@@ -366,6 +395,12 @@ export class Charge {
   @Column({ type: 'varchar', length: 255, name: 'customer_handle', nullable: true, charset: 'utf8mb4', collation: 'utf8mb4_bin' }) customerHandle!: string | null;
   /** The wallet charge's due date (YYYY-MM-DD), part of the request that each repeat sends unchanged. */
   @Column({ type: 'char', length: 10, nullable: true, charset: 'ascii', collation: 'ascii_bin' }) due!: string | null;
+  /**
+   * The wallet charge's `retryDays` (0-14): the days after `due` on which the wallet retries the charge itself, part
+   * of the request that each repeat sends unchanged. Null: a charge written before the wallet retried the service's
+   * charges (sent as one attempt, `retryDays: 0`), and every card charge.
+   */
+  @Column({ type: 'tinyint', unsigned: true, name: 'retry_days', nullable: true }) retryDays!: number | null;
   /** The charge's text at the provider (the gateway's `ordertext`, the wallet's `description`). */
   @Column({ type: 'varchar', length: 255 }) description!: string;
   @Column({ type: 'varchar', length: 16, name: 'requested_by' }) requestedBy!: ChargeRequester;

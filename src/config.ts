@@ -7,6 +7,7 @@ import { CARD_GATEWAY_LIMITS } from './payments/providers/card-gateway/client';
 import { trustCertificateAuthorities } from './payments/providers/http-request';
 import type { ProviderLimits } from './payments/providers/request-limits';
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from './data-access/connection-pool';
+import { parsePaydays, type Paydays } from './shop/danish-bank-calendar';
 
 /**
  * The service's whole configuration, read once from the environment (and `.env` when present).
@@ -64,6 +65,8 @@ export interface Config {
   reconcile: ReconcileConfig;
   /** E-mails before a subscription's stored card expires (CARD_EXPIRY_REMINDER_*). */
   cardExpiryReminders: CardExpiryReminderConfig;
+  /** The look at each subscription's payment method a few days before its renewal (PRE_RENEWAL_CHECK_*). */
+  preRenewalCheck: PreRenewalCheckConfig;
   /** The customer lookup's contact index (CUSTOMER_INDEX_*). */
   customerIndex: CustomerIndexConfig;
   siteExtensions?: string;
@@ -100,6 +103,13 @@ export interface CardExpiryReminderConfig {
   intervalSeconds: number;
   /** CARD_EXPIRY_REMINDER_MAX_PER_SECOND: payment methods read from the card gateway per second at most (each process). */
   maxPerSecond: number;
+}
+
+export interface PreRenewalCheckConfig {
+  /** PRE_RENEWAL_CHECK_DAYS: days before a renewal its payment method is read at the provider; 0 turns the check off. */
+  days: number;
+  /** PRE_RENEWAL_CHECK_INTERVAL_SECONDS: a pass over the renewals due starts at most this often. */
+  intervalSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -187,6 +197,10 @@ export interface DunningConfig {
   customerDays: number;
   /** Days before that deadline the customer is reminded (DUNNING_REMINDER_DAYS). */
   reminderDays: number;
+  /** The share of failed renewals (0–50 %, stable per renewal) that follows the baseline plan instead (DUNNING_HOLDOUT_PERCENT; src/dunning/holdout.ts). */
+  holdoutPercent: number;
+  /** When customers' money arrives (DUNNING_PAYDAYS; src/shop/danish-bank-calendar.ts): a decline for lack of funds gets an attempt early that day. */
+  paydays: Paydays;
 }
 
 /**
@@ -215,7 +229,10 @@ function dunningConfig(env: Env): DunningConfig {
   const customerDays = integer(env, 'DUNNING_CUSTOMER_DAYS', 14, 1, 365);
   const reminderDays = integer(env, 'DUNNING_REMINDER_DAYS', 3, 0, 365);
   if (reminderDays >= customerDays) throw new ConfigError('DUNNING_REMINDER_DAYS must be fewer than DUNNING_CUSTOMER_DAYS');
-  return { processingPlanSeconds, caps: { perDay, per30Days }, customerDays, reminderDays };
+  const holdoutPercent = integer(env, 'DUNNING_HOLDOUT_PERCENT', 0, 0, 50);
+  const paydays = parsePaydays(text(env, 'DUNNING_PAYDAYS', 'last-bank-day')!);
+  if (!paydays) throw new ConfigError('DUNNING_PAYDAYS must be last-bank-day, days of the month such as 1,15, or both (15,last-bank-day)');
+  return { processingPlanSeconds, caps: { perDay, per30Days }, customerDays, reminderDays, holdoutPercent, paydays };
 }
 
 /** Parses `12h,12h,1d,2d,3d` into seconds. Units: s, m, h, d. */
@@ -358,6 +375,10 @@ export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<s
     workerStallSeconds: integer(env, 'WORKER_STALL_SECONDS', 60, 1, 86_400),
     reconcile,
     cardExpiryReminders: cardExpiryReminderConfig(env),
+    preRenewalCheck: {
+      days: integer(env, 'PRE_RENEWAL_CHECK_DAYS', 5, 0, 60),
+      intervalSeconds: integer(env, 'PRE_RENEWAL_CHECK_INTERVAL_SECONDS', 3600, 1, 86_400),
+    },
     customerIndex: { sweepSeconds: integer(env, 'CUSTOMER_INDEX_SWEEP_SECONDS', 86_400, 0, 30 * 86_400) },
     siteExtensions,
     extraCertificateAuthorities: dotEnv.has('NODE_EXTRA_CA_CERTS') ? certificateAuthorities(env, 'NODE_EXTRA_CA_CERTS') : [],

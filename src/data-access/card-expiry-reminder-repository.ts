@@ -1,15 +1,17 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { Agreement, CardExpiryReminder, CardExpiryReminderPass, HposOrder, HposOrderMeta, Post, PostMeta } from '../../entities';
+import { CardExpiryReminder, CardExpiryReminderPass, HposOrder, HposOrderMeta, Post, PostMeta } from '../../entities';
 import { rawPool } from './data-source';
 import { sqlNames } from './prepared-statement';
 import { together, type Executor, type Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
+import type { OrderWriteRepository } from './order-write-repository';
+import { SUBSCRIPTION_CARD_META } from '../dunning/dunning';
 import { plainStatus } from '../shop/order';
 import { NEXT_PAYMENT_META } from '../shop/subscription';
 import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 
-/** A subscription's current card: the payment method of its newest active card-gateway agreement. */
+/** A subscription's current card: the card its renewals are charged to (the gateway plugin's `_reepay_token`). */
 export interface CurrentCard {
   subscriptionId: number;
   paymentMethod: string;
@@ -45,15 +47,14 @@ const FACT_KEYS = [NEXT_PAYMENT_META, '_schedule_end', '_requires_manual_renewal
 const PASS_ROW = 1;
 
 /**
- * The card expiry reminders' reads and writes: the active card-gateway agreements walked by subscription id
- * (through the agreements' provider_status_subscription index), the few facts of those subscriptions, the
+ * The card expiry reminders' reads and writes: the subscriptions that name a card (`_reepay_token`) walked by
+ * id, the few facts of those subscriptions, the
  * reminders sent, and where the pass stands.
  */
 export class CardExpiryReminderRepository {
   readonly pool: Pool;
   /** The current card of each of the next subscriptions after a subscription id, with whether it was reminded of. */
-  private readonly currentCardsSql: string;
-  private readonly lockCurrentCardSql: string;
+  private readonly currentCardsSql: Record<'legacy' | 'hpos', string>;
   private readonly recordSql: string;
   private readonly facts: Record<'legacy' | 'hpos', { orders: string; meta: string }>;
   private readonly pass: {
@@ -62,25 +63,28 @@ export class CardExpiryReminderRepository {
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const { table: agreements, column: a, indexOn } = sqlNames(dataSource, Agreement);
     const { table: reminders, column: r } = sqlNames(dataSource, CardExpiryReminder);
-    const activeCards = `${a.provider} = 'card_gateway' AND ${a.status} = 'ACTIVE'`;
-    // The subscriptions come from the index alone (a range of it, in its order); only their active card
-    // agreements are read, each with the reminder of its card joined by the reminders' primary key.
-    this.currentCardsSql = `SELECT c.${a.subscriptionId} AS subscriptionId, c.${a.paymentMethod} AS paymentMethod, r.${r.subscriptionId} IS NOT NULL AS reminded
-      FROM (SELECT DISTINCT ${a.subscriptionId} AS id FROM ${agreements} FORCE INDEX (${indexOn('provider', 'status', 'subscriptionId')})
-        WHERE ${activeCards} AND ${a.subscriptionId} > ? ORDER BY ${a.subscriptionId} LIMIT ?) s
-      JOIN ${agreements} c ON c.${a.provider} = 'card_gateway' AND c.${a.status} = 'ACTIVE' AND c.${a.subscriptionId} = s.id
-      LEFT JOIN ${reminders} r ON r.${r.subscriptionId} = c.${a.subscriptionId} AND r.${r.paymentMethod} = c.${a.paymentMethod} COLLATE utf8mb4_bin
-      ORDER BY c.${a.subscriptionId}, c.${a.updatedAt} DESC, c.${a.id} DESC`;
-    this.lockCurrentCardSql = `SELECT ${a.paymentMethod} AS paymentMethod FROM ${agreements}
-      WHERE ${activeCards} AND ${a.subscriptionId} = ? ORDER BY ${a.updatedAt} DESC, ${a.id} DESC FOR UPDATE`;
-    this.recordSql = `INSERT IGNORE INTO ${reminders} (${r.subscriptionId}, ${r.paymentMethod}, ${r.expDate}, ${r.sentAt}) VALUES (?, ?, ?, ?)`;
-
     const post = sqlNames(dataSource, Post);
     const postMeta = sqlNames(dataSource, PostMeta);
     const order = sqlNames(dataSource, HposOrder);
     const orderMeta = sqlNames(dataSource, HposOrderMeta);
+    // A subscription's card is the one its renewals are charged to: the gateway plugin's `_reepay_token` on the
+    // subscription (reepay-woocommerce-payment; src/dunning/dunning.ts SUBSCRIPTION_CARD_META), not the service's
+    // agreements, which the gateway's webhooks never link to a subscription. Walked by subscription id through the
+    // meta table's key index, subscriptions only (the plugin writes it on orders too); each with the reminder of its
+    // card joined by the reminders' primary key.
+    const cardsOf = (table: string, id: string, key: string, value: string, metaId: string, owners: { table: string; id: string; type: string }) =>
+      `SELECT m.${id} AS subscriptionId, TRIM(m.${value}) AS paymentMethod, r.${r.subscriptionId} IS NOT NULL AS reminded
+      FROM ${table} m
+      JOIN ${owners.table} o ON o.${owners.id} = m.${id} AND o.${owners.type} = 'shop_subscription'
+      LEFT JOIN ${reminders} r ON r.${r.subscriptionId} = m.${id} AND r.${r.paymentMethod} = TRIM(m.${value}) COLLATE utf8mb4_bin
+      WHERE m.${key} = '${SUBSCRIPTION_CARD_META}' AND m.${id} > ? ORDER BY m.${id}, m.${metaId} LIMIT ?`;
+    this.currentCardsSql = {
+      legacy: cardsOf(postMeta.table, postMeta.column.postId, postMeta.column.key, postMeta.column.value, postMeta.column.id, { table: post.table, id: post.column.id, type: post.column.type }),
+      hpos: cardsOf(orderMeta.table, orderMeta.column.orderId, orderMeta.column.key, orderMeta.column.value, orderMeta.column.id, { table: order.table, id: order.column.id, type: order.column.type }),
+    };
+    this.recordSql = `INSERT IGNORE INTO ${reminders} (${r.subscriptionId}, ${r.paymentMethod}, ${r.expDate}, ${r.sentAt}) VALUES (?, ?, ?, ?)`;
+
     this.facts = {
       legacy: {
         orders: `SELECT ${post.column.id} AS id, ${post.column.status} AS status, '' AS paymentMethod FROM ${post.table}
@@ -112,16 +116,16 @@ export class CardExpiryReminderRepository {
   }
 
   /**
-   * The current card of each of the next `limit` subscriptions (by id, after `afterSubscriptionId`) that have an
-   * active card-gateway agreement, and the last subscription id looked at (null when there are no more).
+   * The current card of each of the next `limit` subscriptions (by id, after `afterSubscriptionId`) that name a card
+   * (the gateway plugin's `_reepay_token`), and the last subscription id looked at (null when there are no more).
    */
-  async currentCards(afterSubscriptionId: number, limit: number): Promise<{ cards: CurrentCard[]; last: number | null }> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(this.currentCardsSql, [afterSubscriptionId, limit]);
+  async currentCards(afterSubscriptionId: number, limit: number, settings: ShopSettings): Promise<{ cards: CurrentCard[]; last: number | null }> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.currentCardsSql[settings.hpos ? 'hpos' : 'legacy'], [afterSubscriptionId, limit]);
     const cards: CurrentCard[] = [];
     let last: number | null = null;
     for (const row of rows) {
       const subscriptionId = Number(row.subscriptionId);
-      // Rows come newest agreement first within each subscription: the first is its current card.
+      // One `_reepay_token` per subscription; should there be more, the first written is the one WooCommerce reads.
       if (subscriptionId === last) continue;
       last = subscriptionId;
       if (row.paymentMethod) cards.push({ subscriptionId, paymentMethod: String(row.paymentMethod), reminded: Number(row.reminded) === 1 });
@@ -130,12 +134,11 @@ export class CardExpiryReminderRepository {
   }
 
   /**
-   * The subscription's current card (null when it has none), its active card agreements locked for the rest of
-   * the transaction: a card replaced or disabled meanwhile by a webhook is seen, and cannot be while the reminder is stored.
+   * The subscription's current card (its `_reepay_token`, null when it names none), read with the subscription
+   * locked (`lockStatus` first): a card the customer changed meanwhile is seen.
    */
-  async lockCurrentCard(db: Executor, subscriptionId: number): Promise<string | null> {
-    const [rows] = await db.query<RowDataPacket[]>(this.lockCurrentCardSql, [subscriptionId]);
-    return rows.length && rows[0].paymentMethod ? String(rows[0].paymentMethod) : null;
+  async lockCurrentCard(db: Executor, subscriptionId: number, orders: Pick<OrderWriteRepository, 'getMeta'>, settings: ShopSettings): Promise<string | null> {
+    return (await orders.getMeta(db, subscriptionId, SUBSCRIPTION_CARD_META, settings))?.trim() || null;
   }
 
   /** The facts of those subscriptions, from the authoritative store (two statements, one round trip); absent ones are left out. */

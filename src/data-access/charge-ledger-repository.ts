@@ -18,6 +18,8 @@ export interface ChargeRecord {
   paymentMethod: string;
   customerHandle: string | null;
   due: string | null;
+  /** The wallet charge's `retryDays`, sent with each repeat of its request; null: a card charge, or a wallet charge sent as one attempt. */
+  retryDays: number | null;
   description: string;
   requestedBy: ChargeRequester;
   retryId: number | null;
@@ -36,7 +38,7 @@ export interface ChargeRecord {
 /** What a new charge is: everything its request sends, fixed before it is first sent. */
 export type NewCharge = Pick<ChargeRecord,
   'orderId' | 'subscriptionId' | 'provider' | 'externalId' | 'idempotencyKey' | 'amountMinor' | 'currency' | 'paymentMethod' | 'customerHandle'
-  | 'due' | 'description' | 'requestedBy' | 'retryId'>;
+  | 'due' | 'description' | 'requestedBy' | 'retryId'> & Partial<Pick<ChargeRecord, 'retryDays'>>;
 
 /** Who holds a renewal's slot when a charge would open: nobody (it opened), an open charge, or the one that took the money. */
 export type OpenOutcome =
@@ -58,6 +60,7 @@ const toCharge = (row: RowDataPacket): ChargeRecord => ({
   paymentMethod: row.paymentMethod,
   customerHandle: row.customerHandle ?? null,
   due: row.due ?? null,
+  retryDays: row.retryDays === null || row.retryDays === undefined ? null : Number(row.retryDays),
   description: row.description,
   requestedBy: row.requestedBy,
   retryId: row.retryId === null ? null : Number(row.retryId),
@@ -102,12 +105,12 @@ export class ChargeLedgerRepository {
     this.pool = rawPool(dataSource);
     const query = () => dataSource.createQueryBuilder();
     const s = slots('id', 'orderId', 'subscriptionId', 'provider', 'externalId', 'idempotencyKey', 'amountMinor', 'currency', 'paymentMethod', 'customerHandle',
-      'due', 'description', 'requestedBy', 'retryId', 'chargeId', 'paymentId', 'state', 'result', 'reason', 'now');
+      'due', 'retryDays', 'description', 'requestedBy', 'retryId', 'chargeId', 'paymentId', 'state', 'result', 'reason', 'now');
 
     this.slotRow = PreparedStatement.from(query().insert().orIgnore().into(RenewalChargeSlot).values({ orderId: s.orderId, updatedAt: s.now } as object));
     this.insert = PreparedStatement.from(query().insert().into(Charge).values({
       orderId: s.orderId, subscriptionId: s.subscriptionId, provider: s.provider, externalId: s.externalId, idempotencyKey: s.idempotencyKey,
-      amountMinor: s.amountMinor, currency: s.currency, paymentMethod: s.paymentMethod, customerHandle: s.customerHandle, due: s.due,
+      amountMinor: s.amountMinor, currency: s.currency, paymentMethod: s.paymentMethod, customerHandle: s.customerHandle, due: s.due, retryDays: s.retryDays,
       description: s.description, requestedBy: s.requestedBy, retryId: s.retryId, state: 'OPEN', sends: 0, unanswered: 0, createdAt: s.now, updatedAt: s.now,
     } as object));
     this.claim = PreparedStatement.from(query().update(RenewalChargeSlot).set({ openChargeId: () => ':chargeId', updatedAt: () => ':now' })
@@ -158,7 +161,7 @@ export class ChargeLedgerRepository {
       const open = await this.find(openId, db);
       if (open) return { kind: 'open', charge: open };
     }
-    const insert = this.insert.with({ ...charge, now: at });
+    const insert = this.insert.with({ ...charge, retryDays: charge.retryDays ?? null, now: at });
     const [inserted] = await db.query<ResultSetHeader>(insert.sql, insert.values);
     const claim = this.claim.with({ orderId: charge.orderId, chargeId: inserted.insertId, now: at });
     const [claimed] = await db.query<ResultSetHeader>(claim.sql, claim.values);

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, SelectQueryBuilder } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { DunningCase } from '../../entities';
 import { rawPool } from './data-source';
@@ -14,6 +14,8 @@ export interface DunningPeriodTotals {
   /** Charges made for the recovered renewals, the first included. */
   recoveredCharges: number;
   lostSubscriptions: number;
+  /** Cases in the holdout's baseline arm. */
+  baseline: number;
 }
 
 /** Recovered cases and what they brought in, per means and currency (minor units). */
@@ -27,9 +29,44 @@ export interface DunningRecoveryGroup {
 export interface DunningPeriodFigures {
   totals: DunningPeriodTotals;
   byReason: { reason: string; failed: number; recovered: number }[];
+  /** Cases by provider, and the recovered of them. */
+  byProvider: { provider: string; failed: number; recovered: number }[];
   recoveries: DunningRecoveryGroup[];
   /** How long each recovered case took from its first failure to its payment, in milliseconds, shortest first. */
   recoveryDurationsMs: number[];
+  /** Each recovered case (shortest first, as recoveryDurationsMs): its groups, charges and duration, for the figures per group. */
+  recoveredCases: RecoveredCase[];
+  /** The sums behind the recovered share of each holdout arm with cases counted in it (see ArmShareSums). */
+  armShares: ArmShareSums[];
+}
+
+/** A recovered case, for attempts per recovery and days to recover by provider, reason and means. */
+export interface RecoveredCase {
+  provider: string;
+  reason: string;
+  means: string;
+  attempts: number;
+  ms: number;
+}
+
+/** Days after each failure within which a payment counts as recovered for the recovered share (CONTRACT `window_days`). */
+export const SHARE_WINDOW_DAYS = 28;
+
+/**
+ * One arm's sums over the cases counted in its recovered share: each case's failed amount w (the renewal's total,
+ * minor units) and what was recovered of it within SHARE_WINDOW_DAYS of the failure, r (at most w; 0 for a case
+ * lost, cancelled during dunning or paid later). A case opened less than the window before the end of the period
+ * that is still OPEN is not counted (its outcome is not known yet); one already RECOVERED or LOST is.
+ * The share is R / W; the products are what its variance needs (src/dunning/recovered-share.ts).
+ */
+export interface ArmShareSums {
+  arm: string;
+  n: number;
+  w: number;
+  r: number;
+  ww: number;
+  wr: number;
+  rr: number;
 }
 
 /** Cases by provider, first reason, status, means and currency: what the dunning counters count. */
@@ -50,6 +87,11 @@ export interface DunningCaseCount {
 /** What a RECOVERED case brought in: the payment's amount, or the renewal's total when none was recorded. */
 const RECOVERED_AMOUNT = 'COALESCE(c.recoveredAmountMinor, c.amountMinor)';
 const IN_PERIOD = 'c.openedAt >= :since AND c.openedAt < :until';
+/** Counted in the recovered share: the case's outcome within the window is known (ArmShareSums). */
+const SHARE_COUNTED = `(c.status <> 'OPEN' OR c.openedAt < DATE_SUB(:until, INTERVAL ${SHARE_WINDOW_DAYS} DAY))`;
+/** What a case brought back within the window, in minor units, at most its failed amount. */
+const RECOVERED_IN_WINDOW = `(CASE WHEN c.status = 'RECOVERED' AND c.closedAt <= DATE_ADD(c.openedAt, INTERVAL ${SHARE_WINDOW_DAYS} DAY)
+  THEN LEAST(${RECOVERED_AMOUNT}, c.amountMinor) ELSE 0 END)`;
 /** The bounds of DATETIME: an open end of a range of `opened_at`. */
 const EARLIEST = '1000-01-01 00:00:00.000';
 const LATEST = '9999-12-31 23:59:59.999';
@@ -66,6 +108,7 @@ export class DunningCaseReportRepository {
   private readonly period: Bindable<'since' | 'until'>;
   private readonly counts: Bindable<'from' | 'afterId' | 'until'>;
   private readonly oldestOpen: PreparedStatement<never>;
+  private readonly shares: PreparedStatement<'since' | 'until'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -78,6 +121,7 @@ export class DunningCaseReportRepository {
       .addSelect("COALESCE(SUM(c.status = 'OPEN'), 0)", 'open')
       .addSelect("COALESCE(SUM(CASE WHEN c.status = 'RECOVERED' THEN c.attempts END), 0)", 'recoveredCharges')
       .addSelect("COUNT(DISTINCT CASE WHEN c.status = 'LOST' THEN c.subscriptionId END)", 'lostSubscriptions')
+      .addSelect("COALESCE(SUM(c.arm = 'baseline'), 0)", 'baseline')
       .where(IN_PERIOD).setParameters(s);
     const byReason = query()
       .select('c.firstReason', 'reason')
@@ -92,13 +136,23 @@ export class DunningCaseReportRepository {
       .where(IN_PERIOD).andWhere("c.status = 'RECOVERED'").groupBy('c.recoveredBy').addGroupBy('c.currency').setParameters(s);
     const durations = query()
       .select('TIMESTAMPDIFF(MICROSECOND, c.openedAt, c.closedAt) DIV 1000', 'ms')
+      .addSelect('c.provider', 'provider').addSelect('c.firstReason', 'reason').addSelect('c.recoveredBy', 'means').addSelect('c.attempts', 'attempts')
       .where(IN_PERIOD).andWhere("c.status = 'RECOVERED' AND c.closedAt IS NOT NULL").orderBy('ms').setParameters(s);
+    const byProvider = query()
+      .select('c.provider', 'provider')
+      .addSelect('COUNT(*)', 'failed')
+      .addSelect("SUM(c.status = 'RECOVERED')", 'recovered')
+      .where(IN_PERIOD).groupBy('c.provider').setParameters(s);
+    const shares = this.shareQuery(query().where(IN_PERIOD).setParameters(s));
     this.period = inOneRoundTrip(
       PreparedStatement.from<'since' | 'until'>(totals),
       PreparedStatement.from<'since' | 'until'>(byReason),
       PreparedStatement.from<'since' | 'until'>(recoveries),
       PreparedStatement.from<'since' | 'until'>(durations),
+      PreparedStatement.from<'since' | 'until'>(byProvider),
+      PreparedStatement.from<'since' | 'until'>(shares),
     );
+    this.shares = PreparedStatement.from<'since' | 'until'>(this.shareQuery(query().where(IN_PERIOD).setParameters(s)));
     // The cases themselves, a page at a time in the order of the opened_at index (its entries end with the id),
     // grouped by the caller: a GROUP BY over these five columns would need a temporary table and a sort. The
     // index is named: a page that covers most of a small table would otherwise be read by a scan and sorted.
@@ -120,7 +174,7 @@ export class DunningCaseReportRepository {
   async figures(since: Date, until: Date): Promise<DunningPeriodFigures> {
     const { sql, values } = this.period.with({ since: gmtDateTimeMs(since), until: gmtDateTimeMs(until) });
     const [results] = await this.pool.query<RowDataPacket[][]>(sql, values);
-    const [[totals], byReason, recoveries, durations] = results;
+    const [[totals], byReason, recoveries, durations, byProvider, shares] = results;
     return {
       totals: {
         failed: Number(totals.failed),
@@ -129,6 +183,7 @@ export class DunningCaseReportRepository {
         open: Number(totals.open),
         recoveredCharges: Number(totals.recoveredCharges),
         lostSubscriptions: Number(totals.lostSubscriptions),
+        baseline: Number(totals.baseline),
       },
       byReason: byReason.map((row) => ({ reason: String(row.reason), failed: Number(row.failed), recovered: Number(row.recovered) })),
       recoveries: recoveries.map((row) => ({
@@ -139,7 +194,34 @@ export class DunningCaseReportRepository {
         amountMinor: Number(row.amountMinor),
       })),
       recoveryDurationsMs: durations.map((row) => Math.max(0, Number(row.ms))),
+      byProvider: byProvider.map((row) => ({ provider: String(row.provider), failed: Number(row.failed), recovered: Number(row.recovered) })),
+      recoveredCases: durations.map((row) => ({
+        provider: String(row.provider), reason: String(row.reason), means: row.means === null ? 'unknown' : String(row.means), attempts: Number(row.attempts), ms: Math.max(0, Number(row.ms)),
+      })),
+      armShares: shares.map(toArmShareSums),
     };
+  }
+
+  /** The recovered share's sums of each holdout arm over the cases opened in [since, until) (the metrics' 28-day window). */
+  async armShares(since: Date, until: Date): Promise<ArmShareSums[]> {
+    const { sql, values } = this.shares.with({ since: gmtDateTimeMs(since), until: gmtDateTimeMs(until) });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map(toArmShareSums);
+  }
+
+  /** ArmShareSums of the cases `where` selects, by arm. */
+  private shareQuery(where: SelectQueryBuilder<DunningCase>): SelectQueryBuilder<DunningCase> {
+    const w = 'c.amountMinor';
+    const r = RECOVERED_IN_WINDOW;
+    return where
+      .select('c.arm', 'arm')
+      .addSelect('COUNT(*)', 'n')
+      .addSelect(`SUM(${w})`, 'w')
+      .addSelect(`SUM(${r})`, 'r')
+      .addSelect(`SUM(${w} * ${w})`, 'ww')
+      .addSelect(`SUM(${w} * ${r})`, 'wr')
+      .addSelect(`SUM(${r} * ${r})`, 'rr')
+      .andWhere(SHARE_COUNTED).groupBy('c.arm').orderBy('c.arm');
   }
 
   /**
@@ -176,3 +258,7 @@ export class DunningCaseReportRepository {
     return parseGmtDateTime(rows[0]?.openedAt ?? null);
   }
 }
+
+const toArmShareSums = (row: RowDataPacket): ArmShareSums => ({
+  arm: String(row.arm), n: Number(row.n), w: Number(row.w), r: Number(row.r), ww: Number(row.ww), wr: Number(row.wr), rr: Number(row.rr),
+});

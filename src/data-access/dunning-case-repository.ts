@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { ChargeAttempt, DunningCase, DunningStaffAction, type DunningCaseStatus, type DunningPolicy, type DunningStaffActionKind, type Provider, type RecoveryMeans } from '../../entities';
+import { ChargeAttempt, DunningCase, DunningStaffAction, type DunningArm, type DunningCaseStatus, type DunningPolicy, type DunningStaffActionKind, type Provider, type RecoveryMeans } from '../../entities';
 import { rawPool } from './data-source';
 import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { write, type Executor } from './transaction';
@@ -17,6 +17,8 @@ export interface DunningCaseRecord {
   amountMinor: number;
   firstReason: string;
   policy: DunningPolicy;
+  /** The holdout's arm, decided when the case opened. */
+  arm: DunningArm;
   status: DunningCaseStatus;
   attempts: number;
   openedAt: string;
@@ -63,6 +65,7 @@ const toCase = (row: RowDataPacket): DunningCaseRecord => ({
   amountMinor: Number(row.amountMinor),
   firstReason: row.firstReason,
   policy: row.policy,
+  arm: row.arm === 'baseline' ? 'baseline' : 'service',
   status: row.status,
   attempts: Number(row.attempts),
   openedAt: row.openedAt,
@@ -76,7 +79,7 @@ const toCase = (row: RowDataPacket): DunningCaseRecord => ({
 
 /** A case as it opens: the renewal, what it was charged on, and the first decline's reason and decision. */
 export type OpenCase = Pick<DunningCaseRecord, 'orderId' | 'subscriptionId' | 'paymentId' | 'provider' | 'methodKey' | 'currency' | 'amountMinor' | 'policy'>
-  & { reason: string; now: Date };
+  & { reason: string; now: Date; arm?: DunningArm };
 
 /**
  * Failed renewals from their first decline to their end, and the charges made on each payment method
@@ -115,7 +118,7 @@ export class DunningCaseRepository {
     const cases = sqlNames(dataSource, DunningCase);
     const c = cases.column;
     this.openSql = `INSERT IGNORE INTO ${cases.table} (${c.orderId}, ${c.subscriptionId}, ${c.paymentId}, ${c.provider}, ${c.methodKey}, ${c.currency}, ${c.amountMinor},
-      ${c.firstReason}, ${c.policy}, ${c.status}, ${c.attempts}, ${c.openedAt}, ${c.updatedAt}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', 1, ?, ?)`;
+      ${c.firstReason}, ${c.policy}, ${c.arm}, ${c.status}, ${c.attempts}, ${c.openedAt}, ${c.updatedAt}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', 1, ?, ?)`;
     this.lockOfOrder = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where('c.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
     this.ofOrder = PreparedStatement.from(selectEntity(dataSource, DunningCase, 'c').where('c.orderId = :orderId').setParameters(s));
     const staff = slots('caseId', 'orderId', 'action', 'attempt', 'userId', 'userName', 'now');
@@ -158,7 +161,7 @@ export class DunningCaseRepository {
   async open(db: Executor, input: OpenCase): Promise<{ case: DunningCaseRecord; opened: boolean }> {
     const now = gmtDateTimeMs(input.now);
     const [result] = await db.query(this.openSql, [input.orderId, input.subscriptionId, input.paymentId, input.provider, input.methodKey, input.currency, input.amountMinor,
-      input.reason.slice(0, 64), input.policy, now, now]) as unknown as [{ affectedRows: number }];
+      input.reason.slice(0, 64), input.policy, input.arm ?? 'service', now, now]) as unknown as [{ affectedRows: number }];
     const found = await this.lockCaseOfOrder(db, input.orderId);
     return { case: found!, opened: result.affectedRows > 0 };
   }

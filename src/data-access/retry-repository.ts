@@ -39,7 +39,9 @@ const toRetry = (row: RowDataPacket): RetryRecord => ({
 
 export type ScheduleOutcome =
   /** `planAttempt` counts the attempts of its plan; `plannedFor` is when the plan alone would have put it. */
-  | { kind: 'scheduled'; retry: RetryRecord; planAttempt: number; plannedFor: Date; at: Date }
+  | { kind: 'scheduled'; retry: RetryRecord; planAttempt: number; plannedFor: Date; at: Date;
+    /** Set when the attempt is the `instead` one (e.g. the payday attempt); `planUsedUp`: the plan itself had none left. */
+    instead?: { planUsedUp: boolean } }
   | { kind: 'already_scheduled' }
   | { kind: 'plan_used_up' };
 
@@ -110,22 +112,46 @@ export class RetryRepository {
   async scheduleNext(db: Executor, input: {
     orderId: number; subscriptionId: number; paymentId: number; plan: RetryPlan; planSeconds: number[]; now: Date;
     notBefore?: (at: Date) => Promise<Date>;
+    /**
+     * An attempt of another plan at a set moment (the payday attempt: src/dunning/dunning.ts), planned instead of the
+     * plan's next when, within the caps, it comes sooner than that, or when the plan is used up; never after `until`.
+     */
+    instead?: { plan: RetryPlan; at: Date; until: Date };
   }): Promise<ScheduleOutcome> {
     const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
     const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
     if (rows.some((row) => row.status === 'PENDING' || row.status === 'PROCESSING')) return { kind: 'already_scheduled' };
     const ofPlan = rows.filter((row) => (row.plan ?? 'soft') === input.plan).length;
-    if (ofPlan >= input.planSeconds.length) return { kind: 'plan_used_up' };
+    const planUsedUp = ofPlan >= input.planSeconds.length;
     const attempt = rows.length + 1;
-    const plannedFor = new Date(input.now.getTime() + input.planSeconds[ofPlan] * 1000);
+    const plannedFor = planUsedUp ? null : new Date(input.now.getTime() + input.planSeconds[ofPlan] * 1000);
+    if (input.instead && (plannedFor === null || input.instead.at.getTime() < plannedFor.getTime())) {
+      const { plan, at: wanted, until } = input.instead;
+      const at = input.notBefore ? await input.notBefore(wanted) : wanted;
+      if (at.getTime() <= until.getTime() && (plannedFor === null || at.getTime() < plannedFor.getTime())) {
+        const ofInstead = rows.filter((row) => (row.plan ?? 'soft') === plan).length;
+        const retry = await this.insertPlanned(db, { ...input, plan }, attempt, at);
+        if (!retry) return { kind: 'already_scheduled' };
+        return { kind: 'scheduled', retry, planAttempt: ofInstead + 1, plannedFor: wanted, at, instead: { planUsedUp } };
+      }
+    }
+    if (plannedFor === null) return { kind: 'plan_used_up' };
     const at = input.notBefore ? await input.notBefore(plannedFor) : plannedFor;
+    const retry = await this.insertPlanned(db, input, attempt, at);
+    if (!retry) return { kind: 'already_scheduled' };
+    return { kind: 'scheduled', retry, planAttempt: ofPlan + 1, plannedFor, at };
+  }
+
+  /** Plans attempt number `attempt` of the order for `at`; null when it is planned already (the unique key). */
+  private async insertPlanned(
+    db: Executor, input: { orderId: number; subscriptionId: number; paymentId: number; plan: RetryPlan; now: Date }, attempt: number, at: Date,
+  ): Promise<RetryRecord | null> {
     const { sql, values } = this.plan.with({
       orderId: input.orderId, subscriptionId: input.subscriptionId, paymentId: input.paymentId, attempt, plan: input.plan,
       scheduledAt: gmtDateTime(at), key: `retry-${input.orderId}-${attempt}`, now: gmtDateTime(input.now),
     });
     const [result] = await db.query<ResultSetHeader>(sql, values);
-    if (!result.affectedRows) return { kind: 'already_scheduled' };
-    return { kind: 'scheduled', retry: (await this.find(result.insertId, db))!, planAttempt: ofPlan + 1, plannedFor, at };
+    return result.affectedRows ? this.find(result.insertId, db) : null;
   }
 
   /**

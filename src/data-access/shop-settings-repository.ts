@@ -37,8 +37,8 @@ export interface ShopSettings {
 
 /** Written by the companion plugin on load: `{"version":3,"seen":<unix time>}`, refreshed at least hourly. */
 export const COMPANION_OPTION = 'shop_sidecar_companion';
-/** Companion versions the service works with: 1 (changes applied by Action Scheduler), 2 (also the hand-over route), 3 (also the dunning e-mail and the cancel after dunning), 4 (also a staff member's order note). */
-const COMPANION_VERSIONS = [1, 2, 3, 4];
+/** Companion versions the service works with: 1 (changes applied by Action Scheduler), 2 (also the hand-over route), 3 (also the dunning e-mail and the cancel after dunning), 4 (also a staff member's order note), 5 (also the e-mail before a renewal, and the notice of a shop payment). */
+const COMPANION_VERSIONS = [1, 2, 3, 4, 5];
 /** A companion not heard from for this long is taken as removed (WordPress loads it on every request and cron run). */
 const COMPANION_SILENCE_SECONDS = 3 * 86400;
 

@@ -20,6 +20,14 @@ const DUNNING_COMPANION_VERSION = 3;
 /** The first companion version that adds a staff member's order note in their name (`order_note`). */
 const STAFF_NOTE_COMPANION_VERSION = 4;
 
+/** The first companion version that sends the e-mail before a renewal (`customer_payment_method_needed` of kind `pre_renewal`) and tells the service of a shop payment at once. */
+const PRE_RENEWAL_COMPANION_VERSION = 5;
+
+/** Whether WooCommerce can be asked to e-mail the customer before a renewal whose payment method will not work. */
+export function companionSendsPreRenewal(settings: ShopSettings): boolean {
+  return (settings.companionVersion ?? 0) >= PRE_RENEWAL_COMPANION_VERSION;
+}
+
 /** Whether WooCommerce can be asked to add a staff member's order note itself (`add_order_note($note, 0, true)`, its hooks heard). */
 export function companionAddsStaffNotes(settings: ShopSettings): boolean {
   return (settings.companionVersion ?? 0) >= STAFF_NOTE_COMPANION_VERSION;
@@ -85,8 +93,9 @@ export type PaymentMethodNeededReason =
   | 'retries_exhausted';
 
 export interface PaymentMethodNeeded {
-  kind: 'failed_renewal' | 'final_reminder' | 'card_expiring';
-  /** The unpaid renewal order, null for `card_expiring`. */
+  /** `pre_renewal`: the payment method will not work for the next renewal (src/dunning/pre-renewal-check.use-case.ts). */
+  kind: 'failed_renewal' | 'final_reminder' | 'card_expiring' | 'pre_renewal';
+  /** The unpaid renewal order, null for `card_expiring` and `pre_renewal`. */
   order_id: number | null;
   /** Null when staff send it for a decline that names no reason for the customer: the e-mail then gives none. */
   reason: PaymentMethodNeededReason | null;

@@ -93,12 +93,13 @@ export function reminderBars(facts: SubscriptionFacts, validUntil: Date, days: n
 
 /**
  * Reminders before the card fails: for each active subscription paid by the card gateway whose current card
- * (its newest active card-gateway agreement) expires before its next renewal, WooCommerce e-mails the customer
+ * (the card its renewals are charged to: the gateway plugin's `_reepay_token` on the subscription, as for
+ * dunning; the service's agreements learnt from webhooks name no subscription) expires before its next renewal, WooCommerce e-mails the customer
  * the link to change the payment method (`customer_payment_method_needed`, kind `card_expiring`, through the
  * companion plugin) once, CARD_EXPIRY_REMINDER_DAYS before the end of the card's expiry month. The expiry is
  * the gateway's `exp_date` of the payment method, read at the time, never guessed.
  *
- * The worker runs it as a loop. A pass walks the subscriptions with an active card agreement by id, a batch at a
+ * The worker runs it as a loop. A pass walks the subscriptions that name a card by id, a batch at a
  * time, through an index; a subscription already reminded of its current card, or whose own facts rule a
  * reminder out (not active, not the card gateway, manual renewal, no next payment, ending first), or whose
  * payment method is no card, costs no gateway call; the others cost one read, paced
@@ -107,8 +108,8 @@ export function reminderBars(facts: SubscriptionFacts, validUntil: Date, days: n
  * from where the last stopped. A subscription that cannot be judged (the gateway or the database failing on it)
  * is counted and left for the next pass; three in a row pause the pass until a later run.
  *
- * The reminder is stored with the hand-over row in one transaction, with the subscription's card agreements
- * and the subscription locked and read again: a crash cannot send it twice, the reminders' primary key
+ * The reminder is stored with the hand-over row in one transaction, with the subscription locked and its card
+ * read again: a crash cannot send it twice, the reminders' primary key
  * (subscription, card) makes a second pass a no-op, and a card replaced meanwhile gets none.
  */
 export class CardExpiryReminders {
@@ -197,7 +198,7 @@ export class CardExpiryReminders {
     let heldAt = now.getTime();
     for (;;) {
       if (stopRequested()) return pause('stopping');
-      const { cards, last } = await reminders.currentCards(cursor, REMINDER_BATCH);
+      const { cards, last } = await reminders.currentCards(cursor, REMINDER_BATCH, settings);
       if (last === null) return finish();
       const facts = await reminders.subscriptionFacts(cards.filter((card) => !card.reminded).map((card) => card.subscriptionId), settings);
       for (const card of cards) {
@@ -273,10 +274,10 @@ export class CardExpiryReminders {
     const maskedCard = typeof method.card?.masked_card === 'string' ? method.card.masked_card : null;
     const outcome = await this.deps.orderWrites.transaction(async (db): Promise<Outcome> => {
       const at = this.deps.clock();
-      // The card agreements first, as the gateway's payment method events lock them, then the subscription.
-      if (await this.deps.reminders.lockCurrentCard(db, card.subscriptionId) !== card.paymentMethod) return { kind: 'not_sent', reason: 'replaced' };
+      // The subscription locked, then its card read again: one the customer changed meanwhile gets no reminder.
       const locked = await this.deps.orderWrites.lockStatus(db, card.subscriptionId, settings);
       if (!locked || locked.type !== 'shop_subscription') return { kind: 'not_sent', reason: 'not_active' };
+      if (await this.deps.reminders.lockCurrentCard(db, card.subscriptionId, this.deps.orderWrites, settings) !== card.paymentMethod) return { kind: 'not_sent', reason: 'replaced' };
       const current = (await this.deps.reminders.subscriptionFacts([card.subscriptionId], settings, db)).get(card.subscriptionId);
       const bar = current ? reminderBars(current, validUntil, this.deps.config.days, at) : 'not_active';
       if (bar) return { kind: 'not_sent', reason: bar };

@@ -62,7 +62,8 @@ const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason):
  *   that card; the customer is asked for a new one;
  * - the wallet's `user_action_required`, `charge_amount_too_high` and `non_technical_error`: the customer
  *   fixes them in the app on the same agreement, so that agreement is charged again on the dunning plan; the
- *   customer is asked for another payment method only when the plan is used up or the agreement has ended.
+ *   customer is asked for another payment method only when the plan is used up or the agreement has ended;
+ * - but a wallet charge that the wallet had retried itself (state `wallet_retried`) is final: the customer is asked.
  * A decline that says nothing the policy knows goes on the dunning plan: the plan and the schemes' caps
  * bound what it costs.
  */
@@ -72,6 +73,23 @@ export function decideOnDecline(provider: Provider, decline: Decline): DeclineDe
     // The wallet tells the customer in its app why a charge failed, and the customer fixes it there, on the
     // same agreement (vipps-recurring-api recurring-api-guide.md, "Charge failure reasons"): the agreement is
     // charged again on the plan, and nobody guesses the reason to the customer.
+    // A charge the wallet had retried itself for its retryDays (state `wallet_retried`, walletFailureState) FAILED
+    // after days of its own tries, each told to the customer in the app: its documents ask merchants not to build a
+    // retry loop of their own for RECURRING charges (vippsas/agent-toolkit plugins/vipps/skills/recurring/SKILL.md;
+    // "Charge retries", vipps-recurring-api recurring-api-guide.md), so the same agreement is not charged again for
+    // the same reason: the customer is asked, and the case's deadline follows. A technical error is the wallet's own.
+    if (decline.state === 'wallet_retried') {
+      switch (code) {
+        case 'user_action_required':
+          return askCustomer(code, 'wallet_action_required');
+        case 'charge_amount_too_high':
+          return askCustomer(code, 'wallet_amount_too_high');
+        case 'technical_error':
+          return retrySoon(code);
+        default:
+          return askCustomer(code ?? 'unknown', 'wallet_unavailable');
+      }
+    }
     switch (code) {
       case 'user_action_required':
       case 'charge_amount_too_high':
@@ -103,6 +121,19 @@ export function decideOnDecline(provider: Provider, decline: Decline): DeclineDe
       // A soft decline may pass later, and so may one the policy does not know.
       return retry(reason);
   }
+}
+
+/**
+ * Whether a decline is for lack of funds, which money arriving on payday may cure (DUNNING_PAYDAYS): the card gateway's
+ * `insufficient_funds`, or a `soft_declined` naming no code ("usually insufficient funds", its error-state reference);
+ * the wallet's `user_action_required` (lack of funds first among its causes, "add funds to the card", its
+ * Recurring API guide) and its deprecated `insufficient_funds`. A hard decline never is.
+ */
+export function isLackOfFunds(provider: Provider, decline: Decline): boolean {
+  const code = decline.code?.trim() || null;
+  if (provider === 'mobile_wallet') return code === 'user_action_required' || code === 'insufficient_funds';
+  if (decline.state === 'hard_declined' || decline.state === 'processing_error') return false;
+  return code === 'insufficient_funds' || (code === null && decline.state === 'soft_declined');
 }
 
 /** How many charges one payment method may take: the card schemes' caps (Visa: 20 in 30 days; the gateway: 3 a day). */

@@ -9,7 +9,7 @@ import type { ProviderSetup } from '../payments/providers/configured';
 import { isoInZone, type ShopTimeZone } from '../shop/shop-time';
 import { earliestWithinCaps, type ChargeCaps } from './decline-policy';
 import type { ChargeOutlook, ChargeOutlookOfCase } from './charge-outlook.use-case';
-import { staffActions, type Permission, type StaffActionFacts, type StaffActionName } from './staff-actions';
+import { staffActions, type ChargeUnderWay, type Permission, type StaffActionFacts, type StaffActionName } from './staff-actions';
 
 const DAY_MS = 86_400_000;
 /** How long a view reuses what the providers said of a case's charge (see `viewedOutlooks`). */
@@ -28,6 +28,8 @@ export interface DunningTimelineEntry {
   state?: string | null;
   means?: RecoveryMeans;
   by?: string;
+  /** Why an attempt is planned when it is, besides its plan's wait: `payday`, early on the first bank day from payday after a decline for lack of funds. */
+  why?: 'payday';
 }
 
 export interface ActionView {
@@ -45,7 +47,11 @@ export interface DunningView {
   failure: { reason: string; state: string | null; at: string };
   timeline: DunningTimelineEntry[];
   deadline: string | null;
-  next: null | { event: 'attempt'; at: string; attempt: number } | { event: 'deadline'; at: string };
+  /**
+   * What happens next: the service's planned attempt, the case's deadline, or `wallet_retrying`: the wallet retries
+   * the renewal's charge itself (its `retryDays`) and its outcome is final at `until`; nothing is charged on top.
+   */
+  next: null | { event: 'attempt'; at: string; attempt: number } | { event: 'deadline'; at: string } | { event: 'wallet_retrying'; until: string };
   actions: Record<StaffActionName, ActionView>;
 }
 
@@ -104,13 +110,14 @@ export function timelineOf(records: StoryRecords): { at: number; entry: Omit<Dun
   for (const retry of records.retries) {
     const payment = records.payments.find((p) => p.meta.retry_of && Number(p.meta.retry_attempt) === retry.attempt);
     const attempt = retry.attempt;
+    const why = retry.plan === 'payday' ? { why: 'payday' as const } : {};
     switch (retry.status) {
       case 'PENDING':
         if (retry.result?.startsWith('held:')) add(retry.updatedAt, { event: 'attempt_held', attempt });
-        add(retry.scheduledAt, { event: 'attempt_planned', attempt });
+        add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
         break;
       case 'PROCESSING':
-        add(retry.scheduledAt, { event: 'attempt_planned', attempt });
+        add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
         break;
       case 'FAILED':
         add(payment?.updatedAt ?? retry.updatedAt, { event: 'attempt_failed', attempt, ...declineOf(retry, payment) });
@@ -127,7 +134,7 @@ export function timelineOf(records: StoryRecords): { at: number; entry: Omit<Dun
         } else if (payment?.status === 'CANCELED') {
           add(payment.updatedAt, { event: 'attempt_cancelled', attempt });
         } else {
-          add(retry.updatedAt, { event: 'attempt_planned', attempt });
+          add(retry.updatedAt, { event: 'attempt_planned', attempt, ...why });
         }
         break;
     }
@@ -151,7 +158,10 @@ function actionView(permission: Permission, zone: ShopTimeZone): ActionView {
  * `chargeableFrom`: when the schemes' caps let a charge of the case's payment method happen at the earliest, from a
  * given time (the engine postpones a due attempt until then), so that "next" is when the attempt can really happen.
  */
-export function dunningView(records: StoryRecords, permissions: Record<StaffActionName, Permission>, zone: ShopTimeZone, chargeableFrom: (at: Date) => Date = (at) => at): DunningView {
+export function dunningView(
+  records: StoryRecords, permissions: Record<StaffActionName, Permission>, zone: ShopTimeZone, chargeableFrom: (at: Date) => Date = (at) => at,
+  underWay: ChargeUnderWay | null = null,
+): DunningView {
   const { found } = records;
   const iso = (ms: number) => isoInZone(new Date(ms), zone);
   const failure = firstFailure(records);
@@ -159,7 +169,9 @@ export function dunningView(records: StoryRecords, permissions: Record<StaffActi
   const planned = records.retries.filter((retry) => retry.status === 'PENDING').sort((a, b) => instant(a.scheduledAt) - instant(b.scheduledAt))[0];
   const deadline = open && found.deadlineAt ? instant(found.deadlineAt) : null;
   let next: DunningView['next'] = null;
-  if (open && planned) next = { event: 'attempt', at: iso(chargeableFrom(new Date(instant(planned.scheduledAt))).getTime()), attempt: planned.attempt };
+  // The wallet retrying its charge comes first: a planned attempt waits for its window to end (the underWay rule).
+  if (open && underWay?.kind === 'wallet_retrying') next = { event: 'wallet_retrying', until: iso(underWay.until.getTime()) };
+  else if (open && planned) next = { event: 'attempt', at: iso(chargeableFrom(new Date(instant(planned.scheduledAt))).getTime()), attempt: planned.attempt };
   else if (deadline !== null) next = { event: 'deadline', at: iso(deadline) };
   return {
     status: STATUS[found.status],
@@ -277,6 +289,6 @@ export class DunningStory {
     const records = await this.records(found);
     const settings = await this.deps.settings.current();
     const facts = await this.facts(records, this.deps.clock(), true, true);
-    return dunningView(records, staffActions(facts), settings.timeZone, (at) => earliestWithinCaps(at, facts.chargesOnMethod, facts.caps));
+    return dunningView(records, staffActions(facts), settings.timeZone, (at) => earliestWithinCaps(at, facts.chargesOnMethod, facts.caps), facts.chargeUnderWay);
   }
 }

@@ -10,10 +10,14 @@ import { companionRunsDunning, type PaymentMethodNeededReason, type WooCommerceC
 import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
 import { orderNoteWords, type CustomerAsked } from '../shop/order-note-words';
-import { parseGmtDateTime } from '../shop/shop-time';
-import { decideOnDecline, earliestWithinCaps, type ChargeCaps } from './decline-policy';
+import { parseGmtDateTime, type ShopTimeZone } from '../shop/shop-time';
+import { decideOnDecline, earliestWithinCaps, isLackOfFunds, type ChargeCaps } from './decline-policy';
+import { nextPaydayMorning } from '../shop/danish-bank-calendar';
+import { BASELINE_PLAN_SECONDS, holdoutArm } from './holdout';
 
 const DAY_MS = 86_400_000;
+/** The shop-local time of the payday attempt (see `paydayAttempt`). */
+const PAYDAY_TIME = '00:15';
 
 /** The payment methods' keys are the payments capability's: what a charge was made on, where a new one is saved. */
 export { chargeMethodKey, newMethodKey } from '../payments/method-keys';
@@ -68,6 +72,7 @@ export class Dunning {
     const { case: found, opened } = await this.deps.cases.open(db, {
       orderId, subscriptionId: event.subscriptionId, paymentId: event.paymentId, provider: event.provider, methodKey: event.newMethodKey,
       currency: event.currency, amountMinor: event.amountMinor, reason: decision.reason, policy: decision.policy, now,
+      arm: holdoutArm(settings.siteUrl, orderId, this.deps.config.holdoutPercent),
     });
     if (event.chargeKey) await this.deps.cases.recordCharge(db, { methodKey: event.chargeKey, orderId, paymentId: event.paymentId, at: now });
     if (found.status !== 'OPEN') {
@@ -85,12 +90,28 @@ export class Dunning {
       await this.askCustomer(db, found, decision.customerReason!, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because: 'not_charged_again', planLength: 0, customer } }), event);
       return;
     }
-    const plan = decision.plan === 'soft' ? this.deps.planSeconds : this.deps.config.processingPlanSeconds;
+    // The holdout's baseline retries soft declines on WooCommerce Subscriptions' default timing (src/dunning/holdout.ts).
+    const plan = decision.plan === 'soft' ? (found.arm === 'baseline' ? BASELINE_PLAN_SECONDS : this.deps.planSeconds) : this.deps.config.processingPlanSeconds;
+    // A decline for lack of funds also gets an attempt early on payday (the holdout's baseline does not: it is the plain timing).
+    const payday = decision.plan === 'soft' && found.arm !== 'baseline' && isLackOfFunds(event.provider, event.failure)
+      ? this.paydayAttempt(found, plan, now, settings.timeZone) : undefined;
     const outcome = await this.deps.retries.scheduleNext(db, {
       orderId, subscriptionId: event.subscriptionId, paymentId: event.paymentId, plan: decision.plan, planSeconds: plan, now,
       notBefore: (at) => this.withinCaps(db, event.chargeKey, at, now),
+      instead: payday,
     });
-    if (outcome.kind === 'scheduled') {
+    if (outcome.kind === 'scheduled' && outcome.instead) {
+      this.deps.log.info('dunning_payday_attempt', { orderId, at: outcome.at.toISOString(), planUsedUp: outcome.instead.planUsedUp });
+      const step = (planUsedUp: null | { planLength: number; customer: CustomerAsked }) => ({
+        kind: 'payday' as const, at: outcome.at, plannedFor: outcome.plannedFor, caps: this.deps.config.caps, planUsedUp,
+      });
+      if (!outcome.instead.planUsedUp) {
+        await this.deps.orders.addNote(db, orderId, words.dunning({ ...noted, next: step(null) }), settings, now);
+      } else {
+        const reason = event.provider === 'mobile_wallet' ? 'wallet_action_required' : 'retries_exhausted';
+        await this.askCustomer(db, found, reason, (customer) => words.dunning({ ...noted, next: step({ planLength: plan.length, customer }) }), event);
+      }
+    } else if (outcome.kind === 'scheduled') {
       const next = { kind: 'retry' as const, attempt: outcome.planAttempt, of: plan.length, at: outcome.at, plannedFor: outcome.plannedFor, caps: this.deps.config.caps };
       await this.deps.orders.addNote(db, orderId, words.dunning({ ...noted, next }), settings, now);
     } else if (outcome.kind === 'plan_used_up') {
@@ -169,6 +190,22 @@ export class Dunning {
     if (!input.methodKey.startsWith('card_gateway:')) return true;
     const card = (await this.deps.orders.getMeta(db, subscriptionId, SUBSCRIPTION_CARD_META, settings))?.trim();
     return !card || card === input.method;
+  }
+
+  /**
+   * The payday attempt a decline for lack of funds may get: early on the first bank day from the next payday
+   * (DUNNING_PAYDAYS, src/shop/danish-bank-calendar.ts) in the shop's zone, within the case's window: before its
+   * deadline once the customer was asked, else before the deadline it would get (the plan's waits from the first
+   * decline, then DUNNING_CUSTOMER_DAYS). 00:15 local: salaries are available from 00:00 on payday, and a quarter of
+   * an hour lets the banks' midnight booking settle, well before the wallet's 03:00 batch and the customer's day.
+   */
+  private paydayAttempt(found: DunningCaseRecord, planSeconds: readonly number[], now: Date, zone: ShopTimeZone): { plan: 'payday'; at: Date; until: Date } | undefined {
+    const at = nextPaydayMorning(now, zone, this.deps.config.paydays, PAYDAY_TIME);
+    if (!at) return undefined;
+    const deadline = parseGmtDateTime(found.deadlineAt);
+    const openedAt = parseGmtDateTime(found.openedAt) ?? now;
+    const until = deadline ?? new Date(openedAt.getTime() + planSeconds.reduce((sum, wait) => sum + wait * 1000, 0) + this.deps.config.customerDays * DAY_MS);
+    return at.getTime() < until.getTime() ? { plan: 'payday', at, until } : undefined;
   }
 
   private withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Provider, RecoveryMeans } from '../../entities';
-import type { DunningCaseCount } from '../data-access/dunning-case-report-repository';
+import { SHARE_WINDOW_DAYS, type ArmShareSums, type DunningCaseCount } from '../data-access/dunning-case-report-repository';
+import { armShare, shareDifference } from '../dunning/recovered-share';
 import { currencyDecimals } from '../shop/money';
 
 /**
@@ -70,6 +71,44 @@ export function addDunningMetrics(registers: Registry[], counts: DunningCaseCoun
       charges.inc({ provider, means }, row.charges);
       amount.inc({ currency: row.currency, means }, row.recoveredMinor / 10 ** currencyDecimals(row.currency));
     }
+  }
+}
+
+/**
+ * The recovered share of the failed renewals of the last SHARE_WINDOW_DAYS (28) days, per holdout arm, as
+ * `payment-hub dunning report --since=<28 days ago>` computes it (src/dunning/recovered-share.ts): the same cases
+ * counted, the same difference and 95% interval. Gauges: the window moves, so the figures go up and down.
+ * An arm with no renewal counted has no share series; the difference and interval only when both arms have one.
+ */
+export function addDunningShareMetrics(registers: Registry[], sums: ArmShareSums[]): void {
+  const window = `the failed renewals of the last ${SHARE_WINDOW_DAYS} days`;
+  const share = new Gauge({
+    name: 'sidecar_dunning_recovered_share',
+    help: `Recovered amount within ${SHARE_WINDOW_DAYS} days of each failure over the failed amount (0 to 1), of ${window}, by holdout arm (service, baseline).`,
+    labelNames: ['arm'], registers,
+  });
+  const renewals = new Gauge({
+    name: 'sidecar_dunning_share_renewals',
+    help: `Failed renewals counted in sidecar_dunning_recovered_share (${window} whose outcome is known), by holdout arm.`,
+    labelNames: ['arm'], registers,
+  });
+  // Labelled, so that it is declared on every scrape but has no sample until there is a figure.
+  const difference = new Gauge({
+    name: 'sidecar_dunning_holdout_difference',
+    help: 'The service arm\'s recovered share minus the baseline arm\'s (DUNNING_HOLDOUT_PERCENT) over the same window (figure="difference"), and its 95% interval (normal approximation; figure="low", "high").',
+    labelNames: ['figure'], registers,
+  });
+  const byArm = new Map(sums.map((row) => [row.arm, row]));
+  for (const arm of ['service', 'baseline']) {
+    const figures = armShare(byArm.get(arm));
+    renewals.set({ arm }, figures.n);
+    if (figures.share !== null) share.set({ arm }, figures.share);
+  }
+  const compared = shareDifference(armShare(byArm.get('service')), armShare(byArm.get('baseline')));
+  if (compared.difference !== null) difference.set({ figure: 'difference' }, compared.difference);
+  if (compared.interval) {
+    difference.set({ figure: 'low' }, compared.interval[0]);
+    difference.set({ figure: 'high' }, compared.interval[1]);
   }
 }
 

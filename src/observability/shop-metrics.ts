@@ -3,8 +3,8 @@ import type { PaymentRetryStatus, Provider, WebhookStatus } from '../../entities
 import { within } from '../shared/within';
 import { WORKER_GONE_AFTER_SECONDS, type WorkerRecord } from '../data-access/worker-repository';
 import type { ReconcileMetrics } from '../data-access/reconciliation-repository';
-import type { DunningCaseCount } from '../data-access/dunning-case-report-repository';
-import { addDunningMetrics } from './dunning-metrics';
+import type { ArmShareSums, DunningCaseCount } from '../data-access/dunning-case-report-repository';
+import { addDunningMetrics, addDunningShareMetrics } from './dunning-metrics';
 import type { SweepFigures } from '../data-access/customer-contact-index';
 import { addCustomerIndexMetrics } from './customer-index-metrics';
 import type { FlaggedCapture } from '../data-access/second-capture-repository';
@@ -22,6 +22,8 @@ export interface ShopMetricSources {
   reconciliation?(): Promise<ReconcileMetrics>;
   /** Every dunning case counted by provider, reason, status, means and currency (DunningCounts: only the recent ones are read each time). */
   dunning?(): Promise<DunningCaseCount[]>;
+  /** The recovered share's sums per holdout arm over the failed renewals of the last 28 days (DunningCaseReportRepository.armShares). */
+  dunningShares?(): Promise<ArmShareSums[]>;
   /** The customer index's rolling sweep: each store's totals and pass, from the index's state row (at most two rows). */
   customerIndexSweep?(): Promise<SweepFigures[]>;
   /** Charge requests the providers refused for a reason of the service's own: all of them by provider, and the attempts still held by one. */
@@ -54,12 +56,13 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
     within(sources.queueCounts(), timeoutMs),
     within(sources.workers(), timeoutMs),
   ]);
-  const [reconciliation, dunning, customerIndexSweep, refusals, secondCaptures] = await Promise.allSettled([
+  const [reconciliation, dunning, customerIndexSweep, refusals, secondCaptures, dunningShares] = await Promise.allSettled([
     sources.reconciliation ? within(sources.reconciliation(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.dunning ? within(sources.dunning(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.customerIndexSweep ? within(sources.customerIndexSweep(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.providerRefusals ? within(sources.providerRefusals(), timeoutMs) : Promise.reject(new Error('not wired')),
     sources.secondCaptures ? within(sources.secondCaptures(), timeoutMs) : Promise.reject(new Error('not wired')),
+    sources.dunningShares ? within(sources.dunningShares(), timeoutMs) : Promise.reject(new Error('not wired')),
   ]);
 
   const up = new Gauge({ name: 'sidecar_source_up', help: '1 when the scrape could read the source: database (the counts below) or queue (Redis).', labelNames: ['source'], registers });
@@ -114,6 +117,7 @@ export async function sampleShopMetrics(sources: ShopMetricSources, processes: n
   }
   if (reconciliation.status === 'fulfilled') addReconcileMetrics(registers, reconciliation.value);
   if (dunning.status === 'fulfilled') addDunningMetrics(registers, dunning.value);
+  if (dunningShares.status === 'fulfilled') addDunningShareMetrics(registers, dunningShares.value);
   if (customerIndexSweep.status === 'fulfilled') addCustomerIndexMetrics(registers, customerIndexSweep.value);
   if (refusals.status === 'fulfilled') {
     const total = new Counter({

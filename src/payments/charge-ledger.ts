@@ -7,7 +7,7 @@ import type { Executor, Transaction } from '../data-access/transaction';
 import type { Logger } from '../logger';
 import type { PaymentFailure } from './failed-payment-handling';
 import { FAILED_PAYMENT_METHOD_CODE, type CardGatewayCharge, type CardGatewayClient, type ProviderFailure } from './providers/card-gateway/client';
-import type { MobileWalletCharge, MobileWalletClient } from './providers/mobile-wallet/client';
+import { walletFailureState, type CreateMobileWalletChargeInput, type MobileWalletCharge, type MobileWalletClient } from './providers/mobile-wallet/client';
 import { unanswered } from './providers/http-request';
 
 /** A renewal order that still waits for its money; in any other status it moved on and nothing more is charged for it. */
@@ -118,11 +118,7 @@ export class ChargeLedger {
       if (result.ok) return cardAnswer(sent, result.value);
       return this.failed(sent, result);
     }
-    const result = await this.deps.mobileWallet.createCharge(charge.paymentMethod, {
-      // One attempt per charge: the decline policy plans the next one.
-      amount: charge.amountMinor, description: charge.description.slice(0, 45), transactionType: 'DIRECT_CAPTURE', due: charge.due ?? undefined,
-      retryDays: 0, processingMode: 'SINGLE_ATTEMPT', type: 'RECURRING', orderId: charge.externalId,
-    }, charge.idempotencyKey);
+    const result = await this.deps.mobileWallet.createCharge(charge.paymentMethod, walletChargeBody(charge), charge.idempotencyKey);
     if (result.ok) return { kind: 'pending', charge: sent };
     return this.failed(sent, result);
   }
@@ -301,10 +297,25 @@ function cardAnswer(charge: ChargeRecord, read: CardGatewayCharge): ChargeAnswer
 function walletAnswer(charge: ChargeRecord, read: MobileWalletCharge): ChargeAnswer {
   if (['CHARGED', 'PARTIALLY_CAPTURED', 'REFUNDED', 'PARTIALLY_REFUNDED'].includes(read.status)) return { kind: 'paid', charge, status: 'CAPTURED' };
   if (read.status === 'RESERVED') return { kind: 'paid', charge, status: 'AUTHORIZED' };
-  if (read.status === 'FAILED') return { kind: 'declined', charge, failure: { code: read.failureReason ?? null, description: read.failureDescription ?? null, state: null } };
+  if (read.status === 'FAILED') return { kind: 'declined', charge, failure: { code: read.failureReason ?? null, description: read.failureDescription ?? null, state: walletFailureState(read) } };
   if (read.status === 'CANCELLED') return { kind: 'cancelled', charge };
   // PENDING, DUE, PROCESSING, UNKNOWN: the wallet may still take it.
   return { kind: 'pending', charge };
+}
+
+/**
+ * The body of a wallet charge's request, the same on every repeat (the same Idempotency-Key with another body is
+ * 409). A charge with `retryDays` is one RECURRING charge that the wallet retries itself: daily from `due` through
+ * `retryDays` days after it, staying DUE meanwhile, then CHARGED or FAILED ("Charge retries", "Charge states",
+ * vippsas/vipps-recurring-api recurring-api-guide.md; retryDays 0-14, MULTIPLE_ATTEMPTS the default, vippsas/agent-toolkit
+ * plugins/vipps/skills/recurring/SKILL.md: "Do not build your own retry loop for RECURRING charges"). A charge
+ * written without them (before the wallet retried the service's charges) is one attempt, as it was first sent.
+ */
+export function walletChargeBody(charge: Pick<ChargeRecord, 'amountMinor' | 'description' | 'due' | 'retryDays' | 'externalId'>): CreateMobileWalletChargeInput {
+  const base = { amount: charge.amountMinor, description: charge.description.slice(0, 45), transactionType: 'DIRECT_CAPTURE' as const, due: charge.due ?? undefined, type: 'RECURRING' as const, orderId: charge.externalId };
+  return charge.retryDays === null || charge.retryDays === undefined
+    ? { ...base, retryDays: 0, processingMode: 'SINGLE_ATTEMPT' }
+    : { ...base, retryDays: charge.retryDays, processingMode: 'MULTIPLE_ATTEMPTS' };
 }
 
 /** The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. */

@@ -48,6 +48,11 @@ export interface CapsFacts {
 /** What dunning does after a failed renewal payment, as the note tells it. */
 export type DunningStep =
   | { kind: 'retry'; attempt: number; of: number; at: Date; plannedFor: Date; caps: CapsFacts }
+  /**
+   * The attempt early on the first bank day from payday after a decline for lack of funds (DUNNING_PAYDAYS), besides the
+   * plan's; `planUsedUp` when the plan has no attempt left, and the customer is asked as well.
+   */
+  | { kind: 'payday'; at: Date; plannedFor: Date; caps: CapsFacts; planUsedUp: null | { planLength: number; customer: CustomerAsked } }
   | { kind: 'ended'; status: 'RECOVERED' | 'LOST' }
   | { kind: 'ask_customer'; because: 'not_charged_again' | 'plan_used_up'; planLength: number; customer: CustomerAsked };
 
@@ -318,6 +323,15 @@ function english(clock: Clock): OrderNoteWords {
           : '';
         return `We try again on ${time(step.at)} (attempt ${step.attempt} of ${step.of}).${moved}`;
       }
+      case 'payday': {
+        const moved = step.at.getTime() > step.plannedFor.getTime()
+          ? ` That is later than the payday morning (${time(step.plannedFor)}): no more than ${step.caps.perDay} charges a day and ${step.caps.per30Days} in 30 days are made on one payment method.`
+          : '';
+        const besides = step.planUsedUp
+          ? ` All ${step.planUsedUp.planLength} planned attempts have been made; this one is besides them. ${customer(step.planUsedUp.customer)}`
+          : ' The plan\'s next attempt follows if it fails.';
+        return `We try again on ${time(step.at)}, early on the first bank day from payday, as the decline was for lack of funds.${moved}${besides}`;
+      }
       case 'ended':
         return `No new attempt: the dunning of this renewal has already ended (${step.status === 'RECOVERED' ? 'it was paid' : 'it ended unpaid'}).`;
       case 'ask_customer':
@@ -406,6 +420,15 @@ function danish(clock: Clock): OrderNoteWords {
           ? ` Det er senere end planlagt (${time(step.plannedFor)}): der trækkes højst ${step.caps.perDay} gange om dagen og ${step.caps.per30Days} gange på 30 dage på én betalingsmetode.`
           : '';
         return `Vi prøver igen ${time(step.at)} (forsøg ${step.attempt} af ${step.of}).${moved}`;
+      }
+      case 'payday': {
+        const moved = step.at.getTime() > step.plannedFor.getTime()
+          ? ` Det er senere end lønningsdagens morgen (${time(step.plannedFor)}): der trækkes højst ${step.caps.perDay} gange om dagen og ${step.caps.per30Days} gange på 30 dage på én betalingsmetode.`
+          : '';
+        const besides = step.planUsedUp
+          ? ` Alle ${step.planUsedUp.planLength} planlagte forsøg er brugt; dette kommer ud over dem. ${customer(step.planUsedUp.customer)}`
+          : ' Planens næste forsøg følger, hvis det mislykkes.';
+        return `Vi prøver igen ${time(step.at)}, tidligt på den første bankdag fra lønningsdagen, fordi afvisningen skyldtes manglende dækning.${moved}${besides}`;
       }
       case 'ended':
         return `Intet nyt forsøg: rykkerforløbet for denne fornyelse er allerede slut (${step.status === 'RECOVERED' ? 'den er betalt' : 'den endte ubetalt'}).`;

@@ -2,7 +2,7 @@
 /**
  * Plugin Name: Shop Sidecar companion
  * Description: Applies the order and subscription changes the shop-sidecar service decides, with WooCommerce's and WooCommerce Subscriptions' own calls (including the customer e-mail "Payment method needed" of the dunning); tells the service at once when a renewal is paid or cancelled in the shop; and gives staff the service's Support panel on each subscription and Payments panel on each order in WP admin.
- * Version: 4
+ * Version: 5
  * Requires PHP: 7.4
  * Text Domain: shop-sidecar-companion
  * Domain Path: /shop-sidecar-companion/languages

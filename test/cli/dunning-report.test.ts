@@ -45,6 +45,10 @@ const LONG_AGO: SeedCase[] = Array.from({ length: 1500 }, (_, i) => ({
   opened: 400 + i / 5, status: i % 3 ? 'RECOVERED' : 'LOST', attempts: 2, closed: 399 + i / 5, ...(i % 3 ? { means: 'service_retry', recovered: 9900 } : {}),
 }));
 
+/** Each group's count figures alone (as before the pace was added), and its pace alone. */
+const counts = (groups: Record<string, any>) => Object.fromEntries(Object.entries(groups).map(([name, { attempts_per_recovery: _a, median_days_to_recover: _m, ...rest }]) => [name, rest]));
+const pace = (groups: Record<string, any>) => Object.fromEntries(Object.entries(groups).map(([name, row]) => [name, [row.attempts_per_recovery, row.median_days_to_recover]]));
+
 const dump = async () => JSON.stringify((await shop.db.query(`SELECT * FROM ${shop.prefix}sidecar_dunning_cases ORDER BY id`))[0]);
 
 function json(t: { is(a: unknown, b: unknown, message?: string): void }, run: CommandRun): any {
@@ -58,6 +62,13 @@ test.before(async () => {
   await insertDunningCases(shop.db, shop.prefix, HISTORY, now, 5000);
   await insertDunningCases(shop.db, shop.prefix, LONG_AGO, now, 10_000);
   await shop.db.query(`ANALYZE TABLE ${shop.prefix}sidecar_dunning_cases`);
+  // The check before the renewal's record: a renewal due 5 days ago fixed the day before (saved), one due 3 days ago
+  // never fixed, one due 60 days ago fixed (before the period).
+  const at = (days: number) => new Date(now - days * DAY).toISOString().slice(0, 19).replace('T', ' ');
+  for (const [subscription, due, fixed] of [[301, 5, 6], [302, 3, null], [303, 60, 61]] as const) {
+    await shop.db.query(`INSERT INTO ${shop.prefix}sidecar_pre_renewal_checks (subscription_id, next_payment, provider, payment_method, finding, asked_at, fixed_at, fixed_method)
+      VALUES (?, ?, 'card_gateway', 'ca_old', 'card_failed', ?, ?, ?)`, [subscription, at(due), at(due + 3), fixed === null ? null : at(fixed), fixed === null ? null : 'ca_new']);
+  }
 });
 
 test.after.always(async () => {
@@ -67,7 +78,8 @@ test.after.always(async () => {
 test('When dunning report --json runs with no --since, Then it prints the last 30 days figure by figure, and nothing else', async (t) => {
   const run = await cli(['--json']);
   const report = json(t, run);
-  t.deepEqual(Object.keys(report), ['since', 'until', 'failed_renewals', 'recovered', 'by_reason', 'by_means', 'median_days_to_recover', 'lost_subscriptions', 'attempts_per_recovery']);
+  t.deepEqual(Object.keys(report), ['since', 'until', 'failed_renewals', 'recovered', 'by_reason', 'by_means', 'median_days_to_recover', 'lost_subscriptions', 'attempts_per_recovery',
+    'window_days', 'recovered_share', 'saved_before_failure', 'by_provider'], 'no arms while the holdout has no member');
 
   const until = Date.parse(report.until);
   t.regex(report.until, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -76,7 +88,23 @@ test('When dunning report --json runs with no --since, Then it prints the last 3
 
   t.is(report.failed_renewals, 11);
   t.deepEqual(report.recovered, { count: 6, amount: { DKK: '421.25', EUR: '12.50', SEK: '49.95' } });
-  t.deepEqual(report.by_reason, {
+  t.deepEqual(pace(report.by_reason), {
+    soft_declined: [2.33, 1], hard_declined: [2, 1.6], user_action_required: [null, null], charge_amount_too_high: [null, null],
+    processing_error: [1, 0.3], technical_error: [4, 2], unknown: [null, null],
+  });
+  t.deepEqual(pace(report.by_means), {
+    service_retry: [2.33, 1], staff_charge: [null, null], new_payment_method: [2, 1.6], provider_retry: [4, 2], shop_payment: [null, null], reconciliation: [1, 0.3],
+  });
+  t.deepEqual(report.by_provider, {
+    card_gateway: { failed: 7, recovered: 5, attempts_per_recovery: 2, median_days_to_recover: 1 },
+    mobile_wallet: { failed: 4, recovered: 1, attempts_per_recovery: 4, median_days_to_recover: 2 },
+  });
+  t.is(report.window_days, 28);
+  // The two still open (1 and 2 days old) are not counted yet; the lost ones brought back 0:
+  // 483.70 recovered of 1005.45 failed (in minor units of each renewal's currency).
+  t.is(report.recovered_share, '0.4811');
+  t.is(report.saved_before_failure, 1, 'the renewal due 5 days ago, fixed after its notice');
+  t.deepEqual(counts(report.by_reason), {
     soft_declined: { failed: 3, recovered: 3 },
     hard_declined: { failed: 2, recovered: 1 },
     user_action_required: { failed: 2, recovered: 0 },
@@ -85,7 +113,7 @@ test('When dunning report --json runs with no --since, Then it prints the last 3
     technical_error: { failed: 1, recovered: 1 },
     unknown: { failed: 1, recovered: 0 },
   });
-  t.deepEqual(report.by_means, {
+  t.deepEqual(counts(report.by_means), {
     service_retry: { count: 3, amount: { DKK: '322.25' } },
     staff_charge: { count: 0, amount: {} },
     new_payment_method: { count: 1, amount: { DKK: '99.00' } },
@@ -105,9 +133,10 @@ test('When --since reaches further back, Then the older cases count too; when it
   t.is(wider.since, `${utcDate(-50)}T00:00:00.000Z`);
   t.is(wider.failed_renewals, 13);
   t.deepEqual(wider.recovered, { count: 7, amount: { DKK: '520.25', EUR: '12.50', SEK: '49.95' } });
-  t.deepEqual(wider.by_reason.soft_declined, { failed: 4, recovered: 4 });
-  t.deepEqual(wider.by_reason.user_action_required, { failed: 3, recovered: 0 });
-  t.deepEqual(wider.by_means.service_retry, { count: 4, amount: { DKK: '421.25' } });
+  t.deepEqual(wider.by_reason.soft_declined, { failed: 4, recovered: 4, attempts_per_recovery: 2.5, median_days_to_recover: 1.5 });
+  t.deepEqual(wider.by_reason.user_action_required, { failed: 3, recovered: 0, attempts_per_recovery: null, median_days_to_recover: null });
+  t.deepEqual(wider.by_means.service_retry, { count: 4, amount: { DKK: '421.25' }, attempts_per_recovery: 2.5, median_days_to_recover: 1.5 });
+  t.is(wider.recovered_share, '0.4470');
   t.is(wider.median_days_to_recover, 1.6);
   t.is(wider.lost_subscriptions, 3);
   t.is(wider.attempts_per_recovery, 2.43);
@@ -117,12 +146,12 @@ test('When --since reaches further back, Then the older cases count too; when it
   t.is(recent.since, `${utcDate(-4)}T00:00:00.000Z`);
   t.is(recent.failed_renewals, 3);
   t.deepEqual(recent.recovered, { count: 1, amount: { SEK: '49.95' } });
-  t.deepEqual(recent.by_reason, {
+  t.deepEqual(counts(recent.by_reason), {
     charge_amount_too_high: { failed: 1, recovered: 0 },
     technical_error: { failed: 1, recovered: 1 },
     unknown: { failed: 1, recovered: 0 },
   });
-  t.deepEqual(recent.by_means, {
+  t.deepEqual(counts(recent.by_means), {
     service_retry: { count: 0, amount: {} },
     staff_charge: { count: 0, amount: {} },
     new_payment_method: { count: 0, amount: {} },
@@ -133,6 +162,7 @@ test('When --since reaches further back, Then the older cases count too; when it
   t.is(recent.median_days_to_recover, 2);
   t.is(recent.lost_subscriptions, 0);
   t.is(recent.attempts_per_recovery, 4);
+  t.is(recent.recovered_share, '1.0000', 'the two open ones are too young to count: only the recovered one is');
 });
 
 test('When nothing failed in the period, Then the counts are 0, the amounts empty and the median and attempts null', async (t) => {
@@ -143,17 +173,15 @@ test('When nothing failed in the period, Then the counts are 0, the amounts empt
     failed_renewals: 0,
     recovered: { count: 0, amount: {} },
     by_reason: {},
-    by_means: {
-      service_retry: { count: 0, amount: {} },
-      staff_charge: { count: 0, amount: {} },
-      new_payment_method: { count: 0, amount: {} },
-      provider_retry: { count: 0, amount: {} },
-      shop_payment: { count: 0, amount: {} },
-      reconciliation: { count: 0, amount: {} },
-    },
+    by_means: Object.fromEntries(['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'shop_payment', 'reconciliation']
+      .map((means) => [means, { count: 0, amount: {}, attempts_per_recovery: null, median_days_to_recover: null }])),
     median_days_to_recover: null,
     lost_subscriptions: 0,
     attempts_per_recovery: null,
+    window_days: 28,
+    recovered_share: null,
+    saved_before_failure: 0,
+    by_provider: {},
   });
   const text = await cli([`--since=${utcDate(0)}`]);
   t.is(text.code, 0, text.stderr);
@@ -169,7 +197,7 @@ test('When the report reads a period, Then each of its statements finds the peri
     const { sql, values } = (repository as unknown as { period: Bindable<'since' | 'until'> }).period
       .with({ since: new Date(now - 30 * DAY).toISOString().slice(0, 23).replace('T', ' '), until: new Date(now).toISOString().slice(0, 23).replace('T', ' ') });
     const statements = sql.split(';\n');
-    t.is(statements.length, 4);
+    t.is(statements.length, 6);
     let offset = 0;
     for (const statement of statements) {
       const count = (statement.match(/\?/g) ?? []).length;
@@ -195,13 +223,18 @@ test('When dunning report runs without --json, Then an operator reads the figure
   t.regex(out, /^Lost:\s+3 renewal\(s\), 2 subscription\(s\)$/m);
   t.regex(out, /^Median days to recover:\s+1\.3$/m);
   t.regex(out, /^Attempts per recovery:\s+2\.33$/m);
-  t.regex(out, /^REASON\s+FAILED\s+RECOVERED\s+RATE$/m);
-  t.regex(out, /^soft_declined\s+3\s+3\s+100%$/m);
-  t.regex(out, /^hard_declined\s+2\s+1\s+50%$/m);
-  t.regex(out, /^user_action_required\s+2\s+0\s+0%$/m);
-  t.regex(out, /^RECOVERED BY\s+COUNT\s+AMOUNT$/m);
-  t.regex(out, /^service_retry\s+3\s+322\.25 DKK$/m);
-  t.regex(out, /^reconciliation\s+1\s+12\.50 EUR$/m);
+  t.regex(out, /^Recovered share \(28 days\):\s+48\.1%$/m);
+  t.regex(out, /^Saved before failure:\s+1$/m);
+  t.regex(out, /^REASON\s+FAILED\s+RECOVERED\s+RATE\s+ATTEMPTS\s+DAYS$/m);
+  t.regex(out, /^soft_declined\s+3\s+3\s+100%\s+2\.33\s+1\.0$/m);
+  t.regex(out, /^hard_declined\s+2\s+1\s+50%\s+2\.00\s+1\.6$/m);
+  t.regex(out, /^user_action_required\s+2\s+0\s+0%\s+-\s+-$/m);
+  t.regex(out, /^RECOVERED BY\s+COUNT\s+AMOUNT\s+ATTEMPTS\s+DAYS$/m);
+  t.regex(out, /^service_retry\s+3\s+322\.25 DKK\s+2\.33\s+1\.0$/m);
+  t.regex(out, /^reconciliation\s+1\s+12\.50 EUR\s+1\.00\s+0\.3$/m);
+  t.regex(out, /^PROVIDER\s+FAILED\s+RECOVERED\s+ATTEMPTS\s+DAYS$/m);
+  t.regex(out, /^card_gateway\s+7\s+5\s+2\.00\s+1\.0$/m);
+  t.notRegex(out, /Holdout/, 'no holdout section while it has no member');
 });
 
 for (const [what, args, message] of [

@@ -99,6 +99,14 @@ test.serial('When /metrics is scraped, Then the dunning counters carry every cas
   t.is(at('sidecar_dunning_recovered_charges_total', { provider: WALLET, means: 'provider_retry' }), 4);
   t.is(at('sidecar_dunning_open_cases', { provider: CARD }), 1);
   t.is(at('sidecar_dunning_open_cases', { provider: WALLET }), 1);
+
+  // The recovered share of the last 28 days, as `dunning report` counts it: the two OPEN cases (1 and 2 days old)
+  // are not counted yet, the lost ones brought back 0; 483.70 of 806.45 (each in its currency's minor units).
+  t.is(at('sidecar_dunning_share_renewals', { arm: 'service' }), 8);
+  t.is(at('sidecar_dunning_share_renewals', { arm: 'baseline' }), 0);
+  t.true(Math.abs(at('sidecar_dunning_recovered_share', { arm: 'service' }) - 48_370 / 80_645) < 1e-9);
+  t.is(series(m, 'sidecar_dunning_recovered_share', { arm: 'baseline' }).length, 0, 'no share for an arm with no renewal');
+  t.is(series(m, 'sidecar_dunning_holdout_difference').length, 0, 'no difference without the holdout');
 });
 
 test.serial('When cases open, recover and are lost between two scrapes, Then the next scrape has moved the counters by them', async (t) => {
@@ -119,6 +127,36 @@ test.serial('When cases open, recover and are lost between two scrapes, Then the
   t.is(moved('sidecar_dunning_failed_renewals_total', {}), 1);
   t.is(total(after, 'sidecar_dunning_open_cases', { provider: CARD }), 1);
   t.is(total(after, 'sidecar_dunning_open_cases', { provider: WALLET }), 0);
+});
+
+test.serial('When the holdout has members in the last 28 days, Then each arm\'s share, the difference and its 95% interval are served', async (t) => {
+  // Six baseline renewals of 100.00 DKK: three paid in full, two lost, one paid 30 days after its failure (outside the window: 0),
+  // and one older than 28 days (outside the metrics' window altogether).
+  await insertDunningCases(shop.db, shop.prefix, [
+    ...[1, 2, 3].map((i) => ({ subscription: 60 + i, provider: 'card_gateway' as const, reason: 'soft_declined', currency: 'DKK', amount: 10_000, opened: 10 + i, status: 'RECOVERED' as const, attempts: 2, closed: 9 + i, means: 'service_retry', recovered: 10_000, arm: 'baseline' as const })),
+    ...[4, 5].map((i) => ({ subscription: 60 + i, provider: 'card_gateway' as const, reason: 'soft_declined', currency: 'DKK', amount: 10_000, opened: 10 + i, status: 'LOST' as const, attempts: 3, closed: 1, arm: 'baseline' as const })),
+    { subscription: 66, provider: 'card_gateway', reason: 'soft_declined', currency: 'DKK', amount: 10_000, opened: 27, status: 'OPEN', attempts: 4, arm: 'baseline' },
+    { subscription: 67, provider: 'card_gateway', reason: 'soft_declined', currency: 'DKK', amount: 10_000, opened: 40, status: 'LOST', attempts: 4, closed: 30, arm: 'baseline' },
+  ], Date.now(), 60_000);
+  const m = await scrape();
+  // The service arm now (after the scrape before): the eight above, the wallet's 299.00 recovered and the card's 99.00 lost.
+  const service: [number, number][] = [[9900, 9900], [14900, 14900], [9900, 9900], [9900, 0], [1250, 1250], [19900, 0], [4995, 4995], [9900, 7425], [29900, 29900], [9900, 0]];
+  const baseline: [number, number][] = [[10_000, 10_000], [10_000, 10_000], [10_000, 10_000], [10_000, 0], [10_000, 0]];
+  const arm = (cases: [number, number][]) => {
+    const w = cases.reduce((sum, [x]) => sum + x, 0);
+    const share = cases.reduce((sum, [, r]) => sum + r, 0) / w;
+    return { share, variance: cases.reduce((sum, [x, r]) => sum + (r - share * x) ** 2, 0) / w ** 2 };
+  };
+  const s = arm(service);
+  const b = arm(baseline);
+  t.is(total(m, 'sidecar_dunning_share_renewals', { arm: 'service' }), 10);
+  t.is(total(m, 'sidecar_dunning_share_renewals', { arm: 'baseline' }), 5, 'the open one of 27 days is not counted yet, the one of 40 days is outside the window');
+  t.true(Math.abs(total(m, 'sidecar_dunning_recovered_share', { arm: 'service' }) - s.share) < 1e-9);
+  t.true(Math.abs(total(m, 'sidecar_dunning_recovered_share', { arm: 'baseline' }) - 0.6) < 1e-9);
+  t.true(Math.abs(total(m, 'sidecar_dunning_holdout_difference', { figure: 'difference' }) - (s.share - 0.6)) < 1e-9);
+  const half = 1.959963984540054 * Math.sqrt(s.variance + b.variance);
+  t.true(Math.abs(total(m, 'sidecar_dunning_holdout_difference', { figure: 'low' }) - (s.share - 0.6 - half)) < 1e-9);
+  t.true(Math.abs(total(m, 'sidecar_dunning_holdout_difference', { figure: 'high' }) - (s.share - 0.6 + half)) < 1e-9);
 });
 
 test('When the counters are read, Then the open cases come from the status_deadline index and the recent ones from opened_at', async (t) => {

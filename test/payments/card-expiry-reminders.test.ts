@@ -9,7 +9,7 @@ import { CardExpiryReminders, cardValidUntil } from '../../src/dunning/card-expi
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import type { Logger } from '../../src/logger';
 import { FakeCardGateway } from '../support/fake-card-gateway';
-import { eventually, openHub } from '../support/payment-hub-fixture';
+import { eventually, openHub, processCardGatewayEvent } from '../support/payment-hub-fixture';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { createTestShop, type TestShop } from '../support/test-shop';
 
@@ -36,13 +36,14 @@ const companion = (seen = Math.floor(Date.now() / 1000), db = shop, version = 3)
   setOption(db.db, db.prefix, 'shop_sidecar_companion', JSON.stringify({ version, seen }), 'no');
 
 function configOf(target: TestShop, env: Record<string, string> = {}) {
-  return target.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, ...HUB_ENV, ...env });
+  return target.config({ CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret, ...HUB_ENV, ...env });
 }
 
-let agreementClock = 0;
 /**
- * An active subscription paid by the card gateway (`reepay_checkout`) with a card agreement for it, and that card at
- * the gateway; the card is left out of the gateway when `expDate` is null.
+ * An active subscription paid by the card gateway (`reepay_checkout`) whose card is set up only as the real flow
+ * does it: the card at the gateway, the gateway's `customer_payment_method_added` webhook handled by the service,
+ * and the subscription's `_reepay_token` as the gateway's WooCommerce plugin writes it. No row of the service's
+ * own is written here. The card is left out of the gateway (and so no webhook comes) when `expDate` is null.
  */
 async function subscriptionWithCard(spec: {
   nextPayment: string | null; expDate: string | null; pm: string; end?: string; status?: string; state?: string; target?: TestShop; paymentMethod?: string;
@@ -51,20 +52,30 @@ async function subscriptionWithCard(spec: {
   const subscriptionId = await target.seeder.createSubscription({
     status: spec.status ?? 'active', total: '149.00', billingPeriod: 'month', paymentMethod: spec.paymentMethod ?? 'reepay_checkout', paymentMethodTitle: 'Card',
     startGmt: new Date('2026-10-10T08:00:00Z'), nextPaymentGmt: spec.nextPayment ? new Date(spec.nextPayment) : null, endGmt: spec.end ? new Date(spec.end) : null,
+    meta: { _reepay_token: spec.pm },
   });
-  await addAgreement(subscriptionId, spec.pm, target);
-  if (spec.expDate !== null) card.setPaymentMethod(spec.pm, { state: spec.state ?? 'active', customer: `cust-${subscriptionId}`, card: { exp_date: spec.expDate, masked_card: '457199XXXXXX1234', card_type: 'visa' } });
+  if (spec.expDate !== null) await addCard(subscriptionId, spec.pm, { state: spec.state ?? 'active', card: { exp_date: spec.expDate, masked_card: '457199XXXXXX1234', card_type: 'visa' } }, target);
   return subscriptionId;
 }
 
-/** A card agreement of the subscription; each later one is newer. */
-async function addAgreement(subscriptionId: number, pm: string, target = shop): Promise<void> {
-  agreementClock += 1;
-  const at = new Date(Date.UTC(2026, 0, 1) + agreementClock * 1000).toISOString().slice(0, 23).replace('T', ' ');
-  await target.db.query(
-    `INSERT INTO ${target.prefix}sidecar_agreements (provider, external_id, status, customer_handle, payment_method, subscription_id, created_at, updated_at)
-     VALUES ('card_gateway', ?, 'ACTIVE', ?, ?, ?, ?, ?)`, [pm, `cust-${subscriptionId}`, pm, subscriptionId, at, at]);
+/** A card the customer saves at the gateway: the gateway holds it and tells the service by its webhook, as it does. */
+async function addCard(subscriptionId: number, pm: string, method: Record<string, unknown>, target = shop): Promise<void> {
+  card.setPaymentMethod(pm, { customer: `cust-${subscriptionId}`, ...method });
+  const handler = target === shop ? hub : targetHubs.get(target);
+  if (!handler) throw new Error('no hub for that shop');
+  // The webhook's own reads of the card are the handler's, not the pass's: left out of what the tests count.
+  const before = card.requests.length;
+  await processCardGatewayEvent(handler, { event_type: 'customer_payment_method_added', customer: `cust-${subscriptionId}`, payment_method: pm }, card.webhookSecret);
+  card.requests.splice(before);
 }
+
+/** The gateway's WooCommerce plugin switches the subscription to another card (its `_reepay_token`). */
+async function switchCard(subscriptionId: number, pm: string, target = shop): Promise<void> {
+  await target.db.query(`UPDATE ${target.prefix}postmeta SET meta_value = ? WHERE post_id = ? AND meta_key = '_reepay_token'`, [pm, subscriptionId]);
+}
+
+/** The hubs of the other shops (their webhooks handled there). */
+const targetHubs = new Map<TestShop, PaymentHub>();
 
 const changesOf = (subscriptionId: number, target = shop) =>
   q(`SELECT id, op, payload, status, action_id FROM ${target.prefix}sidecar_woocommerce_changes WHERE object_id = ? ORDER BY id`, [subscriptionId], target.db);
@@ -75,6 +86,8 @@ const expected = (expires: string) => ({ kind: 'card_expiring', order_id: null, 
 
 /** Each test starts from no cards, no reminders, no hand-overs and no pass. */
 async function reset(target = shop): Promise<void> {
+  // The subscriptions of earlier tests name no card any more: each test's pass sees its own.
+  await target.db.query(`DELETE FROM ${target.prefix}postmeta WHERE meta_key = '_reepay_token'`);
   for (const table of ['sidecar_agreements', 'sidecar_card_expiry_reminders', 'sidecar_card_expiry_reminder_pass', 'sidecar_woocommerce_changes']) {
     await target.db.query(`DELETE FROM ${target.prefix}${table}`);
   }
@@ -138,6 +151,15 @@ test.serial('When the card expires before the next renewal and its time has come
   t.is(methodReads().length, 1);
 });
 
+test.serial('When the gateway plugin writes `_reepay_token` on an order too, Then only the subscription is walked and reminded', async (t) => {
+  setTime('2027-04-02T08:00:00Z');
+  const subscriptionId = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_on_order_too' });
+  // The renewal order of the subscription, carrying the same card as the gateway plugin records it on orders.
+  await shop.seeder.createOrder({ status: 'completed', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _reepay_token: 'ca_on_order_too' } });
+  t.like(await pass(), { pass: 'finished', subscriptions: 1, asked: 1, sent: 1 });
+  t.is((await changesOf(subscriptionId)).length, 1);
+});
+
 test.serial('When the reminder time has not come, Then nothing is sent or recorded; it goes the moment it comes', async (t) => {
   // 30 days before the end of April 2027 is 2027-04-01 00:00 UTC.
   setTime('2027-03-31T23:59:00Z');
@@ -174,16 +196,16 @@ test.serial('When the subscription ends before its next payment, Then no reminde
   t.is((await changesOf(renews)).length, 1);
 });
 
-test.serial('When the card was replaced (the agreement names another card, a newer agreement, or the card is not active at the gateway), Then no reminder', async (t) => {
+test.serial('When the card was replaced (the subscription now names another card, or the card is not active at the gateway), Then no reminder', async (t) => {
   setTime('2027-04-10T08:00:00Z');
   // The agreement now names a new card, which outlives the renewal: the old card is never asked about.
   const changedMethod = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_old' });
-  card.setPaymentMethod('ca_new', { customer: 'c', card: { exp_date: '12-29', masked_card: '457199XXXXXX9999' } });
-  await shop.db.query(`UPDATE ${shop.prefix}sidecar_agreements SET payment_method = 'ca_new' WHERE subscription_id = ?`, [changedMethod]);
+  await addCard(changedMethod, 'ca_new', { card: { exp_date: '12-29', masked_card: '457199XXXXXX9999' } });
+  await switchCard(changedMethod, 'ca_new');
   // A newer active agreement for the subscription: it is the current card.
   const newerAgreement = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_older' });
-  card.setPaymentMethod('ca_newer', { customer: 'c', card: { exp_date: '11-29', masked_card: '457199XXXXXX8888' } });
-  await addAgreement(newerAgreement, 'ca_newer');
+  await addCard(newerAgreement, 'ca_newer', { card: { exp_date: '11-29', masked_card: '457199XXXXXX8888' } });
+  await switchCard(newerAgreement, 'ca_newer');
   // Replaced at the gateway without the webhook having told the service yet.
   const inactivated = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_inactivated', state: 'inactivated' });
   const deleted = await subscriptionWithCard({ nextPayment: '2027-05-10T08:00:00Z', expDate: '04-27', pm: 'ca_deleted', state: 'deleted' });
@@ -204,7 +226,8 @@ test.serial('When the card is replaced while the gateway is asked, Then the tran
   const racing = {
     getPaymentMethod: async (id: string) => {
       const answer = await hub.cardGateway.getPaymentMethod(id);
-      await addAgreement(subscriptionId, 'ca_race_new');
+      await addCard(subscriptionId, 'ca_race_new', { card: { exp_date: '12-29', masked_card: '457199XXXXXX7777' } });
+      await switchCard(subscriptionId, 'ca_race_new');
       return answer;
     },
   } as unknown as PaymentHub['cardGateway'];
@@ -345,6 +368,7 @@ test.serial('When CARD_EXPIRY_REMINDER_DAYS is 0, Then there are no reminders', 
 test.serial('When the shop keeps its orders in HPOS, Then the subscription is read from there and the reminder goes', async (t) => {
   const hposShop = await createTestShop('card_expiry_reminders_hpos', { hpos: true });
   const hposHub = await openHub(configOf(hposShop), clock);
+  targetHubs.set(hposShop, hposHub);
   try {
     await companion(undefined, hposShop);
     setTime('2027-04-10T08:00:00Z');

@@ -226,14 +226,16 @@ test.serial("A wallet charge the wallet still retries (DUE) is never charged on 
   t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-reason-due' }), 'PROCESSED');
   t.like(await caseOf(orderId), { status: 'OPEN', provider: 'mobile_wallet', first_reason: 'unknown', method_key: `mobile_wallet:subscription:${subscriptionId}` });
 
-  // The service's attempt 12 h later creates its own charge with the wallet's retries off.
+  // The service's attempt 12 h later creates one charge that the wallet retries itself for its retryDays (issue 45).
   await tickAfter(12 * HOUR);
   const created = walletCharges();
   t.is(created.length, 1);
-  t.like(created[0].json, { retryDays: 0, processingMode: 'SINGLE_ATTEMPT' });
+  t.like(created[0].json, { processingMode: 'MULTIPLE_ATTEMPTS' });
+  const retryDays = (created[0].json as { retryDays: number }).retryDays;
+  t.true(retryDays >= 2 && retryDays <= 14);
   const [, attempt] = await q(`SELECT external_id FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
   const due = (created[0].json as { due: string }).due;
-  wallet.setCharge(agreementId, String(attempt.external_id), { status: 'DUE', due, retryDays: 0 });
+  wallet.setCharge(agreementId, String(attempt.external_id), { status: 'DUE', due, retryDays });
 
   // The customer activates a new agreement: an attempt is planned at once, but the charge is still DUE.
   wallet.setAgreement('agr-reason-new', { status: 'ACTIVE' });
@@ -245,12 +247,12 @@ test.serial("A wallet charge the wallet still retries (DUE) is never charged on 
   t.is(walletCharges().length, 1, 'nothing charged on top of the DUE charge');
   const waiting = (await retriesOf(orderId)).at(-1);
   t.is(waiting.status, 'PENDING');
-  t.is(waiting.scheduled_at.slice(0, 19), `${new Date(Date.parse(`${due}T00:00:00Z`) + DAY).toISOString().slice(0, 10)} 00:00:00`);
+  t.is(waiting.scheduled_at.slice(0, 19), `${new Date(Date.parse(`${due}T00:00:00Z`) + (retryDays + 1) * DAY).toISOString().slice(0, 10)} 00:00:00`);
   t.regex(waiting.result, /is DUE at the wallet, which retries it itself until/);
 
   // The wallet's window ends FAILED: the new agreement is charged, once.
-  wallet.setCharge(agreementId, String(attempt.external_id), { status: 'FAILED', due, retryDays: 0 });
-  now = new Date(Date.parse(`${due}T00:00:00Z`) + DAY + MINUTE);
+  wallet.setCharge(agreementId, String(attempt.external_id), { status: 'FAILED', due, retryDays });
+  now = new Date(Date.parse(`${due}T00:00:00Z`) + (retryDays + 1) * DAY + MINUTE);
   await worker.tick();
   const after = walletCharges();
   t.is(after.length, 2);

@@ -181,15 +181,16 @@ test.serial('When the plan is used up, Then no further attempt is planned', asyn
   const hub = await hubWith({ DUNNING_PLAN: '1h,2h' });
   try {
     const { orderId } = await failedCardRenewal(hub);
+    // Declines not for lack of funds, which would also get an attempt on payday (test/payments/dunning-payday.test.ts).
     for (const wait of [1, 2]) {
       advance(wait * HOUR);
-      card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
+      card.queueChargeOutcome({ kind: 'failed', error: 'settle_blocked', errorState: 'soft_declined' });
       t.like(await hub.runDueRetries.execute(), { attempted: 1, failed: 1 });
     }
     const retries = await retriesOf(orderId);
     t.deepEqual(retries.map((r) => r.status), ['FAILED', 'FAILED']);
     const notes = (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ?`, [orderId])).map((r) => r.comment_content);
-    t.true(notes.some((n) => /^Betalingen mislykkedes: ikke penge nok på kortet \(insufficient_funds\)\. Alle 2 planlagte forsøg er brugt\. /.test(n)), notes.join(' | '));
+    t.true(notes.some((n) => /^Betalingen mislykkedes: banken holder betalingen tilbage indtil videre \(settle_blocked\)\. Alle 2 planlagte forsøg er brugt\. /.test(n)), notes.join(' | '));
   } finally {
     await hub.close();
   }

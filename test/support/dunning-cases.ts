@@ -15,6 +15,8 @@ export interface SeedCase {
   means?: string;
   /** What was paid, minor units. */
   recovered?: number;
+  /** The holdout's arm; `service` when not given (the column's default). */
+  arm?: 'service' | 'baseline';
 }
 
 const DAY = 86_400_000;
@@ -32,7 +34,7 @@ export async function insertDunningCases(db: mysql.Pool, prefix: string, cases: 
     order_id: firstOrder + i, subscription_id: c.subscription, provider: c.provider, method_key: `${c.provider}:test:${c.subscription}`,
     currency: c.currency, amount_minor: c.amount, first_reason: c.reason, policy: 'retry', status: c.status, attempts: c.attempts,
     opened_at: gmt(now - c.opened * DAY), closed_at: c.closed === undefined ? null : gmt(now - c.closed * DAY),
-    recovered_by: c.means ?? null, recovered_amount_minor: c.recovered ?? null, updated_at: gmt(now),
+    recovered_by: c.means ?? null, recovered_amount_minor: c.recovered ?? null, updated_at: gmt(now), ...(c.arm ? { arm: c.arm } : {}),
   }));
   const names = Object.keys(rows[0]);
   for (const column of columns) {

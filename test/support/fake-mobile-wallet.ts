@@ -151,6 +151,10 @@ export class FakeMobileWallet extends FakeProviderServer {
     return this.now().toISOString().slice(0, 10);
   }
 
+  /**
+   * An agreement as GET /recurring/v3/agreements/{id} answers it: `status` PENDING | ACTIVE | STOPPED (cannot be
+   * reactivated) | EXPIRED (reference 2.6; deno-sdk src/generated_types/recurring/types.gen.ts); only ACTIVE is charged.
+   */
   setAgreement(agreementId: string, agreement: Json = {}): void {
     this.agreements.set(agreementId, {
       id: agreementId,
@@ -633,6 +637,16 @@ export class FakeMobileWallet extends FakeProviderServer {
     return new Date(due + day * DAY_MS + ATTEMPT_HOURS_UTC[processing.attempts % ATTEMPT_HOURS_UTC.length]! * 3_600_000);
   }
 
+  /**
+   * GUIDE "Charge retries": "We will retry the charge for the number of days specified in retryDays. The maximum
+   * number of retryDays is 14"; "The status of a charge will be DUE ... from the due date until the charge has
+   * succeeded, or until the retryDays have passed without a successful charge. The final status will be CHARGED or
+   * FAILED"; "Example charge flows": "retryDays = 10, and has funds on the fifth day: PENDING -> DUE (for five days)
+   * -> CHARGED". So a charge the customer's card cannot pay on its due date is tried again each day (at the
+   * "Charge times" hours) through due + retryDays, and FAILED after the last try. TOOLKIT SKILL.md: "the charge is
+   * retried until retryDays runs out ... Do not build your own retry loop for RECURRING charges"; "retryDays: 0
+   * means one attempt and then FAILED" (SINGLE_ATTEMPT: one try).
+   */
   private slotCount(charge: Json, processing: Processing): number {
     if (processing.processingMode === 'SINGLE_ATTEMPT') return 1;
     const retryDays = typeof charge.retryDays === 'number' ? charge.retryDays : 0;

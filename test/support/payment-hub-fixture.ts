@@ -78,6 +78,7 @@ export async function startPacedWorker(config: Config, clock: () => Date): Promi
   return startWorker({
     config, dataSource, log: silentLogger, clock,
     sweepIntervalMs: slow, dunningIntervalMs: slow, customerIndexIntervalMs: slow, pauseEndsIntervalMs: slow, handOverIntervalMs: slow, changesPruneIntervalMs: slow,
+    preRenewalCheckIntervalMs: slow,
   });
 }
 

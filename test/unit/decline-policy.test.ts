@@ -1,5 +1,5 @@
 import test from 'ava';
-import { decideOnDecline, earliestWithinCaps } from '../../src/dunning/decline-policy';
+import { decideOnDecline, earliestWithinCaps, isLackOfFunds } from '../../src/dunning/decline-policy';
 import { walletRetryWindowEnd } from '../../src/dunning/charge-rules/mobile-wallet-charges';
 
 const card = (state: string | null, code: string | null = null) => decideOnDecline('card_gateway', { code, state });
@@ -78,4 +78,18 @@ test("The wallet's own retry window ends the day after its last retry day", (t) 
   t.deepEqual(walletRetryWindowEnd({ due: '2026-11-22', retryDays: 0 }, now), at('2026-11-23T00:00:00'));
   t.deepEqual(walletRetryWindowEnd({ due: undefined, retryDays: 4 }, now), at('2026-11-21T12:00:00'), 'unknown: looked at again in a day');
   t.deepEqual(walletRetryWindowEnd({ due: '2026-11-01', retryDays: 2 }, now), at('2026-11-21T12:00:00'), 'a window already over: in a day');
+});
+
+test('Lack of funds, which payday may cure: the card\'s insufficient_funds or a bare soft decline, the wallet\'s user_action_required; never a hard decline', (t) => {
+  t.true(isLackOfFunds('card_gateway', { code: 'insufficient_funds', state: 'soft_declined' }));
+  t.true(isLackOfFunds('card_gateway', { code: 'insufficient_funds', state: null }));
+  t.true(isLackOfFunds('card_gateway', { code: null, state: 'soft_declined' }));
+  t.false(isLackOfFunds('card_gateway', { code: 'settle_blocked', state: 'soft_declined' }));
+  t.false(isLackOfFunds('card_gateway', { code: 'insufficient_funds', state: 'hard_declined' }));
+  t.false(isLackOfFunds('card_gateway', { code: 'credit_card_expired', state: 'hard_declined' }));
+  t.false(isLackOfFunds('card_gateway', { code: 'acquirer_error', state: 'processing_error' }));
+  t.true(isLackOfFunds('mobile_wallet', { code: 'user_action_required', state: null }));
+  t.true(isLackOfFunds('mobile_wallet', { code: 'insufficient_funds', state: null }));
+  t.false(isLackOfFunds('mobile_wallet', { code: 'technical_error', state: null }));
+  t.false(isLackOfFunds('mobile_wallet', { code: 'no_agreement', state: null }));
 });

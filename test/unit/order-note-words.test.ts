@@ -124,3 +124,20 @@ test("Staff's actions on a failed renewal in words, naming the staff member, in 
     for (const note of [words.staffSentPaymentLink({ by: 'Petra Panel' }), words.staffStoppedDunning({ by: 'Petra Panel' })]) t.true(note.startsWith('Petra Panel '), note);
   }
 });
+
+test('A payday attempt in words: why it is planned when it is, before the plan\'s next or besides the used-up plan', (t) => {
+  const payday = new Date('2026-11-29T23:15:00Z');
+  const next = { kind: 'payday' as const, at: payday, plannedFor: payday, caps, planUsedUp: null };
+  t.is(english.dunning({ provider: 'card_gateway', decline: insufficient, next }),
+    'Payment failed: not enough money on the card (insufficient_funds). We try again on 30 November 2026 at 00:15, early on the first bank day from payday, '
+    + 'as the decline was for lack of funds. The plan\'s next attempt follows if it fails.');
+  t.is(danish.dunning({ provider: 'card_gateway', decline: insufficient, next }),
+    'Betalingen mislykkedes: ikke penge nok på kortet (insufficient_funds). Vi prøver igen 30. november 2026 kl. 00:15, tidligt på den første bankdag fra lønningsdagen, '
+    + 'fordi afvisningen skyldtes manglende dækning. Planens næste forsøg følger, hvis det mislykkes.');
+  const deadline = new Date('2026-12-11T07:00:00Z');
+  const usedUp = { ...next, planUsedUp: { planLength: 5, customer: { kind: 'emailed' as const, deadline } } };
+  t.regex(english.dunning({ provider: 'card_gateway', decline: insufficient, next: usedUp }),
+    /for lack of funds\. All 5 planned attempts have been made; this one is besides them\. The customer is e-mailed a link/);
+  const moved = danish.dunning({ provider: 'card_gateway', decline: insufficient, next: { ...next, at: new Date('2026-11-30T09:00:00Z') } });
+  t.true(moved.includes(`Det er senere end lønningsdagens morgen (${danish.time(payday)})`), moved);
+});

@@ -130,14 +130,14 @@ export function handOverOverHttp(stack: WooCommerceStack, mode: StorageMode): vo
 
     const applied = await handOver([id]);
     t.is(applied.status, 200, JSON.stringify(applied.json));
-    t.deepEqual(applied.json, { version: 4, changes: [{ id, status: 'applied', result: 'order failed' }] });
+    t.deepEqual(applied.json, { version: 5, changes: [{ id, status: 'applied', result: 'order failed' }] });
     t.log(`hand-over answered in ${applied.ms} ms`);
     const after = await order(orderId);
     t.is(after.status, 'failed', 'WooCommerce applied the change inside the request');
     t.like(await actionRow(actionId), { status: 'pending' }, 'not by Action Scheduler: its action is still waiting');
 
     const again = await handOver([id]);
-    t.deepEqual(again.json, { version: 4, changes: [{ id, status: 'applied', result: 'order failed' }] });
+    t.deepEqual(again.json, { version: 5, changes: [{ id, status: 'applied', result: 'order failed' }] });
     const twice = await order(orderId);
     t.is(twice.notes.filter((n) => n.content.startsWith(note)).length, 1, 'one note');
     t.is(hooks(twice.recorded, 'woocommerce_order_status_failed'), 1, 'one status change');
@@ -146,7 +146,7 @@ export function handOverOverHttp(stack: WooCommerceStack, mode: StorageMode): vo
 
     const ping = await handOver([]);
     t.is(ping.status, 200);
-    t.deepEqual(ping.json, { version: 4, changes: [] });
+    t.deepEqual(ping.json, { version: 5, changes: [] });
     const missing = await handOver([id + 100000]);
     t.like(missing.json.changes[0], { id: id + 100000, status: 'missing' });
     t.deepEqual((await shop.sql<{ v: string }>("SELECT option_value AS v FROM {prefix}options WHERE option_name = 'shop_sidecar_companion'")).map((row) => JSON.parse(row.v).version), [4]);
@@ -180,7 +180,7 @@ export function handOverOverHttp(stack: WooCommerceStack, mode: StorageMode): vo
     t.is((await order(orderId)).status, 'pending');
 
     const answer = await handOver([id]);
-    t.deepEqual(answer.json, { version: 4, changes: [{ id, status: 'applied', result: 'payment complete' }] });
+    t.deepEqual(answer.json, { version: 5, changes: [{ id, status: 'applied', result: 'payment complete' }] });
     const paid = await order(orderId);
     t.is(paid.status, 'processing', 'processing right after the answer');
     t.is(paid.data.date_paid, new Date(paidAt * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'), 'date_paid is when the provider took the money');

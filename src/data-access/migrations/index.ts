@@ -15,6 +15,9 @@ import { ProviderRefusals1796360000000 } from './1796360000000-provider-refusals
 import { SecondCaptures1796361800000 } from './1796361800000-second-captures';
 import { DunningStaffActions1796448000000 } from './1796448000000-dunning-staff-actions';
 import { ChargeLedger1796534800000 } from './1796534800000-charge-ledger';
+import { DunningHoldout1796620600000 } from './1796620600000-dunning-holdout';
+import { WalletRetryDays1796621200000 } from './1796621200000-wallet-retry-days';
+import { PreRenewalChecks1796622400000 } from './1796622400000-pre-renewal-checks';
 
 /**
  * The service's own schema changes, applied in order by `npm run migrate`. They only ever create
@@ -25,5 +28,5 @@ export const serviceMigrations: Function[] = [
   WebhookMetricsIndex1795582400000, ExactExternalIds1795668800000, WebhookClaimToken1795755200000, WorkerHeartbeats1795841600000,
   Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796273600000,
   ReconcileOpenItemsIndex1796187200000, ProviderRefusals1796360000000, SecondCaptures1796361800000, DunningStaffActions1796448000000,
-  ChargeLedger1796534800000,
+  ChargeLedger1796534800000, DunningHoldout1796620600000, WalletRetryDays1796621200000, PreRenewalChecks1796622400000,
 ];

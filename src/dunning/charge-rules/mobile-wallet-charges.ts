@@ -7,7 +7,7 @@ import type { RetryRecord } from '../../data-access/retry-repository';
 import type { ShopSettings } from '../../data-access/shop-settings-repository';
 import type { MobileWalletCharge, MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
 import type { ShopOrder } from '../../shop/order';
-import { gmtDateTime } from '../../shop/shop-time';
+import { gmtDateTime, parseGmtDateTime } from '../../shop/shop-time';
 import { subscriptionPaymentMethod } from '../dunning';
 import { cannotRead, DAY_MS, readProblem, type ChargeRequest, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type ProviderState, type Refusal, type UnderWay } from './charge-rules';
 
@@ -15,6 +15,32 @@ import { cannotRead, DAY_MS, readProblem, type ChargeRequest, type ChargeResult,
 const WALLET_STILL_TRYING = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
 /** How far ahead a wallet charge is due: the wallet needs a charge created at least a day before it is due. */
 const DUE_IN_DAYS = 2;
+/**
+ * The most days the wallet retries a charge itself: "The maximum number of retryDays is 14" ("Charge retries",
+ * vippsas/vipps-recurring-api recurring-api-guide.md; docs/openapi.yaml CreateChargeV3.retryDays maximum 14).
+ */
+export const WALLET_MAX_RETRY_DAYS = 14;
+/** The fewest asked for when the renewal's window allows: "retryDays is capped at 14. Use at least 2" (vippsas/agent-toolkit plugins/vipps/skills/recurring/SKILL.md). */
+export const WALLET_MIN_RETRY_DAYS = 2;
+
+/**
+ * The `retryDays` of an attempt's wallet charge due on `due` (YYYY-MM-DD): the wallet retries it itself, daily from
+ * `due` through `retryDays` days after it, telling the customer in the app each time, and its outcome is final
+ * after 00:00 UTC the day after the last ("Charge times", "Charge retries", recurring-api-guide.md). The window
+ * (walletRetryWindowEnd) is the renewal's remaining window: it ends by `limit`, which is the end of the dunning
+ * plan the service would otherwise have spent charging again, and never after the case's deadline (when the
+ * customer has been asked); at most 14 days, and at least 2 unless the deadline leaves fewer (then as many as fit,
+ * down to 0: one day of tries).
+ */
+export function walletRetryDays(due: string, limit: Date | null, deadline: Date | null): number {
+  const dueMs = Date.parse(`${due.slice(0, 10)}T00:00:00Z`);
+  const fits = (end: Date) => Math.floor((end.getTime() - dueMs) / DAY_MS) - 1;
+  // No plan left (a staff attempt, a new agreement's): the deadline, when there is one, is the window.
+  const end = limit ?? deadline;
+  let days = Math.min(WALLET_MAX_RETRY_DAYS, Math.max(WALLET_MIN_RETRY_DAYS, end ? fits(end) : WALLET_MIN_RETRY_DAYS));
+  if (deadline) days = Math.min(days, fits(deadline));
+  return Math.max(0, days);
+}
 
 /**
  * When the wallet stops retrying a charge itself: it retries daily through `retryDays` days after `due`, and
@@ -47,6 +73,8 @@ export class MobileWalletCharges implements ProviderChargeRules {
     orderWrites: OrderWriteRepository;
     cases: DunningCaseRepository;
     clock: () => Date;
+    /** The dunning plan's waits (DUNNING_PLAN): what remains of it after an attempt is the window the wallet retries in. */
+    planSeconds?: readonly number[];
   }) {}
 
   async stateAtProvider(original: PaymentRecord, meta: Record<string, string>): Promise<ProviderState> {
@@ -104,7 +132,11 @@ export class MobileWalletCharges implements ProviderChargeRules {
     return null;
   }
 
-  /** The charge ID is the attempt's key with the shop's tag; only an ACTIVE agreement is charged (a stopped or expired one is the customer's to replace). */
+  /**
+   * The charge ID is the attempt's key with the shop's tag; only an ACTIVE agreement is charged (a stopped or expired
+   * one is the customer's to replace). It is one charge with `retryDays` (walletRetryDays), which the wallet retries
+   * itself as its documents ask; it stays the renewal's one open charge in the ledger until the wallet ends it.
+   */
   async newCharge(request: ChargeRequest): Promise<{ kind: 'charge'; charge: NewCharge } | { kind: 'no_charge'; result: ChargeResult }> {
     const { target, number, settings, base, key } = request;
     const agreementId = target.agreement_id;
@@ -116,9 +148,25 @@ export class MobileWalletCharges implements ProviderChargeRules {
     if (agreementStatus !== 'ACTIVE') {
       return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } } };
     }
+    const now = this.deps.clock();
+    const due = new Date(now.getTime() + DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10);
     return { kind: 'charge', charge: {
       ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
-      due: new Date(this.deps.clock().getTime() + DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10), description: `Renewal order ${number}`.slice(0, 45),
+      due, retryDays: await this.retryDaysOf(request, due, now), description: `Renewal order ${number}`.slice(0, 45),
     } };
+  }
+
+  /**
+   * The window of the attempt's charge: what the dunning plan has left after this attempt (its soft plan; the
+   * attempt's number counts every plan's attempts, so this is never more than is left), and the case's deadline.
+   * A staff attempt or one on a new agreement has no plan left: the minimum, or up to the deadline.
+   */
+  private async retryDaysOf(request: ChargeRequest, due: string, now: Date): Promise<number> {
+    const found = await this.deps.cases.ofOrderUnlocked(request.order.id);
+    const deadline = parseGmtDateTime(found?.deadlineAt ?? null);
+    const plan = request.retry.plan === 'soft' ? this.deps.planSeconds : undefined;
+    const left = plan ? plan.slice(request.retry.attempt).reduce((sum, seconds) => sum + seconds * 1000, 0) : null;
+    const limit = left === null ? null : new Date(now.getTime() + left);
+    return walletRetryDays(due, limit, deadline);
   }
 }

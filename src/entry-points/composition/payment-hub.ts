@@ -38,6 +38,8 @@ import { ReconcileNow } from '../../reconciliation/reconcile-now.use-case';
 import { ShowOrderPayments } from '../../dunning/order-payments.use-case';
 import { CardExpiryReminderRepository } from '../../data-access/card-expiry-reminder-repository';
 import { CardExpiryReminders } from '../../dunning/card-expiry-reminders.use-case';
+import { PreRenewalCheckRepository } from '../../data-access/pre-renewal-check-repository';
+import { PreRenewalCheck } from '../../dunning/pre-renewal-check.use-case';
 import { UnwantedCharges } from '../../payments/unwanted-charges';
 import { ProviderRefusalRepository } from '../../data-access/provider-refusal-repository';
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
@@ -111,7 +113,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   // Each provider's rules for a dunning charge, which the attempts and staff's outlook both follow.
   const chargeRules = {
     card_gateway: new CardGatewayCharges({ cardGateway, payments, orderWrites, cases: dunningCases }),
-    mobile_wallet: new MobileWalletCharges({ mobileWallet, payments, orderWrites, cases: dunningCases, clock }),
+    mobile_wallet: new MobileWalletCharges({ mobileWallet, payments, orderWrites, cases: dunningCases, clock, planSeconds: config.dunningPlanSeconds }),
   };
   const renewalAttempts = new RenewalAttempt({
     retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, log, clock,
@@ -150,6 +152,12 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     cardExpiryReminders: new CardExpiryReminders({
       reminders: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings, cardGateway,
       cardGatewayConfigured: Boolean(config.cardGateway.apiKey), config: config.cardExpiryReminders, log, clock,
+    }),
+    /** The worker's look at each renewal's payment method a few days before it (PRE_RENEWAL_CHECK_*). */
+    preRenewalCheck: new PreRenewalCheck({
+      checks: new PreRenewalCheckRepository(dataSource), facts: new CardExpiryReminderRepository(dataSource), orderWrites, changes, settings,
+      cardGateway: config.cardGateway.apiKey ? cardGateway : null, mobileWallet: wallet.clientId ? mobileWallet : null,
+      config: { ...config.preRenewalCheck, maxPerSecond: config.cardExpiryReminders.maxPerSecond }, log, clock,
     }),
     receiveCardGatewayWebhook: new ReceiveCardGatewayWebhook(new CardGatewayWebhookSecret(config.cardGateway.webhookSecret, cardGateway, log), webhooks, queue, log),
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),

@@ -10,7 +10,7 @@ import { poolState } from '../../data-access/data-source';
 import { ApiMetrics } from '../../observability/api-metrics';
 import { apiProcessName, MetricsExchange } from '../../observability/metrics-exchange';
 import { DunningCounts } from '../../observability/dunning-metrics';
-import { DunningCaseReportRepository } from '../../data-access/dunning-case-report-repository';
+import { DunningCaseReportRepository, SHARE_WINDOW_DAYS } from '../../data-access/dunning-case-report-repository';
 import { CustomerContactIndex } from '../../data-access/customer-contact-index';
 import { LookupOrderStatus } from '../../order-status/lookup-order-status.use-case';
 import { StaticBasicCredentials } from '../../security/basic-credentials';
@@ -95,7 +95,8 @@ export async function createApi({ config, dataSource, redis, log, clock }: ApiDe
   registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, clock, shop, hub });
   register(server, healthContract, healthRoute(dataSource, redis, shop));
   register(server, openApiContract, openApiRoute());
-  const dunningCounts = new DunningCounts(new DunningCaseReportRepository(dataSource));
+  const dunningReports = new DunningCaseReportRepository(dataSource);
+  const dunningCounts = new DunningCounts(dunningReports);
   const customerIndex = new CustomerContactIndex(dataSource);
   register(server, metricsContract, metricsRoute({
     allowed: new AddressList(config.http.metricsAllowed),
@@ -109,6 +110,10 @@ export async function createApi({ config, dataSource, redis, log, clock }: ApiDe
       workers: () => hub.workers.recent(),
       reconciliation: () => hub.reconciliation.metrics(),
       dunning: () => dunningCounts.read(),
+      dunningShares: () => {
+        const until = clock ? clock() : new Date();
+        return dunningReports.armShares(new Date(until.getTime() - SHARE_WINDOW_DAYS * 86_400_000), until);
+      },
       customerIndexSweep: () => customerIndex.sweepFigures(),
       providerRefusals: async () => {
         const [counts, open] = await Promise.all([hub.refusals.countsByProvider(), hub.refusals.open()]);

@@ -56,6 +56,8 @@ export interface WorkerOptions {
   handOverIntervalMs?: number;
   /** How often the card expiry reminders' loop looks whether a pass is due or under way (a pass itself starts at most once per CARD_EXPIRY_REMINDER_INTERVAL_SECONDS). */
   cardExpiryRemindersIntervalMs?: number;
+  /** How often the pre-renewal check's loop looks whether a pass is due (a pass itself starts at most once per PRE_RENEWAL_CHECK_INTERVAL_SECONDS). */
+  preRenewalCheckIntervalMs?: number;
   heartbeatIntervalMs?: number;
   /** How often the sweep for second captures of one order runs (a minute: each is flagged within a few). */
   secondCapturesIntervalMs?: number;
@@ -86,6 +88,8 @@ export interface RunningWorker {
   name: string;
   /** One pass of the sweep and the dunning step, now (tests and the CLI use it). */
   tick(): Promise<void>;
+  /** One pass of the pre-renewal check (its loop's work), now (tests). */
+  preRenewalPass?(): Promise<void>;
   /**
    * Stops taking work, waits for jobs in progress (`graceMs`, QUEUE_CLOSE_TIMEOUT_MS by default), lets go of
    * those still running and closes the data source.
@@ -175,6 +179,13 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const cardExpiryReminders = async (progress: () => void) => {
     await hub.cardExpiryReminders.execute({ progress, stopRequested: () => stopping });
   };
+  /**
+   * Before the renewal (src/dunning/pre-renewal-check.use-case.ts): the payment methods of the renewals due within
+   * PRE_RENEWAL_CHECK_DAYS read at the providers, paced, and a customer whose method will not work asked once.
+   */
+  const preRenewalCheck = async (progress: () => void) => {
+    await hub.preRenewalCheck.execute({ progress, stopRequested: () => stopping });
+  };
   /** One renewal, one payment: a second capture of an order is flagged for a refund by staff (src/payments/second-captures.ts). */
   const secondCaptures = async (progress: () => void) => {
     const summary = await hub.secondCaptures.pass(progress);
@@ -247,6 +258,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     loop('reconcile', reconcile, config.reconcile.intervalSeconds * 1000),
     loop('second_captures', secondCaptures, options.secondCapturesIntervalMs ?? 60_000),
     loop('card_expiry_reminders', cardExpiryReminders, options.cardExpiryRemindersIntervalMs ?? Math.min(60, config.cardExpiryReminders.intervalSeconds) * 1000),
+    loop('pre_renewal_check', preRenewalCheck, options.preRenewalCheckIntervalMs ?? Math.min(60, config.preRenewalCheck.intervalSeconds) * 1000),
     loop('heartbeat', heartbeat, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS),
   ];
   void heartbeat();
@@ -262,6 +274,9 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await track(changesPrune());
       await track(reconcile());
       await track(secondCaptures(() => undefined));
+    },
+    async preRenewalPass() {
+      await track(preRenewalCheck(() => undefined));
     },
     async stop(graceMs = QUEUE_CLOSE_TIMEOUT_MS) {
       stopping = true;

@@ -8,7 +8,7 @@ import { PAYMENT_METHOD_SAVED, type PaymentEvents } from '../payment-events';
 import { newMethodKey } from '../method-keys';
 import type { PaymentRecorder } from '../payment-recorder';
 import { processed, ProviderUnavailableError, skipped, type EventOutcome } from '../processing-outcome';
-import type { MobileWalletAgreementStatus, MobileWalletCharge, MobileWalletChargeStatus, MobileWalletClient } from '../providers/mobile-wallet/client';
+import { walletFailureState, type MobileWalletAgreementStatus, type MobileWalletCharge, type MobileWalletChargeStatus, type MobileWalletClient } from '../providers/mobile-wallet/client';
 import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
 import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
@@ -95,7 +95,7 @@ export class MobileWalletEventHandler {
     const result = await this.client.getCharge(event.agreementId, event.chargeId);
     if (!result.ok && result.kind !== 'not_found') throw new ProviderUnavailableError(`reading charge ${event.chargeId}`, result);
     // A charge whose creation failed may never have become readable; then the event is all there is.
-    const charge: Pick<MobileWalletCharge, 'status' | 'amount' | 'currency' | 'failureReason' | 'failureDescription' | 'history'> | null = result.ok
+    const charge: Pick<MobileWalletCharge, 'status' | 'amount' | 'currency' | 'failureReason' | 'failureDescription' | 'history' | 'retryDays'> | null = result.ok
       ? result.value
       : event.eventType === 'recurring.charge-creation-failed.v1'
         ? { status: 'FAILED', amount: event.amount ?? 0, currency: event.currency, failureReason: event.failureReason, failureDescription: null }
@@ -116,7 +116,8 @@ export class MobileWalletEventHandler {
       await this.payments.setMeta(db, payment.id, { agreement_id: event.agreementId });
       const reason = charge.failureReason ?? event.failureReason ?? null;
       // The wallet's own reason, as it gave it: dunning decides what it means (decline-policy.ts), once.
-      const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: null };
+      // Its state says whether the wallet had retried it itself (walletFailureState): then the FAILED is final.
+      const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(charge) };
       const moved = await this.recorder.move(db, payment, rule.to, settings, now,
         rule.to === 'FAILED' ? { failure, via: this.via } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred), via: this.via });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);

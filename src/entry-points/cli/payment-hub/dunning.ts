@@ -1,7 +1,8 @@
 import type { Argv } from 'yargs';
 import { loadConfigOrExit } from '../../../config';
 import { DunningCaseReportRepository } from '../../../data-access/dunning-case-report-repository';
-import { ReportDunning, type AmountByCurrency, type DunningReport } from '../../../dunning/dunning-report.use-case';
+import { SavedBeforeFailureRecord } from '../../../data-access/saved-before-failure-record';
+import { ReportDunning, type AmountByCurrency, type DunningReport, type RecoveryPace } from '../../../dunning/dunning-report.use-case';
 import { renderFields, renderTable } from './format';
 import { formatOf, outputOptions, RESULT_FORMATS } from './output';
 import { action, printJson, printText, withHub } from './runtime';
@@ -31,7 +32,7 @@ export function dunningCommands(y: Argv): Argv {
       action(async (argv) => {
         const since = argv.since === undefined ? undefined : utcDay(argv.since)!;
         const config = loadConfigOrExit();
-        const report = await withHub(config, (_hub, dataSource) => new ReportDunning(new DunningCaseReportRepository(dataSource)).execute({ since }));
+        const report = await withHub(config, (_hub, dataSource) => new ReportDunning(new DunningCaseReportRepository(dataSource), undefined, new SavedBeforeFailureRecord(dataSource)).execute({ since }));
         if (formatOf(argv) === 'json') printJson(report.document);
         else printText(describe(report));
       }))
@@ -52,12 +53,35 @@ export function describe({ document: d, stillOpen, lostRenewals }: DunningReport
     ['Lost', `${lostRenewals} renewal(s), ${d.lost_subscriptions} subscription(s)`],
     ['Median days to recover', d.median_days_to_recover === null ? '-' : d.median_days_to_recover.toFixed(1)],
     ['Attempts per recovery', d.attempts_per_recovery === null ? '-' : d.attempts_per_recovery.toFixed(2)],
+    [`Recovered share (${d.window_days} days)`, percent(d.recovered_share)],
+    ['Saved before failure', d.saved_before_failure],
   ]);
-  const reasons = renderTable([{ header: 'REASON', maxWidth: 40 }, { header: 'FAILED', align: 'right' }, { header: 'RECOVERED', align: 'right' }, { header: 'RATE', align: 'right' }],
-    Object.entries(d.by_reason).map(([reason, row]) => [reason, row.failed, row.recovered, share(row.recovered, row.failed).slice(2, -1)]));
-  const means = renderTable([{ header: 'RECOVERED BY' }, { header: 'COUNT', align: 'right' }, { header: 'AMOUNT' }],
-    Object.entries(d.by_means).map(([name, row]) => [name, row.count, amounts(row.amount)]));
-  return [head, '', fields, '', reasons, '', means].join('\n');
+  const pace = (row: RecoveryPace) => [row.attempts_per_recovery === null ? '-' : row.attempts_per_recovery.toFixed(2), row.median_days_to_recover === null ? '-' : row.median_days_to_recover.toFixed(1)];
+  const providers = renderTable([{ header: 'PROVIDER' }, { header: 'FAILED', align: 'right' }, { header: 'RECOVERED', align: 'right' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'DAYS', align: 'right' }],
+    Object.entries(d.by_provider).map(([provider, row]) => [provider, row.failed, row.recovered, ...pace(row)]));
+  const holdout = d.arms ? renderFields([
+    ['Service plan', `${percent(d.arms.service.recovered_share)} of ${d.arms.service.failed_renewals} renewal(s)`],
+    ['Baseline plan', `${percent(d.arms.baseline.recovered_share)} of ${d.arms.baseline.failed_renewals} renewal(s)`],
+    ['Difference', d.difference == null ? '-' : `${points(d.difference)} points`],
+    ['95% interval', d.interval ? `${points(d.interval[0])} to ${points(d.interval[1])} points` : '- (too few renewals yet)'],
+  ]) : null;
+  const reasons = renderTable([{ header: 'REASON', maxWidth: 40 }, { header: 'FAILED', align: 'right' }, { header: 'RECOVERED', align: 'right' }, { header: 'RATE', align: 'right' },
+    { header: 'ATTEMPTS', align: 'right' }, { header: 'DAYS', align: 'right' }],
+    Object.entries(d.by_reason).map(([reason, row]) => [reason, row.failed, row.recovered, share(row.recovered, row.failed).slice(2, -1), ...pace(row)]));
+  const means = renderTable([{ header: 'RECOVERED BY' }, { header: 'COUNT', align: 'right' }, { header: 'AMOUNT' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'DAYS', align: 'right' }],
+    Object.entries(d.by_means).map(([name, row]) => [name, row.count, amounts(row.amount), ...pace(row)]));
+  return [head, '', fields, '', reasons, '', means, '', providers, ...(holdout ? ['', 'Holdout (recovered share)', holdout] : [])].join('\n');
+}
+
+/** A share (`"0.7312"`) as a percentage with one decimal (`73.1%`); `-` when there is none. */
+function percent(share: string | null): string {
+  return share === null ? '-' : `${(Number(share) * 100).toFixed(1)}%`;
+}
+
+/** A difference of shares (`"-0.0450"`) in percentage points with a sign (`-4.5`). */
+function points(share: string): string {
+  const value = Number(share) * 100;
+  return `${value > 0 ? '+' : ''}${value.toFixed(1)}`;
 }
 
 /** `1234.50 DKK, 99.00 EUR`; `0` when nothing came in. */

@@ -274,11 +274,12 @@ export const components: Record<string, Schema> = {
       timeline: { type: 'array', items: ref('DunningEvent'), description: 'Everything that happened and what is planned, oldest first.' },
       deadline: { ...nullable(dateTime), description: 'When the subscription is cancelled unless the renewal is paid (the customer was asked for a new payment method); null when there is none or the case is closed.' },
       next: {
-        description: 'What happens next, while the case is open: the next planned attempt, else the deadline; null when nothing is planned.',
+        description: 'What happens next, while the case is open: the wallet retrying the renewal\'s charge itself until `until` (its `retryDays`; nothing is charged on top), else the next planned attempt, else the deadline; null when nothing is planned.',
         anyOf: [
           { type: 'null' },
           { type: 'object', additionalProperties: false, required: ['event', 'at', 'attempt'], properties: { event: { const: 'attempt' }, at: dateTime, attempt: { type: 'integer', minimum: 1 } } },
           { type: 'object', additionalProperties: false, required: ['event', 'at'], properties: { event: { const: 'deadline' }, at: dateTime } },
+          { type: 'object', additionalProperties: false, required: ['event', 'until'], properties: { event: { const: 'wallet_retrying' }, until: dateTime } },
         ],
       },
       actions: {
@@ -308,6 +309,7 @@ export const components: Record<string, Schema> = {
       state: { ...nullable({ type: 'string' }), description: 'The decline\'s state (e.g. `soft_declined`).' },
       means: { enum: ['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'reconciliation', 'shop_payment'], description: 'For `recovered`: how it was paid.' },
       by: { type: 'string', description: 'The staff member\'s display name, for `staff_*` and a `lost` by staff.' },
+      why: { enum: ['payday'], description: 'For `attempt_planned`: why it is planned when it is, besides its plan\'s wait; `payday`: early on the first bank day from payday (DUNNING_PAYDAYS), the decline having been for lack of funds.' },
     },
   },
 

@@ -66,6 +66,18 @@ export interface MobileWalletCharge {
   [key: string]: unknown;
 }
 
+/**
+ * The `state` of a wallet decline, beside its `failureReason`: `wallet_retried` when the wallet had retried the
+ * charge itself (its `retryDays` above 0) before it FAILED. Its FAILED is then final after days of the wallet's own
+ * tries, each told to the customer in the app ("Charge retries": "The status of a charge will be DUE ... until the
+ * retryDays have passed without a successful charge. The final status will be CHARGED or FAILED",
+ * vippsas/vipps-recurring-api recurring-api-guide.md), so dunning does not loop on the same agreement
+ * (decline-policy.ts). Null for a charge tried once (`retryDays` 0) or one whose `retryDays` is not known.
+ */
+export function walletFailureState(charge: Pick<MobileWalletCharge, 'retryDays'>): 'wallet_retried' | null {
+  return typeof charge.retryDays === 'number' && charge.retryDays > 0 ? 'wallet_retried' : null;
+}
+
 export interface CreateMobileWalletChargeInput {
   /** Minor units (øre). */
   amount: number;

@@ -863,6 +863,14 @@
 			case 'renewal_failed':
 				return __( 'The renewal payment failed.', 'shop-sidecar-companion' );
 			case 'attempt_planned':
+				// why: 'payday': planned early on payday, the decline having been for lack of funds (DUNNING_PAYDAYS).
+				if ( entry.why === 'payday' ) {
+					return Date.parse( entry.at ) > Date.now()
+						/* translators: %d: the attempt's number. */
+						? sprintf( __( 'Attempt %d is planned for this time: early on payday, as the decline was for lack of funds.', 'shop-sidecar-companion' ), attempt )
+						/* translators: %d: the attempt's number. */
+						: sprintf( __( 'Attempt %d was due: early on payday, as the decline was for lack of funds.', 'shop-sidecar-companion' ), attempt );
+				}
 				return Date.parse( entry.at ) > Date.now()
 					/* translators: %d: the attempt's number. */
 					? sprintf( __( 'Attempt %d is planned for this time.', 'shop-sidecar-companion' ), attempt )
@@ -933,6 +941,10 @@
 			return __( 'Dunning has ended without payment. Nothing more is tried.', 'shop-sidecar-companion' );
 		}
 		const lines = [];
+		if ( next && next.event === 'wallet_retrying' ) {
+			/* translators: %s: a day and time. */
+			lines.push( sprintf( __( 'MobilePay is retrying the charge itself and tells the customer in the app; its outcome is known on %s. Nothing is charged on top.', 'shop-sidecar-companion' ), fmt.long( next.until ) ) );
+		}
 		if ( next && next.event === 'attempt' ) {
 			/* translators: 1: a day and time, 2: the attempt's number. */
 			lines.push( sprintf( __( 'We try again on %1$s (attempt %2$d).', 'shop-sidecar-companion' ), fmt.long( next.at ), next.attempt ) );

@@ -14,7 +14,8 @@
  * address Subscriptions itself gives that page (WC_Subscription::get_change_payment_method_url()). Three kinds:
  * failed_renewal (only the customer can fix a failed renewal), final_reminder (the subscription is cancelled at a
  * deadline unless a new payment method is added) and card_expiring (the stored card expires before the next
- * renewal). Each kind has its own subject and heading setting; the one named plainly "Subject"/"Email heading" is
+ * renewal) and pre_renewal (a few days before the next renewal the payment method was found not to work at its
+ * provider: a card not active, a wallet agreement stopped or expired). Each kind has its own subject and heading setting; the one named plainly "Subject"/"Email heading" is
  * the failed renewal's.
  */
 
@@ -23,7 +24,7 @@ defined( 'ABSPATH' ) || exit;
 class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 
 	const ID    = 'shop_sidecar_payment_method_needed';
-	const KINDS = array( 'failed_renewal', 'final_reminder', 'card_expiring' );
+	const KINDS = array( 'failed_renewal', 'final_reminder', 'card_expiring', 'pre_renewal' );
 
 	/** @var string One of KINDS, for the e-mail being sent. */
 	public $kind = 'failed_renewal';
@@ -125,6 +126,7 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 			$titles = array(
 				'final_reminder' => array( __( 'Subject (final reminder)', 'shop-sidecar-companion' ), __( 'Email heading (final reminder)', 'shop-sidecar-companion' ) ),
 				'card_expiring'  => array( __( 'Subject (card expiring)', 'shop-sidecar-companion' ), __( 'Email heading (card expiring)', 'shop-sidecar-companion' ) ),
+				'pre_renewal'    => array( __( 'Subject (before the renewal)', 'shop-sidecar-companion' ), __( 'Email heading (before the renewal)', 'shop-sidecar-companion' ) ),
 			);
 			foreach ( $titles as $kind => list( $subject_title, $heading_title ) ) {
 				$fields[ 'subject_' . $kind ] = array(
@@ -186,6 +188,8 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 				return __( 'Last reminder: your {site_title} subscription will be cancelled on {deadline}', 'shop-sidecar-companion' );
 			case 'card_expiring':
 				return __( 'Your card for your {site_title} subscription is about to expire', 'shop-sidecar-companion' );
+			case 'pre_renewal':
+				return __( 'Your next {site_title} subscription payment will not go through', 'shop-sidecar-companion' );
 			default:
 				return __( 'Your {site_title} subscription payment did not go through', 'shop-sidecar-companion' );
 		}
@@ -197,6 +201,8 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 				return __( 'Your subscription will be cancelled soon', 'shop-sidecar-companion' );
 			case 'card_expiring':
 				return __( 'Your card is about to expire', 'shop-sidecar-companion' );
+			case 'pre_renewal':
+				return __( 'Please update your payment method', 'shop-sidecar-companion' );
 			default:
 				return __( 'Please add a new payment method', 'shop-sidecar-companion' );
 		}
@@ -268,6 +274,17 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 			return $paragraphs;
 		}
 
+		if ( 'pre_renewal' === $this->kind ) {
+			$next = $this->object instanceof WC_Subscription ? $this->object->get_time( 'next_payment', 'site' ) : 0;
+			$paragraphs[] = $next > 0
+				/* translators: 1: subscription number, 2: date of the next renewal */
+				? sprintf( __( 'Your next payment for subscription #%1$s on %2$s will not go through: the payment method on file can no longer be charged.', 'shop-sidecar-companion' ), $subscription_number, date_i18n( wc_date_format(), $next ) )
+				/* translators: %s: subscription number */
+				: sprintf( __( 'Your next payment for subscription #%s will not go through: the payment method on file can no longer be charged.', 'shop-sidecar-companion' ), $subscription_number );
+			$paragraphs[] = __( 'Please update your payment method before then, so that your subscription continues without interruption.', 'shop-sidecar-companion' );
+			return $paragraphs;
+		}
+
 		if ( $this->renewal_order ) {
 			/* translators: 1: renewal order number, 2: subscription number */
 			$failed = sprintf( __( 'We could not take the payment for renewal order #%1$s of your subscription #%2$s.', 'shop-sidecar-companion' ), $this->renewal_order->get_order_number(), $subscription_number );
@@ -321,6 +338,8 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 				return __( 'final reminder', 'shop-sidecar-companion' );
 			case 'card_expiring':
 				return __( 'card expiring', 'shop-sidecar-companion' );
+			case 'pre_renewal':
+				return __( 'before the renewal', 'shop-sidecar-companion' );
 			default:
 				return __( 'failed renewal', 'shop-sidecar-companion' );
 		}

@@ -58,7 +58,7 @@ function shop_sidecar_reload_translations( $locale ) {
  */
 function shop_sidecar_payment_method_needed( $subscription_id, array $p ) {
 	$kind = (string) ( $p['kind'] ?? '' );
-	if ( ! in_array( $kind, array( 'failed_renewal', 'final_reminder', 'card_expiring' ), true ) ) {
+	if ( ! in_array( $kind, array( 'failed_renewal', 'final_reminder', 'card_expiring', 'pre_renewal' ), true ) ) {
 		throw new Exception( "unknown kind '{$kind}' of payment method e-mail; nothing sent" );
 	}
 	$subscription = function_exists( 'wcs_get_subscription' ) ? wcs_get_subscription( $subscription_id ) : false;
@@ -73,7 +73,7 @@ function shop_sidecar_payment_method_needed( $subscription_id, array $p ) {
 		return 'subscription is ' . $subscription->get_status() . '; e-mail not sent';
 	}
 	$order = ! empty( $p['order_id'] ) ? wc_get_order( (int) $p['order_id'] ) : false;
-	if ( 'card_expiring' !== $kind && $order instanceof WC_Order && $order->is_paid() ) {
+	if ( ! in_array( $kind, array( 'card_expiring', 'pre_renewal' ), true ) && $order instanceof WC_Order && $order->is_paid() ) {
 		return 'renewal order ' . $order->get_id() . ' is ' . $order->get_status() . ' (paid); e-mail not sent';
 	}
 

@@ -35,7 +35,7 @@ defined( 'ABSPATH' ) || exit;
 // member's order note (order_note).
 // The plugin header's Version (../../shop-sidecar-companion.php) is this number too, so WordPress's plugin list
 // and `payment-hub woocommerce status` show the same version.
-const SHOP_SIDECAR_COMPANION_VERSION = 4;
+const SHOP_SIDECAR_COMPANION_VERSION = 5;
 const SHOP_SIDECAR_COMPANION_OPTION  = 'shop_sidecar_companion';
 
 /**

@@ -7,7 +7,7 @@
  *
  * @var WC_Subscription       $subscription              The subscription.
  * @var WC_Order|null         $order                     The unpaid renewal order, when there is one.
- * @var string                $kind                      failed_renewal, final_reminder or card_expiring.
+ * @var string                $kind                      failed_renewal, final_reminder, card_expiring or pre_renewal.
  * @var string                $reason                    card_declined, card_expired, wallet_action_required, wallet_amount_too_high, wallet_unavailable or retries_exhausted.
  * @var WC_DateTime|null      $deadline                  When the subscription is cancelled unless a new payment method is added.
  * @var string                $card_expires              The stored card's expiry (MM/YY), or ''.
