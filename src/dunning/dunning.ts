@@ -13,9 +13,12 @@ import { orderNoteWords, type CustomerAsked } from '../shop/order-note-words';
 import { parseGmtDateTime, type ShopTimeZone } from '../shop/shop-time';
 import { decideOnDecline, earliestWithinCaps, isLackOfFunds, type ChargeCaps } from './decline-policy';
 import { nextPaydayMorning } from '../shop/danish-bank-calendar';
+import { WALLET_DUE_IN_DAYS } from './charge-rules/charge-rules';
 import { BASELINE_PLAN_SECONDS, holdoutArm } from './holdout';
 
 const DAY_MS = 86_400_000;
+/** From the payday morning (00:15) to midday, for a wallet attempt made ahead of payday (see `paydayAttempt`). */
+const WALLET_PAYDAY_LEAD_MS = 12 * 3_600_000;
 /** The shop-local time of the payday attempt (see `paydayAttempt`). */
 const PAYDAY_TIME = '00:15';
 
@@ -200,8 +203,13 @@ export class Dunning {
    * an hour lets the banks' midnight booking settle, well before the wallet's 03:00 batch and the customer's day.
    */
   private paydayAttempt(found: DunningCaseRecord, planSeconds: readonly number[], now: Date, zone: ShopTimeZone): { plan: 'payday'; at: Date; until: Date } | undefined {
-    const at = nextPaydayMorning(now, zone, this.deps.config.paydays, PAYDAY_TIME);
-    if (!at) return undefined;
+    const morning = nextPaydayMorning(now, zone, this.deps.config.paydays, PAYDAY_TIME);
+    if (!morning) return undefined;
+    // The wallet takes a charge on its due date, which is WALLET_DUE_IN_DAYS after the charge is made: its attempt is
+    // made that much before payday, at midday (its UTC date the shop's date), so that the charge is due on payday.
+    const at = found.provider === 'mobile_wallet'
+      ? new Date(Math.max(now.getTime(), morning.getTime() - WALLET_DUE_IN_DAYS * DAY_MS + WALLET_PAYDAY_LEAD_MS))
+      : morning;
     const deadline = parseGmtDateTime(found.deadlineAt);
     const openedAt = parseGmtDateTime(found.openedAt) ?? now;
     const until = deadline ?? new Date(openedAt.getTime() + planSeconds.reduce((sum, wait) => sum + wait * 1000, 0) + this.deps.config.customerDays * DAY_MS);

@@ -77,6 +77,8 @@ export type ChargeResult =
   | Refusal;
 
 export const DAY_MS = 86_400_000;
+/** How far ahead a wallet charge is due: the wallet needs a charge created at least a day before it is due. */
+export const WALLET_DUE_IN_DAYS = 2;
 /** Wait before asking a provider again when it could not be reached (same idempotency key). */
 export const PROVIDER_DOWN_WAIT_MS = 5 * 60_000;
 

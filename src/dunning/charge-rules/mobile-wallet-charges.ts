@@ -9,12 +9,10 @@ import type { MobileWalletCharge, MobileWalletClient } from '../../payments/prov
 import type { ShopOrder } from '../../shop/order';
 import { gmtDateTime, parseGmtDateTime } from '../../shop/shop-time';
 import { subscriptionPaymentMethod } from '../dunning';
-import { cannotRead, DAY_MS, readProblem, type ChargeRequest, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type ProviderState, type Refusal, type UnderWay } from './charge-rules';
+import { cannotRead, DAY_MS, WALLET_DUE_IN_DAYS, readProblem, type ChargeRequest, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type ProviderState, type Refusal, type UnderWay } from './charge-rules';
 
 /** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
 const WALLET_STILL_TRYING = ['PENDING', 'DUE', 'PROCESSING', 'UNKNOWN'];
-/** How far ahead a wallet charge is due: the wallet needs a charge created at least a day before it is due. */
-const DUE_IN_DAYS = 2;
 /**
  * The most days the wallet retries a charge itself: "The maximum number of retryDays is 14" ("Charge retries",
  * vippsas/vipps-recurring-api recurring-api-guide.md; docs/openapi.yaml CreateChargeV3.retryDays maximum 14).
@@ -149,7 +147,7 @@ export class MobileWalletCharges implements ProviderChargeRules {
       return { kind: 'no_charge', result: { kind: 'declined', externalId: chargeId, failure: { code: 'no_agreement', description: `the wallet agreement ${agreementId} is ${agreementStatus}`, state: 'hard_declined' } } };
     }
     const now = this.deps.clock();
-    const due = new Date(now.getTime() + DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10);
+    const due = new Date(now.getTime() + WALLET_DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10);
     return { kind: 'charge', charge: {
       ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
       due, retryDays: await this.retryDaysOf(request, due, now), description: `Renewal order ${number}`.slice(0, 45),
