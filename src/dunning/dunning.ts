@@ -17,8 +17,18 @@ import { WALLET_DUE_IN_DAYS } from './charge-rules/charge-rules';
 import { BASELINE_PLAN_SECONDS, holdoutArm } from './holdout';
 
 const DAY_MS = 86_400_000;
-/** From the payday morning (00:15) to midday, for a wallet attempt made ahead of payday (see `paydayAttempt`). */
+/** From the payday morning (00:15) to midday, for a wallet attempt made ahead of payday (see `paydayAttemptTime`). */
 const WALLET_PAYDAY_LEAD_MS = 12 * 3_600_000;
+
+/**
+ * When a payday attempt is made: on the payday morning for a card, which is charged at once. The wallet takes a
+ * charge on its due date, which is WALLET_DUE_IN_DAYS after the charge is made, so its attempt is made that much
+ * before payday, at midday (when its UTC date is the shop's date), and its charge is due on payday; not before now.
+ */
+export function paydayAttemptTime(provider: Provider, morning: Date, now: Date): Date {
+  if (provider !== 'mobile_wallet') return morning;
+  return new Date(Math.max(now.getTime(), morning.getTime() - WALLET_DUE_IN_DAYS * DAY_MS + WALLET_PAYDAY_LEAD_MS));
+}
 /** The shop-local time of the payday attempt (see `paydayAttempt`). */
 const PAYDAY_TIME = '00:15';
 
@@ -205,11 +215,7 @@ export class Dunning {
   private paydayAttempt(found: DunningCaseRecord, planSeconds: readonly number[], now: Date, zone: ShopTimeZone): { plan: 'payday'; at: Date; until: Date } | undefined {
     const morning = nextPaydayMorning(now, zone, this.deps.config.paydays, PAYDAY_TIME);
     if (!morning) return undefined;
-    // The wallet takes a charge on its due date, which is WALLET_DUE_IN_DAYS after the charge is made: its attempt is
-    // made that much before payday, at midday (its UTC date the shop's date), so that the charge is due on payday.
-    const at = found.provider === 'mobile_wallet'
-      ? new Date(Math.max(now.getTime(), morning.getTime() - WALLET_DUE_IN_DAYS * DAY_MS + WALLET_PAYDAY_LEAD_MS))
-      : morning;
+    const at = paydayAttemptTime(found.provider, morning, now);
     const deadline = parseGmtDateTime(found.deadlineAt);
     const openedAt = parseGmtDateTime(found.openedAt) ?? now;
     const until = deadline ?? new Date(openedAt.getTime() + planSeconds.reduce((sum, wait) => sum + wait * 1000, 0) + this.deps.config.customerDays * DAY_MS);

@@ -4,6 +4,8 @@ import {
   bankHolidays, easterSunday, firstBankDayOnOrAfter, isBankDate, isBankDay, lastBankDayOfMonth, nextPaydayMorning, parsePaydays, paydaysOfMonth,
 } from '../../src/shop/danish-bank-calendar';
 import { shopTimeZone } from '../../src/shop/shop-time';
+import { paydayAttemptTime } from '../../src/dunning/dunning';
+import { WALLET_DUE_IN_DAYS } from '../../src/dunning/charge-rules/charge-rules';
 
 // The Danish bank calendar against the published list of days the banks are closed, and the payday rule.
 
@@ -111,4 +113,16 @@ test('The next payday morning: 00:15 shop time on the first payday bank day afte
   t.is(nextPaydayMorning(new Date('2026-11-03T08:00:00Z'), zone, parsePaydays('1,15')!)!.toISOString(), '2026-11-15T23:15:00.000Z');
   // The 31st of January 2026 (a Saturday) moved to Monday 2 February comes after the 1st (a Sunday, also 2 February): once.
   t.is(nextPaydayMorning(new Date('2026-01-20T08:00:00Z'), zone, parsePaydays('1,31')!)!.toISOString(), '2026-02-01T23:15:00.000Z');
+});
+
+test('A payday attempt: a card is charged on the payday morning; a wallet charge is made two days ahead at midday, so that it is due on payday', (t) => {
+  // 00:15 on Monday 30 November 2026 in Copenhagen (UTC+1).
+  const morning = new Date('2026-11-29T23:15:00Z');
+  const now = new Date('2026-11-20T08:00:00Z');
+  t.is(paydayAttemptTime('card_gateway', morning, now).toISOString(), morning.toISOString());
+  const wallet = paydayAttemptTime('mobile_wallet', morning, now);
+  t.is(wallet.toISOString(), '2026-11-28T11:15:00.000Z', '12:15 on Saturday 28 November in Copenhagen');
+  // The wallet charge an attempt then makes is due WALLET_DUE_IN_DAYS after it, on its UTC date: payday.
+  t.is(new Date(wallet.getTime() + WALLET_DUE_IN_DAYS * 86_400_000).toISOString().slice(0, 10), '2026-11-30');
+  t.is(paydayAttemptTime('mobile_wallet', morning, new Date('2026-11-29T08:00:00Z')).toISOString(), '2026-11-29T08:00:00.000Z', 'never before now');
 });
