@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Pool, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { PreRenewalCheck } from '../../entities';
+import { Agreement, PreRenewalCheck } from '../../entities';
 import { rawPool } from './data-source';
 import { sqlNames } from './prepared-statement';
 import type { Executor } from './transaction';
@@ -23,6 +23,7 @@ export class PreRenewalCheckRepository {
   private readonly recordSql: string;
   private readonly askedSql: string;
   private readonly fixedSql: string;
+  private readonly lostSql: string;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
@@ -31,7 +32,16 @@ export class PreRenewalCheckRepository {
       VALUES (?, ?, ?, ?, ?, ?)`;
     this.askedSql = `SELECT ${c.subscriptionId} AS subscriptionId, ${c.nextPayment} AS nextPayment, ${c.provider} AS provider,
       ${c.paymentMethod} AS paymentMethod, ${c.finding} AS finding, ${c.fixedAt} AS fixedAt FROM ${table} WHERE ${c.subscriptionId} IN (?)`;
+    const agreements = sqlNames(dataSource, Agreement);
+    // Along the agreements' updated_at index: the rows changed since, few between two passes.
+    this.lostSql = `SELECT 1 FROM ${agreements.table} WHERE ${agreements.column.updatedAt} > ? AND ${agreements.column.status} = 'DISABLED' LIMIT 1`;
     this.fixedSql = `UPDATE ${table} SET ${c.fixedAt} = ?, ${c.fixedMethod} = ? WHERE ${c.subscriptionId} = ? AND ${c.nextPayment} = ? AND ${c.fixedAt} IS NULL`;
+  }
+
+  /** Whether a card or wallet agreement was disabled (failed, deleted, stopped, expired) after `since`. */
+  async methodLostSince(since: Date): Promise<boolean> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(this.lostSql, [gmtDateTimeMs(since)]);
+    return rows.length > 0;
   }
 
   /** The renewals of these subscriptions whose customers were asked, keyed `subscriptionId@nextPayment`. */

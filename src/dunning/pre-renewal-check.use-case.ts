@@ -107,7 +107,10 @@ export class PreRenewalCheck {
     const summary: PreRenewalRunSummary = { pass: 'off', renewals: 0, asked: 0, notified: 0, fixed: 0, notChecked: 0 };
     if (config.days === 0) return summary;
     const now = clock();
-    if (this.lastPassAt !== null && now.getTime() >= this.lastPassAt && now.getTime() - this.lastPassAt < config.intervalSeconds * 1000) {
+    if (this.lastPassAt !== null && now.getTime() >= this.lastPassAt && now.getTime() - this.lastPassAt < config.intervalSeconds * 1000
+      // A card or agreement the service heard stopped working since (the gateway's event, the wallet's stop, in any
+      // process) brings the pass forward: a subscription renewing soon on it is asked about at once, not within the hour.
+      && !(await this.deps.checks.methodLostSince(new Date(this.lastPassAt)))) {
       return { ...summary, pass: 'not_due' };
     }
     this.lastPassAt = now.getTime();

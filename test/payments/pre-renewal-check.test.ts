@@ -148,3 +148,19 @@ test.serial('A wallet agreement the customer stopped: one e-mail before the rene
   t.like((await checksOf(subscriptionId))[0], { provider: 'mobile_wallet', payment_method: agreement, finding: 'agreement_STOPPED' });
   t.deepEqual(walletCreates(), []);
 });
+
+test.serial('A card that fails after the last pass is looked at on the worker\'s next loop, not an hour later: a method the service heard stopped working brings the pass forward', async (t) => {
+  // The pass has just run: the next is an hour away.
+  await nextPass();
+  const { subscriptionId, pm } = await cardSubscription(new Date(now.getTime() + 3 * DAY));
+  await worker.preRenewalPass!();
+  t.deepEqual(await changesOf(subscriptionId), [], 'within the hour, a pass is not due again');
+
+  advance(60_000);
+  t.is(await cardWebhook(card.failPaymentMethod(pm)), 'PROCESSED');
+  advance(60_000);
+  await worker.preRenewalPass!();
+  const changes = await changesOf(subscriptionId);
+  t.is(changes.length, 1, 'asked on the next loop');
+  t.like((await checksOf(subscriptionId))[0], { payment_method: pm, finding: 'card_failed' });
+});
