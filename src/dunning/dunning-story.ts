@@ -86,12 +86,18 @@ function firstFailure(records: StoryRecords): { reason: string; state: string | 
   return { reason: orNull(failed?.meta.failure_code) ?? records.found.firstReason, state: orNull(failed?.meta.failure_state) };
 }
 
-/** Everything that happened to the case and what is planned, oldest first, each with its time as epoch ms. */
-export function timelineOf(records: StoryRecords): { at: number; entry: Omit<DunningTimelineEntry, 'at'> }[] {
+/**
+ * Everything that happened to the case and what is planned, oldest first, each with its time as epoch ms; a planned
+ * attempt at when it can really be made (`chargeableFrom`, see dunningView).
+ */
+export function timelineOf(records: StoryRecords, chargeableFrom: (at: Date) => Date = (at) => at): { at: number; entry: Omit<DunningTimelineEntry, 'at'> }[] {
   const { found } = records;
   const events: { at: number; entry: Omit<DunningTimelineEntry, 'at'> }[] = [];
   const add = (at: string | null, entry: Omit<DunningTimelineEntry, 'at'>) => {
     if (at !== null && Number.isFinite(instant(at))) events.push({ at: instant(at), entry });
+  };
+  const addPlanned = (at: string, entry: Omit<DunningTimelineEntry, 'at'>) => {
+    if (Number.isFinite(instant(at))) events.push({ at: chargeableFrom(new Date(instant(at))).getTime(), entry });
   };
   const failure = firstFailure(records);
   add(found.openedAt, { event: 'renewal_failed', reason: failure.reason, state: failure.state });
@@ -114,7 +120,7 @@ export function timelineOf(records: StoryRecords): { at: number; entry: Omit<Dun
     switch (retry.status) {
       case 'PENDING':
         if (retry.result?.startsWith('held:')) add(retry.updatedAt, { event: 'attempt_held', attempt });
-        add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
+        addPlanned(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
         break;
       case 'PROCESSING':
         add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
@@ -179,7 +185,7 @@ export function dunningView(
     amount: found.amountMinor,
     currency: found.currency,
     failure: { reason: failure.reason, state: failure.state, at: iso(instant(found.openedAt)) },
-    timeline: timelineOf(records).map(({ at, entry }) => ({ at: iso(at), ...entry })),
+    timeline: timelineOf(records, chargeableFrom).map(({ at, entry }) => ({ at: iso(at), ...entry })),
     deadline: deadline === null ? null : iso(deadline),
     next,
     actions: {

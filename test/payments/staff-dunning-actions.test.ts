@@ -188,6 +188,8 @@ test.serial('Charge now refused by the day\'s cap: 409 daily_cap with when it is
   const next = (await story(orderId)).next;
   t.like(next, { event: 'attempt', attempt: 1 });
   t.is(Date.parse(next.at), Date.parse(shown.not_before), 'the next attempt is when the caps allow it, not its plan\'s time');
+  const planned = (await story(orderId)).timeline.find((entry: { event: string }) => entry.event === 'attempt_planned');
+  t.is(Date.parse(planned.at), Date.parse(shown.not_before), 'and the timeline says the same');
 
   const before = cardCharges().length;
   const res = await asManager('POST', `/payment-hub/v1/orders/${orderId}/charge-now`);
