@@ -136,7 +136,7 @@ test('The companion counts as present while it has been heard from within three 
   t.true(settingsFromOptions(seen(0), at).companion);
   t.true(settingsFromOptions(seen(2.9), at).companion);
   t.false(settingsFromOptions(seen(3.1), at).companion, 'a removed companion is noticed');
-  t.false(settingsFromOptions(seen(0, 5), at).companion, 'a version the service does not know is not used');
+  t.false(settingsFromOptions(seen(0, 6), at).companion, 'a version the service does not know is not used');
   t.false(settingsFromOptions(new Map([['shop_sidecar_companion', 'not json']]), at).companion);
   t.false(settingsFromOptions(new Map(), at).companion);
 });

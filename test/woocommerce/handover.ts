@@ -149,7 +149,7 @@ export function handOverOverHttp(stack: WooCommerceStack, mode: StorageMode): vo
     t.deepEqual(ping.json, { version: 5, changes: [] });
     const missing = await handOver([id + 100000]);
     t.like(missing.json.changes[0], { id: id + 100000, status: 'missing' });
-    t.deepEqual((await shop.sql<{ v: string }>("SELECT option_value AS v FROM {prefix}options WHERE option_name = 'shop_sidecar_companion'")).map((row) => JSON.parse(row.v).version), [4]);
+    t.deepEqual((await shop.sql<{ v: string }>("SELECT option_value AS v FROM {prefix}options WHERE option_name = 'shop_sidecar_companion'")).map((row) => JSON.parse(row.v).version), [5]);
   });
 
   /**
