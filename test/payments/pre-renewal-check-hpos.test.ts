@@ -1,0 +1,3 @@
+import { preRenewalScenarios } from './pre-renewal-check-scenarios';
+
+preRenewalScenarios('pre_renewal_hpos', { hpos: true });
