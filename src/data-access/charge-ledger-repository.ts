@@ -133,8 +133,9 @@ export class ChargeLedgerRepository {
       .where('id = :id').setParameters(s));
     this.attaching = PreparedStatement.from(query().update(Charge).set({ paymentId: () => ':paymentId', updatedAt: () => ':now' })
       .where('id = :id').setParameters(s));
-    this.wanting = PreparedStatement.from(query().update(Charge).set({ cancelWantedAt: () => 'COALESCE(cancelWantedAt, :now)', cancelReason: () => 'COALESCE(cancelReason, :reason)', updatedAt: () => ':now' })
-      .where("id = :id AND state IN ('OPEN', 'CANCELING')").setParameters(s));
+    // Only the first withdrawal marks it: whoever comes second (the pass, a notice, Stop dunning, a payment) finds it marked.
+    this.wanting = PreparedStatement.from(query().update(Charge).set({ cancelWantedAt: () => ':now', cancelReason: () => ':reason', updatedAt: () => ':now' })
+      .where("id = :id AND state IN ('OPEN', 'CANCELING') AND cancelWantedAt IS NULL").setParameters(s));
     this.canceling = PreparedStatement.from(query().update(Charge).set({ state: 'CANCELING', result: () => ':result', updatedAt: () => ':now' })
       .where("id = :id AND state = 'OPEN'").setParameters(s));
     this.noting = PreparedStatement.from(query().update(Charge).set({ result: () => ':result', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
@@ -208,9 +209,11 @@ export class ChargeLedgerRepository {
   }
 
   /** The charge is no longer wanted (the first reason is kept): it is to be cancelled at the provider. */
-  async wantCancelled(db: Executor, id: number, reason: string, now: Date): Promise<void> {
+  /** Marks the open charge no longer wanted, with why; true for the one call that marked it, false when it was already. */
+  async wantCancelled(db: Executor, id: number, reason: string, now: Date): Promise<boolean> {
     const { sql, values } = this.wanting.with({ id, reason: reason.slice(0, 64), now: gmtDateTimeMs(now) });
-    await db.query(sql, values);
+    const [result] = await db.query<ResultSetHeader>(sql, values);
+    return result.affectedRows > 0;
   }
 
   /** The provider accepted a cancel it has not enacted yet (the wallet's 202): open until it is read back final. */

@@ -66,7 +66,8 @@ export class StaffStopDunning {
       await this.deps.cases.recordStaffAction(db, { caseId: found.id, orderId: found.orderId, action: 'stop_dunning', attempt: null, userId: input.actor.userId, userName: by, at: now });
       // The service's own charges still open for the renewal are marked, so that reconciliation cancels them should the call below not be made.
       // The renewal's open charge in the ledger, answered or not, is no longer wanted.
-      const charge = await this.deps.ledger.withdraw(db, found.orderId, 'dunning_stopped', now);
+      // Staff are told what became of it, so it is cancelled here even when another caller withdrew it first.
+      const charge = (await this.deps.ledger.withdraw(db, found.orderId, 'dunning_stopped', now))?.charge ?? null;
       const open = records.payments.filter((payment) => payment.status === null && payment.meta.retry_of && payment.externalId !== charge?.externalId);
       for (const payment of open) await this.deps.payments.setMeta(db, payment.id, { [DUNNING_STOPPED_META]: by });
       await this.deps.notes.add(db, { orderId: found.orderId, text: orderNoteWords(settings).staffStoppedDunning({ by }), actor: input.actor }, settings, now);

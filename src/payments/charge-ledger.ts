@@ -206,12 +206,17 @@ export class ChargeLedger {
     }
   }
 
-  /** The renewal's open charge is no longer wanted (paid another way, cancelled, dunning stopped, a new method): marked, to be cancelled. */
-  async withdraw(db: Executor, orderId: number, reason: string, now: Date): Promise<ChargeRecord | null> {
+  /**
+   * The renewal's open charge is no longer wanted (paid another way, cancelled, dunning stopped, a new method): marked,
+   * to be cancelled, as stored; `first` for the one withdrawal that marked it (by one conditional update), so that of
+   * two callers at once only one asks the provider to cancel.
+   */
+  async withdraw(db: Executor, orderId: number, reason: string, now: Date): Promise<{ charge: ChargeRecord; first: boolean } | null> {
     const open = (await this.deps.charges.chargesOfOrder(orderId, db)).find((charge) => ChargeLedgerRepository.isOpen(charge));
     if (!open) return null;
-    await this.deps.charges.wantCancelled(db, open.id, reason, now);
-    return this.deps.charges.find(open.id, db);
+    const first = await this.deps.charges.wantCancelled(db, open.id, reason, now);
+    const charge = await this.deps.charges.find(open.id, db);
+    return charge ? { charge, first } : null;
   }
 
   /**

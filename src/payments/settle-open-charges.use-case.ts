@@ -70,8 +70,8 @@ export class SettleOpenCharges {
     for (const charge of open) {
       summary.looked += 1;
       const unwanted = await this.unwanted(charge, settings);
-      if (!unwanted) continue;
-      const outcome = await this.cancel(unwanted, settings);
+      if (!unwanted?.toCancel) continue;
+      const outcome = await this.cancel(unwanted.charge, settings);
       if (outcome.kind === 'cancelled') summary.cancelled += 1;
       else if (outcome.kind === 'taken') summary.takenAfterCancel += 1;
       else if (outcome.kind !== 'declined') summary.waiting += 1;
@@ -91,8 +91,10 @@ export class SettleOpenCharges {
     // Its cancel is already being asked for: a second caller would only ask the provider the same again.
     if (open.cancelWantedAt || open.state === 'CANCELING') return { kind: 'already_withdrawn', reason: open.cancelReason };
     const settings = await this.deps.settings.current();
-    const unwanted = await this.unwanted(open, settings);
-    if (!unwanted) return { kind: 'still_wanted' };
+    const found = await this.unwanted(open, settings);
+    if (!found) return { kind: 'still_wanted' };
+    if (!found.toCancel) return { kind: 'already_withdrawn', reason: found.charge.cancelReason };
+    const unwanted = found.charge;
     const cancelled = this.cancel(unwanted, settings).catch((error: unknown): CancelOutcome => {
       const message = error instanceof Error ? error.message : String(error);
       this.deps.log.error('open_charge_cancel_failed', { orderId, provider: unwanted.provider, externalId: unwanted.externalId, error: message });
@@ -102,9 +104,13 @@ export class SettleOpenCharges {
     return { kind: 'withdrawn', reason: unwanted.cancelReason, cancelled };
   }
 
-  /** The charge, marked unwanted with the reason, when its renewal no longer wants it; null while it does. */
-  private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<ChargeRecord | null> {
-    if (charge.cancelWantedAt || charge.state === 'CANCELING') return charge;
+  /**
+   * The charge, marked unwanted with the reason, when its renewal no longer wants it; null while it does. `toCancel`:
+   * this caller asks the provider; not when another caller withdrew it between the read and this withdrawal (that
+   * caller cancels it; should it not get to, the next pass finds it withdrawn and does).
+   */
+  private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<{ charge: ChargeRecord; toCancel: boolean } | null> {
+    if (charge.cancelWantedAt || charge.state === 'CANCELING') return { charge, toCancel: true };
     const order = await this.deps.orders.findById(charge.orderId, settings);
     let reason: string | null = null;
     if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {
@@ -115,8 +121,8 @@ export class SettleOpenCharges {
       if (!retry || !['PENDING', 'PROCESSING'].includes(retry.status)) reason = 'attempt_ended';
     }
     if (!reason) return null;
-    const marked = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
-    return marked ?? null;
+    const withdrawn = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
+    return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
   }
 
   /**

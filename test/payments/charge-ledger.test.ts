@@ -191,6 +191,25 @@ test.serial('A renewal paid in the shop while the service\'s wallet charge is du
   t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
 });
 
+test.serial('Two notices of the same shop payment at once (two API processes): one withdraws the open charge and asks the wallet to cancel it; the other finds it withdrawn', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewal();
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  t.like(charge, { state: 'OPEN' });
+  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-processing' WHERE ID = ?`, [orderId]);
+  const other = await openHub(env(), clock);
+  try {
+    const answers = await Promise.all([hub.settleOpenCharges.settleOrder(orderId), other.settleOpenCharges.settleOrder(orderId)]);
+    t.deepEqual(answers.map((answer) => answer.kind).sort(), ['already_withdrawn', 'withdrawn']);
+    for (const answer of answers) if (answer.kind === 'withdrawn') await answer.cancelled;
+  } finally {
+    await other.close();
+  }
+  t.is(walletCancels().filter((r) => r.path.includes(charge.external_id)).length, 1, 'one cancel asked of the wallet');
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'order_processing' });
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+});
+
 test.serial('A cancel answered 202 that the wallet never enacts: the wallet takes the charge on its due date, and the service records it as a payment taken after its cancel', async (t) => {
   const { orderId, agreementId } = await failedWalletRenewal();
   await tickAfter(12 * HOUR);
