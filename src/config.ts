@@ -527,6 +527,11 @@ export function configurationErrorLine(problem: string): string {
   return `configuration error: ${problem}`;
 }
 
+/** The line of a setting that cannot run, found by trying it (the start check, a process's start): the setting, what was found, the fix. */
+export function settingRefusedLine(refusal: { setting: string; detail: string; fix: string }): string {
+  return configurationErrorLine(`${refusal.setting}: ${refusal.detail}. Fix: ${refusal.fix}`);
+}
+
 /**
  * The configuration of this process, as every entry point reads it: `.env` first, then the environment and
  * WP_CONFIG_FILE. Certificate authorities that `.env` names (NODE_EXTRA_CA_CERTS) are trusted from here on.

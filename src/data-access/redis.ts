@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { createClient } from 'redis';
-import type { Logger } from '../logger';
+import { silentLogger, type Logger } from '../logger';
 import { DeadlinePassedError, within } from '../shared/within';
 
 /**
@@ -25,6 +25,23 @@ export async function connectRedis(url: string, log: Logger, waitMs = 3000) {
   const { client, connecting } = openRedis(url, log);
   await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
   return client;
+}
+
+/**
+ * Whether Redis at `url` answers a PING within `waitMs` (the connection and the answer each bounded): null when it
+ * does, else why not. A client of its own, closed after; for checks (doctor, the start check), not for work.
+ */
+export async function redisDoesNotAnswer(url: string, waitMs: number): Promise<string | null> {
+  // The client does not throw when Redis is away: it keeps trying, and the ping says whether it got there.
+  const redis = await connectRedis(url, silentLogger, waitMs);
+  try {
+    await within(redis.ping(), waitMs);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await closeRedis(redis).catch(() => undefined);
+  }
 }
 
 /** The client of `connectRedis`, connecting in the background; `connecting` settles with the first connection or its failure. */

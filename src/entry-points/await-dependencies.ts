@@ -1,6 +1,6 @@
 import mysql from 'mysql2/promise';
 import type { DataSource } from 'typeorm';
-import type { Config } from '../config';
+import { settingRefusedLine, type Config } from '../config';
 import { connectionOptions } from '../data-access/data-source';
 import { closeRedis, connectRedis } from '../data-access/redis';
 import { InstallationRepository } from '../data-access/installation-repository';
@@ -50,7 +50,7 @@ export async function awaitDependencies(config: Config, log: Logger, bounds = { 
   for (;;) {
     const problem = await databaseAnswers(config);
     if (!problem) break;
-    if (!problem.unreachable) return { kind: 'misconfigured', line: `configuration error: ${problem.setting}: ${problem.detail}. Fix: ${problem.fix}` };
+    if (!problem.unreachable) return { kind: 'misconfigured', line: settingRefusedLine(problem) };
     const waited = Date.now() - started;
     if (waited >= bounds.databaseMs) {
       return { kind: 'gave_up', line: `${problem.detail} after ${Math.round(waited / 1000)} s of waiting. Fix: ${problem.fix}` };
@@ -110,5 +110,5 @@ export async function shopMissingLine(dataSource: DataSource, config: Config): P
   const plugins = await new InstallationRepository(dataSource).plugins();
   if (plugins.woocommerce) return null;
   const { detail, fix } = noWooCommerce(config.db);
-  return `configuration error: DB_TABLE_PREFIX: ${detail}. Fix: ${fix}`;
+  return settingRefusedLine({ setting: 'DB_TABLE_PREFIX', detail, fix });
 }

@@ -6,8 +6,7 @@ import { databaseAddress } from '../data-access/data-source';
 import { InstallationRepository } from '../data-access/installation-repository';
 import { providerSetup } from '../payments/providers/configured';
 import { noWooCommerce } from './shop-preflight';
-import { closeRedis, connectRedis } from '../data-access/redis';
-import { silentLogger } from '../logger';
+import { redisDoesNotAnswer } from '../data-access/redis';
 import { CARD_GATEWAY_INVOICE_EVENTS, CARD_GATEWAY_OPTIONAL_EVENTS, CARD_GATEWAY_PAYMENT_METHOD_EVENTS, MOBILE_WALLET_EVENT_TYPES } from '../payments/providers/events';
 import { within } from '../shared/within';
 import type { OpenRefusal } from '../data-access/provider-refusal-repository';
@@ -112,16 +111,8 @@ export function proxyCheck(config: Config): CheckResult {
 
 export async function redisCheck(config: Config): Promise<CheckResult> {
   const where = new URL(config.redisUrl).host;
-  // The client does not throw when Redis is away: it keeps trying, and the ping says whether it got there.
-  const redis = await connectRedis(config.redisUrl, silentLogger, 2000);
-  try {
-    await within(redis.ping(), 2000);
-    return ok('redis', `answers at ${where}`);
-  } catch (error) {
-    return fail('redis', `no answer at ${where}: ${error instanceof Error ? error.message : String(error)}`, 'start redis-server, or set REDIS_URL');
-  } finally {
-    await closeRedis(redis).catch(() => undefined);
-  }
+  const silent = await redisDoesNotAnswer(config.redisUrl, 2000);
+  return silent === null ? ok('redis', `answers at ${where}`) : fail('redis', `no answer at ${where}: ${silent}`, 'start redis-server, or set REDIS_URL');
 }
 
 /**

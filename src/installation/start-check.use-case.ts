@@ -1,12 +1,9 @@
 import type { Config } from '../config';
 import { createShopDataSource, databaseAddress } from '../data-access/data-source';
 import { InstallationRepository } from '../data-access/installation-repository';
-import { closeRedis, connectRedis } from '../data-access/redis';
-import { silentLogger } from '../logger';
-import { PACKAGE_VERSION } from '../shared/package-version';
+import { redisDoesNotAnswer } from '../data-access/redis';
 import { providerSetup } from '../payments/providers/configured';
-import { CardGatewayClient } from '../payments/providers/card-gateway/client';
-import { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
+import { providerClients } from '../payments/providers/clients';
 import { within } from '../shared/within';
 import { databaseProblem } from './database-problems';
 import { noWooCommerce } from './shop-preflight';
@@ -92,16 +89,13 @@ export async function checkBeforeStart(config: Config, purpose: StartCheckPurpos
   }
 
   const redisAt = new URL(config.redisUrl).host;
-  const redis = await connectRedis(config.redisUrl, silentLogger, REDIS_MS);
-  try {
-    await within(redis.ping(), REDIS_MS);
+  const silent = await redisDoesNotAnswer(config.redisUrl, REDIS_MS);
+  if (silent === null) {
     outcome.checked.push(`redis at ${redisAt}`);
-  } catch (error) {
-    const detail = `no answer from Redis at ${redisAt}: ${detailOf(error)}`;
+  } else {
+    const detail = `no answer from Redis at ${redisAt}: ${silent}`;
     if (purpose === 'reload') return refuse({ setting: 'REDIS_URL', detail, fix: 'start redis-server (systemctl start redis-server), or set REDIS_URL to where it listens' });
     outcome.warnings.push(`${detail}: the processes wait for it`);
-  } finally {
-    await closeRedis(redis).catch(() => undefined);
   }
 
   outcome.warnings.push(...await providerWarnings(config));
@@ -111,20 +105,15 @@ export async function checkBeforeStart(config: Config, purpose: StartCheckPurpos
 /** The configured providers, each asked one cheap read: what did not answer, or refused the credentials, is said. */
 async function providerWarnings(config: Config): Promise<string[]> {
   const setup = providerSetup(config);
+  const clients = providerClients(config, { timeoutMs: PROVIDER_MS });
   const asks: Promise<string | null>[] = [];
   if (setup.card_gateway.configured) {
-    const client = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_MS, limits: config.cardGateway.limits });
-    asks.push(client.getWebhookSettings().then((read) => (read.ok ? null : read.status === 401 || read.status === 403
+    asks.push(clients.cardGateway.getWebhookSettings().then((read) => (read.ok ? null : read.status === 401 || read.status === 403
       ? `card_gateway: the API key was refused (${read.message}); set CARD_GATEWAY_API_KEY to the account's private API key`
       : `card_gateway: did not answer (${read.message}); card payments wait until it does`)));
   }
   if (setup.mobile_wallet.configured) {
-    const wallet = config.mobileWallet;
-    const client = new MobileWalletClient({
-      apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
-      merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_MS, system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: PACKAGE_VERSION },
-    });
-    asks.push(client.listWebhooks().then((read) => (read.ok ? null : read.status === 401 || read.status === 403
+    asks.push(clients.mobileWallet.listWebhooks().then((read) => (read.ok ? null : read.status === 401 || read.status === 403
       ? `mobile_wallet: the credentials were refused (${read.message}); check MOBILE_WALLET_CLIENT_ID, _CLIENT_SECRET, _SUBSCRIPTION_KEY and _MSN`
       : `mobile_wallet: did not answer (${read.message}); wallet payments wait until it does`)));
   }

@@ -1,4 +1,4 @@
-import { configurationErrorLine, readConfig } from '../../config';
+import { configurationErrorLine, readConfig, settingRefusedLine } from '../../config';
 import { checkBeforeStart, type StartCheckPurpose } from '../../installation/start-check.use-case';
 import { CONFIGURATION_EXIT_CODE } from '../service-configuration';
 
@@ -21,9 +21,8 @@ async function main(): Promise<number> {
   const outcome = await checkBeforeStart(reading.config, purpose);
   for (const warning of outcome.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (outcome.refusal) {
-    const { setting, detail, fix } = outcome.refusal;
     const kept = purpose === 'reload' ? ' The running processes were left as they are.' : ' Nothing was started.';
-    process.stderr.write(`configuration error: ${setting}: ${detail}. Fix: ${fix}.${kept}\n`);
+    process.stderr.write(`${settingRefusedLine(outcome.refusal)}.${kept}\n`);
     return CONFIGURATION_EXIT_CODE;
   }
   process.stdout.write(`configuration: checked: ${[...outcome.checked].join('; ') || 'settings'}\n`);

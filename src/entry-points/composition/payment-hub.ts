@@ -29,8 +29,7 @@ import { OrderLinks } from '../../payments/order-links';
 import { RenewalPaymentCompletion } from '../../payments/payment-completion';
 import { PAYMENT_METHOD_SAVED, PaymentEvents, RENEWAL_PAID, SCHEDULE_RETRY } from '../../payments/payment-events';
 import { PaymentRecorder } from '../../payments/payment-recorder';
-import { CardGatewayClient } from '../../payments/providers/card-gateway/client';
-import { MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
+import { providerClients } from '../../payments/providers/clients';
 import { ReconciliationRepository } from '../../data-access/reconciliation-repository';
 import { RedisProviderLimits } from '../../data-access/provider-limit-store';
 import { buildReconciler } from '../../reconciliation/wiring';
@@ -45,7 +44,6 @@ import { ProviderRefusalRepository } from '../../data-access/provider-refusal-re
 import { SecondCaptureRepository } from '../../data-access/second-capture-repository';
 import { PassMarks } from '../../data-access/pass-marks';
 import { FlagSecondCaptures } from '../../payments/flag-second-captures.use-case';
-import { PACKAGE_VERSION } from '../../shared/package-version';
 import { providerSetup } from '../../payments/providers/configured';
 import { DunningStory } from '../../dunning/dunning-story';
 import { StaffChargeNow } from '../../dunning/staff-charge-now.use-case';
@@ -75,13 +73,8 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
 
   // The providers' per-account limits are kept together with the other processes using the accounts.
   const providerLimits = new RedisProviderLimits(config.redisUrl, log);
-  const cardGateway = new CardGatewayClient({ apiUrl: config.cardGateway.apiUrl, apiKey: config.cardGateway.apiKey ?? '', timeoutMs: PROVIDER_TIMEOUT_MS, limits: config.cardGateway.limits, shared: providerLimits });
+  const { cardGateway, mobileWallet } = providerClients(config, { timeoutMs: PROVIDER_TIMEOUT_MS, shared: providerLimits });
   const wallet = config.mobileWallet;
-  const mobileWallet = new MobileWalletClient({
-    apiUrl: wallet.apiUrl, clientId: wallet.clientId ?? '', clientSecret: wallet.clientSecret ?? '', subscriptionKey: wallet.subscriptionKey ?? '',
-    merchantSerialNumber: wallet.merchantSerialNumber ?? '', timeoutMs: PROVIDER_TIMEOUT_MS,
-    system: { name: 'woocommerce', pluginName: 'shop-sidecar', pluginVersion: PACKAGE_VERSION }, shared: providerLimits,
-  });
 
   const refusals = new ProviderRefusalRepository(dataSource);
   const events = new PaymentEvents();
