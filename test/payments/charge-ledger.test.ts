@@ -7,6 +7,7 @@ import { request } from '../support/http-client';
 import { announceCompanion, eventually, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
 import { providerEnvironment } from '../support/provider-environment';
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
+import { failedWalletRenewal as failedWalletRenewalOf, heldByWooCommerce as heldByWooCommerceIn } from '../support/failed-renewals';
 import { createTestShop, type TestShop } from '../support/test-shop';
 import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
 
@@ -51,11 +52,6 @@ function env() {
 const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
 const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
 
-/** What WooCommerce does with the failure the companion hands it (no WordPress applies it here): the order failed, the subscription on hold. */
-async function heldByWooCommerce(orderId: number, subscriptionId: number) {
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-failed' WHERE ID = ?`, [orderId]);
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
-}
 
 let serial = 0;
 /** A card renewal that failed with a soft decline: attempt 1 is planned 12 h later. */
@@ -67,22 +63,12 @@ async function failedCardRenewal() {
   card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'insufficient_funds', error_state: 'soft_declined' });
   card.setPaymentMethod(`ca-ledger-${serial}`, { customer, state: 'active' });
   if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(orderId, subscriptionId);
+  await heldByWooCommerceIn(shop, orderId, subscriptionId);
   return { orderId, subscriptionId };
 }
 
 /** A wallet renewal whose charge failed: the service's attempt is planned 12 h later, on the same agreement. */
-async function failedWalletRenewal() {
-  serial += 1;
-  const agreementId = `agr-ledger-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: `chr-ledger-${serial}` } });
-  wallet.setAgreement(agreementId);
-  wallet.setCharge(agreementId, `chr-ledger-${serial}`, { status: 'FAILED' });
-  if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-ledger-${serial}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(orderId, subscriptionId);
-  return { orderId, subscriptionId, agreementId };
-}
+const failedWalletRenewal = () => failedWalletRenewalOf({ shop, wallet, deliver: walletWebhook }, 'ledger');
 
 test.before(async () => {
   shop = await createTestShop('charge_ledger', { hpos: false });
@@ -264,7 +250,7 @@ async function hardDeclinedCardRenewal() {
   card.setPaymentMethod(oldCard, { customer, state: 'failed' });
   card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'credit_card_expired', error_state: 'hard_declined' });
   if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(orderId, subscriptionId);
+  await heldByWooCommerceIn(shop, orderId, subscriptionId);
   return { orderId, subscriptionId, customer };
 }
 const switchCard = (subscriptionId: number, token: string) => q(`UPDATE ${shop.prefix}postmeta SET meta_value = ? WHERE post_id = ? AND meta_key = '_reepay_token'`, [token, subscriptionId]);

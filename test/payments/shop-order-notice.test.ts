@@ -8,6 +8,7 @@ import { request } from '../support/http-client';
 import { eventually, handleWalletEvent, openHub, startPacedWorker } from '../support/payment-hub-fixture';
 import { parsePrometheusText, total } from '../support/prometheus-text';
 import { providerEnvironment } from '../support/provider-environment';
+import { failedWalletRenewal } from '../support/failed-renewals';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
 import { WP_SECRETS, WP_SECRETS_ENV } from '../support/wordpress-fixtures';
 
@@ -51,19 +52,9 @@ function notice(body: Record<string, unknown>, options: { timestamp?: number; ke
   return request(api.url, 'POST', ROUTE, { headers, body: text });
 }
 
-let serial = 0;
 /** A wallet renewal that failed, charged again by the worker's plan: the wallet holds the service's charge until its due date. */
 async function walletRenewalWithOpenCharge() {
-  serial += 1;
-  const agreementId = `agr-notice-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: `chr-notice-${serial}` } });
-  wallet.setAgreement(agreementId);
-  wallet.setCharge(agreementId, `chr-notice-${serial}`, { status: 'FAILED' });
-  if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-notice-${serial}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  // What WooCommerce does with the failure the companion hands it.
-  await setStatus(orderId, 'failed');
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+  const { orderId, agreementId } = await failedWalletRenewal({ shop, wallet, deliver: walletWebhook }, 'notice');
   now = new Date(now.getTime() + 12 * HOUR);
   await worker.tick();
   const [charge] = await chargesOf(orderId);

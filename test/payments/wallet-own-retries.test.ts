@@ -7,6 +7,7 @@ import { request } from '../support/http-client';
 import { announceCompanion, handleWalletEvent, openHub, startPacedWorker } from '../support/payment-hub-fixture';
 import { providerEnvironment } from '../support/provider-environment';
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
+import { failedWalletRenewal as failedWalletRenewalOf } from '../support/failed-renewals';
 import { createTestShop, type TestShop } from '../support/test-shop';
 import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
 
@@ -59,21 +60,8 @@ async function story(orderId: number) {
   return res.json.dunning;
 }
 
-let serial = 0;
 /** A wallet renewal whose own charge (tried once) failed, the customer's card empty: the service's attempt is planned 12 h later. */
-async function failedWalletRenewal() {
-  serial += 1;
-  const agreementId = `agr-own-retries-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: `chr-own-retries-${serial}` } });
-  wallet.setAgreement(agreementId);
-  wallet.setAgreementCard(agreementId, 'no_funds');
-  wallet.setCharge(agreementId, `chr-own-retries-${serial}`, { status: 'FAILED' });
-  if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-own-retries-${serial}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-failed' WHERE ID = ?`, [orderId]);
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
-  return { orderId, subscriptionId, agreementId };
-}
+const failedWalletRenewal = () => failedWalletRenewalOf({ shop, wallet, deliver: walletWebhook }, 'own-retries', { noFunds: true });
 
 /** The service's attempt falls due: one wallet charge with retryDays, due two days ahead. */
 async function attemptMade(orderId: number, agreementId: string) {

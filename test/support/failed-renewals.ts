@@ -1,0 +1,36 @@
+import type { FakeMobileWallet } from './fake-mobile-wallet';
+import type { MobileWalletDeliveryEvent } from './fake-mobile-wallet';
+import type { TestShop } from './test-shop';
+
+/** What WooCommerce does with a failure the companion hands it (no WordPress applies it in these tests): the order failed, the subscription on hold. */
+export async function heldByWooCommerce(shop: TestShop, orderId: number, subscriptionId: number): Promise<void> {
+  await shop.db.query(`UPDATE ${shop.prefix}posts SET post_status = 'wc-failed' WHERE ID = ?`, [orderId]);
+  await shop.db.query(`UPDATE ${shop.prefix}posts SET post_status = 'wc-on-hold' WHERE ID = ?`, [subscriptionId]);
+}
+
+let serial = 0;
+
+/**
+ * A wallet renewal whose charge failed, as the real flow makes it: the subscription and its renewal order as the
+ * wallet's plugin writes them (`_agreement_id`, `_charge_id`), the charge FAILED at the wallet, its webhook handled
+ * by the service (`deliver`), and WooCommerce's consequences. The service's first attempt is then planned on the
+ * same agreement. `noFunds`: the customer's card in the app has no money, so the wallet's own retries fail too.
+ */
+export async function failedWalletRenewal(
+  stage: { shop: TestShop; wallet: FakeMobileWallet; deliver: (event: MobileWalletDeliveryEvent) => Promise<string> },
+  tag: string,
+  options: { noFunds?: boolean } = {},
+): Promise<{ orderId: number; subscriptionId: number; agreementId: string; chargeId: string }> {
+  serial += 1;
+  const { shop, wallet, deliver } = stage;
+  const agreementId = `agr-${tag}-${serial}`;
+  const chargeId = `chr-${tag}-${serial}`;
+  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '99.00', meta: { _agreement_id: agreementId } });
+  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '99.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
+  wallet.setAgreement(agreementId);
+  if (options.noFunds) wallet.setAgreementCard(agreementId, 'no_funds');
+  wallet.setCharge(agreementId, chargeId, { status: 'FAILED' });
+  if ((await deliver({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId })) !== 'PROCESSED') throw new Error('failure not processed');
+  await heldByWooCommerce(shop, orderId, subscriptionId);
+  return { orderId, subscriptionId, agreementId, chargeId };
+}
