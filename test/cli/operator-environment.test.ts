@@ -141,10 +141,32 @@ test('When DB_HOST\'s port is not a whole number from 1 to 65535, Then the comma
   t.is(badPort.stderr, 'configuration error: PORT must be a whole number from 0 to 65535\n');
 });
 
+/** Whether a user other than the owner may run `file`: every folder on its path searchable, the file executable. */
+function othersMayRun(file: string): boolean {
+  const real = fs.realpathSync(file);
+  if ((fs.statSync(real).mode & 0o005) !== 0o005) return false;
+  for (let folder = path.dirname(real); ; folder = path.dirname(folder)) {
+    if ((fs.statSync(folder).mode & 0o001) === 0) return false;
+    if (folder === path.dirname(folder)) return true;
+  }
+}
+
+/**
+ * A Node binary the other user can run. CI installs the Node lines it tests into a private temporary folder
+ * (mktemp -d makes it 0700), where another user cannot reach this test's own Node; a copy beside the .env is reachable.
+ */
+function nodeForOthers(folder: string): string {
+  if (othersMayRun(process.execPath)) return process.execPath;
+  const copy = path.join(folder, 'node');
+  fs.copyFileSync(process.execPath, copy);
+  fs.chmodSync(copy, 0o755);
+  return copy;
+}
+
 /** `payment-hub` run as another user than the one that owns the folder's .env. */
 function paymentHubAs(uid: number, gid: number, args: string[], cwd: string): Promise<CommandRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PAYMENT_HUB, ...args], { cwd, uid, gid, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(nodeForOthers(cwd), [PAYMENT_HUB, ...args], { cwd, uid, gid, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => { stdout += chunk; });
