@@ -2,7 +2,7 @@ import type { Provider } from '../entities';
 import { loadConfig, type DunningConfig } from '../src/config';
 import { decideOnDecline, earliestWithinCaps, isLackOfFunds, type ChargeCaps, type Decline } from '../src/dunning/decline-policy';
 import { BASELINE_PLAN_SECONDS } from '../src/dunning/holdout';
-import { walletRetryDays } from '../src/dunning/charge-rules/mobile-wallet-charges';
+import { walletRetryDays, walletRetryDaysWanted } from '../src/dunning/charge-rules/mobile-wallet-charges';
 import { nextPaydayMorning, type Paydays } from '../src/shop/danish-bank-calendar';
 import type { ShopTimeZone } from '../src/shop/shop-time';
 
@@ -91,7 +91,7 @@ export function assumptions(config: DunningConfig, servicePlanSeconds: readonly 
     { assumption: 'Lack of funds: money arrives', value: `on the next payday ${pct(m.funds.nextPayday)}, earlier (1–${m.funds.earlierMaxDays} d) ${pct(m.funds.earlier)}, not within the window ${pct(1 - m.funds.nextPayday - m.funds.earlier)}`, source: `${guess}; payday timing matters: Stripe Smart Retries ("the best time to pay … 12:01 AM in local time zones", docs.stripe.com/billing/revenue-recovery/smart-retries), vendors' payday-retry claims (e.g. ProfitWell/Paddle, Chargeblast blog), none with a Danish figure` },
     { assumption: 'Expired or replaced card', value: `recovers only when the customer saves a new card after the e-mail: ${pct(m.hardUpdate.share)} within 0–${m.hardUpdate.maxDays} d, the rest never`, source: `${guess}; hard declines are not retried: the decline policy (src/dunning/decline-policy.ts), as Stripe ("hard decline code") and Recurly do` },
     { assumption: 'Wallet: customer fixes it in the app', value: `after 1–${m.walletFix.maxDays} d ${pct(m.walletFix.afterDays)}, on payday ${pct(m.walletFix.onPayday)}, never ${pct(1 - m.walletFix.afterDays - m.walletFix.onPayday)}`, source: guess },
-    { assumption: "Wallet retries the service's charge itself", value: `daily from its due date (${WALLET_DUE_IN_DAYS} d ahead) for retryDays (2–14; the plan's remainder)`, source: 'vipps-recurring-api recurring-api-guide.md, "Charge retries" (src/dunning/charge-rules/mobile-wallet-charges.ts)' },
+    { assumption: "Wallet retries the service's charge itself", value: `daily from its due date (${WALLET_DUE_IN_DAYS} d ahead) for retryDays (14 for an attempt of the plan, never past the customer's deadline)`, source: 'vipps-recurring-api recurring-api-guide.md, "Charge retries" (src/dunning/charge-rules/mobile-wallet-charges.ts)' },
     { assumption: 'Processing / technical error', value: `each attempt succeeds ${pct(m.processingSuccess)}`, source: guess },
     { assumption: 'Customer asked by e-mail (plan used up)', value: `${pct(m.emailAnswer.share)} save a new method 0–${m.emailAnswer.maxDays} d later, once they have the money; charged at once`, source: guess },
     { assumption: 'Caps on one payment method', value: `${config.caps.perDay} a day, ${config.caps.per30Days} in 30 days`, source: 'config defaults; Visa 20 reattempts in 30 days, Mastercard 10 in 24 h (src/config.ts)' },
@@ -241,8 +241,7 @@ export function simulate(renewal: FailedRenewal, plan: RetryPlanModel, config: D
     }
     // The wallet takes the charge on its due date and retries it itself daily through retryDays (walletRetryDays).
     const due = new Date(at + WALLET_DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10);
-    const left = kind === 'soft' ? plan.softPlanSeconds.slice(attempts).reduce((sum, s) => sum + s * 1000, 0) : null;
-    const retryDays = walletRetryDays(due, left === null ? null : new Date(at + left), asked.deadline === null ? null : new Date(asked.deadline));
+    const retryDays = walletRetryDays(due, walletRetryDaysWanted(kind === 'payday' ? 'payday' : decision.plan), asked.deadline === null ? null : new Date(asked.deadline));
     const dueMs = Date.parse(`${due}T00:00:00Z`);
     for (let day = 0; day <= retryDays && recoveredAt === null; day += 1) {
       const tryAt = dueMs + day * DAY_MS + WALLET_TRY_HOUR_UTC * HOUR_MS;

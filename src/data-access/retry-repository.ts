@@ -4,7 +4,7 @@ import { PaymentRetry, type PaymentRetryStatus, type RetryPlan } from '../../ent
 import { rawPool } from './data-source';
 import { byFilters, page, PreparedStatement, selectEntity, slots } from './prepared-statement';
 import { write, type Executor } from './transaction';
-import { gmtDateTime } from '../shop/shop-time';
+import { gmtDateTime, parseGmtDateTime } from '../shop/shop-time';
 
 export interface RetryRecord {
   id: number;
@@ -72,7 +72,7 @@ export class RetryRepository {
     const s = slots('id', 'orderId', 'subscriptionId', 'paymentId', 'attempt', 'plan', 'status', 'scheduledAt', 'key', 'result', 'now', 'until', 'before');
 
     this.attemptsOfOrder = PreparedStatement.from(query().select('r.attempt', 'attempt').addSelect('r.status', 'status').addSelect('r.plan', 'plan')
-      .from(PaymentRetry, 'r').where('r.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
+      .addSelect('r.scheduledAt', 'scheduledAt').from(PaymentRetry, 'r').where('r.orderId = :orderId').setParameters(s).setLock('pessimistic_write'));
     this.plan = PreparedStatement.from(query().insert().orIgnore().into(PaymentRetry).values({
       orderId: s.orderId, subscriptionId: s.subscriptionId, paymentId: s.paymentId, attempt: s.attempt, plan: s.plan, status: 'PENDING',
       scheduledAt: s.scheduledAt, idempotencyKey: s.key, createdAt: s.now, updatedAt: s.now,
@@ -114,9 +114,11 @@ export class RetryRepository {
     notBefore?: (at: Date) => Promise<Date>;
     /**
      * An attempt of another plan at a set moment (the payday attempt: src/dunning/dunning.ts), planned instead of the
-     * plan's next when, within the caps, it comes sooner than that, or when the plan is used up; never after `until`.
+     * plan's next when, within the caps, it comes sooner than that, or when the plan is used up; never after `until`,
+     * and only once: not when an attempt of its plan was already planned for `since` or later (one payday attempt
+     * per payday, however often the renewal fails before it).
      */
-    instead?: { plan: RetryPlan; at: Date; until: Date };
+    instead?: { plan: RetryPlan; at: Date; until: Date; since: Date };
   }): Promise<ScheduleOutcome> {
     const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
     const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
@@ -125,7 +127,9 @@ export class RetryRepository {
     const planUsedUp = ofPlan >= input.planSeconds.length;
     const attempt = rows.length + 1;
     const plannedFor = planUsedUp ? null : new Date(input.now.getTime() + input.planSeconds[ofPlan] * 1000);
-    if (input.instead && (plannedFor === null || input.instead.at.getTime() < plannedFor.getTime())) {
+    const insteadMadeAlready = (instead: { plan: RetryPlan; since: Date }) => rows.some((row) => (row.plan ?? 'soft') === instead.plan
+      && (parseGmtDateTime(String(row.scheduledAt))?.getTime() ?? 0) >= instead.since.getTime());
+    if (input.instead && (plannedFor === null || input.instead.at.getTime() < plannedFor.getTime()) && !insteadMadeAlready(input.instead)) {
       const { plan, at: wanted, until } = input.instead;
       const at = input.notBefore ? await input.notBefore(wanted) : wanted;
       if (at.getTime() <= until.getTime() && (plannedFor === null || at.getTime() < plannedFor.getTime())) {

@@ -212,14 +212,16 @@ export class Dunning {
    * decline, then DUNNING_CUSTOMER_DAYS). 00:15 local: salaries are available from 00:00 on payday, and a quarter of
    * an hour lets the banks' midnight booking settle, well before the wallet's 03:00 batch and the customer's day.
    */
-  private paydayAttempt(found: DunningCaseRecord, planSeconds: readonly number[], now: Date, zone: ShopTimeZone): { plan: 'payday'; at: Date; until: Date } | undefined {
+  private paydayAttempt(found: DunningCaseRecord, planSeconds: readonly number[], now: Date, zone: ShopTimeZone): { plan: 'payday'; at: Date; until: Date; since: Date } | undefined {
     const morning = nextPaydayMorning(now, zone, this.deps.config.paydays, PAYDAY_TIME);
     if (!morning) return undefined;
     const at = paydayAttemptTime(found.provider, morning, now);
     const deadline = parseGmtDateTime(found.deadlineAt);
     const openedAt = parseGmtDateTime(found.openedAt) ?? now;
     const until = deadline ?? new Date(openedAt.getTime() + planSeconds.reduce((sum, wait) => sum + wait * 1000, 0) + this.deps.config.customerDays * DAY_MS);
-    return at.getTime() < until.getTime() ? { plan: 'payday', at, until } : undefined;
+    // One attempt per payday: any made for this one is at least its lead (the wallet's) ahead of the morning, not a payday earlier.
+    const since = new Date(morning.getTime() - (WALLET_DUE_IN_DAYS + 1) * DAY_MS);
+    return at.getTime() < until.getTime() ? { plan: 'payday', at, until, since } : undefined;
   }
 
   private withinCaps(db: Executor, chargeKey: string | null, at: Date, now: Date): Promise<Date> {

@@ -96,10 +96,10 @@ test.after.always(async () => {
 test.serial('A wallet retry charge with retryDays, taken on the wallet\'s fourth day of retries: the renewal is paid and the case recovered, with no charge of the service\'s own meanwhile', async (t) => {
   const { orderId, agreementId } = await failedWalletRenewal();
   const { body, charge } = await attemptMade(orderId, agreementId);
-  // DUNNING_PLAN 12h,12h,1d,2d,3d: attempt 1 leaves 6.5 days of the plan; due 2026-11-25, so 4 days of retries end
-  // (final at 00:00 UTC the day after) on 2026-11-30, within the plan.
-  t.like(body, { type: 'RECURRING', processingMode: 'MULTIPLE_ATTEMPTS', retryDays: 4, due: '2026-11-25' });
-  t.like(charge, { state: 'OPEN', retry_days: 4, due: '2026-11-25', sends: 1 });
+  // An attempt of the plan asks for the wallet's whole window: due 2026-11-25, 14 days of retries, final after
+  // 00:00 UTC on 2026-12-10.
+  t.like(body, { type: 'RECURRING', processingMode: 'MULTIPLE_ATTEMPTS', retryDays: 14, due: '2026-11-25' });
+  t.like(charge, { state: 'OPEN', retry_days: 14, due: '2026-11-25', sends: 1 });
 
   // The wallet's due date and three days of its retries pass, the card still empty: DUE, and the service only waits.
   for (const day of ['2026-11-25T16:00:00Z', '2026-11-26T16:00:00Z', '2026-11-27T16:00:00Z']) {
@@ -114,7 +114,7 @@ test.serial('A wallet retry charge with retryDays, taken on the wallet\'s fourth
   t.false((await retriesOf(orderId)).some((retry) => ['PENDING', 'PROCESSING'].includes(retry.status)), 'no attempt planned');
   const retrying = await story(orderId);
   t.like(retrying.next, { event: 'wallet_retrying' });
-  t.is(Date.parse(retrying.next.until), Date.parse('2026-11-30T00:00:00Z'), 'final after 00:00 UTC the day after the last retry day');
+  t.is(Date.parse(retrying.next.until), Date.parse('2026-12-10T00:00:00Z'), 'final after 00:00 UTC the day after the last retry day');
 
   // The customer fills the card in the app: the wallet's next try takes it.
   wallet.setAgreementCard(agreementId, 'good');

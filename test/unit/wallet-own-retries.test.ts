@@ -1,28 +1,30 @@
 import test from 'ava';
 import { decideOnDecline } from '../../src/dunning/decline-policy';
-import { walletRetryDays, walletRetryWindowEnd, WALLET_MAX_RETRY_DAYS } from '../../src/dunning/charge-rules/mobile-wallet-charges';
+import { walletRetryDays, walletRetryDaysWanted, walletRetryWindowEnd, WALLET_MAX_RETRY_DAYS } from '../../src/dunning/charge-rules/mobile-wallet-charges';
 import { walletChargeBody } from '../../src/payments/charge-ledger';
 import { walletFailureState } from '../../src/payments/providers/mobile-wallet/client';
 
 const DAY = 86_400_000;
 const at = (iso: string) => new Date(iso);
 
-test('retryDays: the window ends by what is left of the plan, at most 14 and at least 2', (t) => {
-  // Due 2026-11-25; 6.5 days of the plan left from 2026-11-23 20:00: the window (final 00:00 UTC the day after the last retry day) ends by 2026-11-30 08:00.
-  t.is(walletRetryDays('2026-11-25', at('2026-11-30T08:00:00Z'), null), 4);
-  t.is(walletRetryWindowEnd({ due: '2026-11-25', retryDays: 4 }, at('2026-11-23T20:00:00Z')).toISOString(), '2026-11-30T00:00:00.000Z');
-  t.is(walletRetryDays('2026-11-25', at('2027-02-01T00:00:00Z'), null), WALLET_MAX_RETRY_DAYS, 'never above 14 (the wallet refuses more)');
-  t.is(walletRetryDays('2026-11-25', at('2026-11-26T00:00:00Z'), null), 2, 'the toolkit\'s minimum when only the plan is short');
-  t.is(walletRetryDays('2026-11-25', null, null), 2, 'no plan left and no deadline: the minimum');
+test('retryDays: an attempt of the plan asks for the wallet\'s whole window (14 days), any other attempt for 2', (t) => {
+  t.is(walletRetryDaysWanted('soft'), WALLET_MAX_RETRY_DAYS);
+  t.is(walletRetryDaysWanted('payday'), WALLET_MAX_RETRY_DAYS);
+  for (const plan of ['staff', 'processing', 'new_method'] as const) t.is(walletRetryDaysWanted(plan), 2, plan);
+  t.is(walletRetryDays('2026-11-25', 14, null), 14);
+  // Due 2026-11-25 with 14 days of retries: the outcome is final after 00:00 UTC on 2026-12-10.
+  t.is(walletRetryWindowEnd({ due: '2026-11-25', retryDays: 14 }, at('2026-11-23T20:00:00Z')).toISOString(), '2026-12-10T00:00:00.000Z');
+  t.is(walletRetryDays('2026-11-25', 30, null), WALLET_MAX_RETRY_DAYS, 'never above 14 (the wallet refuses more)');
+  t.is(walletRetryDays('2026-11-25', 2, null), 2);
 });
 
 test('retryDays: never past the case\'s deadline, down to 0', (t) => {
-  t.is(walletRetryDays('2026-11-25', null, at('2026-12-01T09:00:00Z')), 5, 'the window ends by the deadline');
+  t.is(walletRetryDays('2026-11-25', 14, at('2026-12-01T09:00:00Z')), 5, 'the window ends by the deadline');
   t.true(walletRetryWindowEnd({ due: '2026-11-25', retryDays: 5 }, at('2026-11-23T00:00:00Z')).getTime() <= Date.parse('2026-12-01T09:00:00Z'));
-  t.is(walletRetryDays('2026-11-25', at('2027-01-01T00:00:00Z'), at('2026-11-27T00:00:00Z')), 1, 'the deadline binds before the plan');
-  t.is(walletRetryDays('2026-11-25', null, at('2026-11-25T12:00:00Z')), 0, 'a deadline on the due day leaves one day of tries');
-  t.is(walletRetryDays('2026-11-25', null, at('2026-11-20T00:00:00Z')), 0);
-  t.is(walletRetryDays('2026-11-25', null, new Date(Date.parse('2026-11-25T00:00:00Z') + 40 * DAY)), 14);
+  t.is(walletRetryDays('2026-11-25', 14, at('2026-11-27T00:00:00Z')), 1, 'the deadline binds');
+  t.is(walletRetryDays('2026-11-25', 2, at('2026-11-25T12:00:00Z')), 0, 'a deadline on the due day leaves one day of tries');
+  t.is(walletRetryDays('2026-11-25', 2, at('2026-11-20T00:00:00Z')), 0);
+  t.is(walletRetryDays('2026-11-25', 14, new Date(Date.parse('2026-11-25T00:00:00Z') + 40 * DAY)), 14);
 });
 
 test('The request body: one charge the wallet retries, or, for a charge written before, one attempt as first sent', (t) => {

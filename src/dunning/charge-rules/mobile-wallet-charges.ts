@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { RetryPlan } from '../../../entities';
 import type { NewCharge } from '../../data-access/charge-ledger-repository';
 import type { DunningCaseRepository } from '../../data-access/dunning-case-repository';
 import type { OrderWriteRepository } from '../../data-access/order-write-repository';
@@ -24,20 +25,24 @@ export const WALLET_MIN_RETRY_DAYS = 2;
 /**
  * The `retryDays` of an attempt's wallet charge due on `due` (YYYY-MM-DD): the wallet retries it itself, daily from
  * `due` through `retryDays` days after it, telling the customer in the app each time, and its outcome is final
- * after 00:00 UTC the day after the last ("Charge times", "Charge retries", recurring-api-guide.md). The window
- * (walletRetryWindowEnd) is the renewal's remaining window: it ends by `limit`, which is the end of the dunning
- * plan the service would otherwise have spent charging again, and never after the case's deadline (when the
- * customer has been asked); at most 14 days, and at least 2 unless the deadline leaves fewer (then as many as fit,
- * down to 0: one day of tries).
+ * after 00:00 UTC the day after the last ("Charge times", "Charge retries", recurring-api-guide.md).
+ * An attempt of the plan asks for the wallet's whole window (`wanted` 14): the wallet's documents ask merchants to
+ * let it do the retrying rather than loop themselves, and a window cut to what was left of DUNNING_PLAN (4 days
+ * for the first attempt) recovered less than WooCommerce's plain timing in `npm run bench:recovery` (the customer
+ * who fixes the app a week later was never tried again). Any other attempt (a staff Charge now, a technical
+ * error's) asks for the toolkit's minimum. Either way the window never passes the case's deadline once the customer
+ * has been asked: then as many days as fit, down to 0 (one day of tries).
  */
-export function walletRetryDays(due: string, limit: Date | null, deadline: Date | null): number {
+export function walletRetryDays(due: string, wanted: number, deadline: Date | null): number {
   const dueMs = Date.parse(`${due.slice(0, 10)}T00:00:00Z`);
-  const fits = (end: Date) => Math.floor((end.getTime() - dueMs) / DAY_MS) - 1;
-  // No plan left (a staff attempt, a new agreement's): the deadline, when there is one, is the window.
-  const end = limit ?? deadline;
-  let days = Math.min(WALLET_MAX_RETRY_DAYS, Math.max(WALLET_MIN_RETRY_DAYS, end ? fits(end) : WALLET_MIN_RETRY_DAYS));
-  if (deadline) days = Math.min(days, fits(deadline));
+  let days = Math.min(WALLET_MAX_RETRY_DAYS, Math.max(0, wanted));
+  if (deadline) days = Math.min(days, Math.floor((deadline.getTime() - dueMs) / DAY_MS) - 1);
   return Math.max(0, days);
+}
+
+/** How many days of its own retries an attempt of `plan` asks the wallet for (walletRetryDays' `wanted`). */
+export function walletRetryDaysWanted(plan: RetryPlan): number {
+  return plan === 'soft' || plan === 'payday' ? WALLET_MAX_RETRY_DAYS : WALLET_MIN_RETRY_DAYS;
 }
 
 /**
@@ -71,8 +76,6 @@ export class MobileWalletCharges implements ProviderChargeRules {
     orderWrites: OrderWriteRepository;
     cases: DunningCaseRepository;
     clock: () => Date;
-    /** The dunning plan's waits (DUNNING_PLAN): what remains of it after an attempt is the window the wallet retries in. */
-    planSeconds?: readonly number[];
   }) {}
 
   async stateAtProvider(original: PaymentRecord, meta: Record<string, string>): Promise<ProviderState> {
@@ -150,21 +153,13 @@ export class MobileWalletCharges implements ProviderChargeRules {
     const due = new Date(now.getTime() + WALLET_DUE_IN_DAYS * DAY_MS).toISOString().slice(0, 10);
     return { kind: 'charge', charge: {
       ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
-      due, retryDays: await this.retryDaysOf(request, due, now), description: `Renewal order ${number}`.slice(0, 45),
+      due, retryDays: await this.retryDaysOf(request, due), description: `Renewal order ${number}`.slice(0, 45),
     } };
   }
 
-  /**
-   * The window of the attempt's charge: what the dunning plan has left after this attempt (its soft plan; the
-   * attempt's number counts every plan's attempts, so this is never more than is left), and the case's deadline.
-   * A staff attempt or one on a new agreement has no plan left: the minimum, or up to the deadline.
-   */
-  private async retryDaysOf(request: ChargeRequest, due: string, now: Date): Promise<number> {
+  /** The window of the attempt's charge: the wallet's whole window for an attempt of the plan, never past the case's deadline. */
+  private async retryDaysOf(request: ChargeRequest, due: string): Promise<number> {
     const found = await this.deps.cases.ofOrderUnlocked(request.order.id);
-    const deadline = parseGmtDateTime(found?.deadlineAt ?? null);
-    const plan = request.retry.plan === 'soft' ? this.deps.planSeconds : undefined;
-    const left = plan ? plan.slice(request.retry.attempt).reduce((sum, seconds) => sum + seconds * 1000, 0) : null;
-    const limit = left === null ? null : new Date(now.getTime() + left);
-    return walletRetryDays(due, limit, deadline);
+    return walletRetryDays(due, walletRetryDaysWanted(request.retry.plan), parseGmtDateTime(found?.deadlineAt ?? null));
   }
 }

@@ -106,7 +106,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   // Each provider's rules for a dunning charge, which the attempts and staff's outlook both follow.
   const chargeRules = {
     card_gateway: new CardGatewayCharges({ cardGateway, payments, orderWrites, cases: dunningCases }),
-    mobile_wallet: new MobileWalletCharges({ mobileWallet, payments, orderWrites, cases: dunningCases, clock, planSeconds: config.dunningPlanSeconds }),
+    mobile_wallet: new MobileWalletCharges({ mobileWallet, payments, orderWrites, cases: dunningCases, clock }),
   };
   const renewalAttempts = new RenewalAttempt({
     retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, log, clock,
