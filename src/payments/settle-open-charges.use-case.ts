@@ -6,7 +6,7 @@ import type { RetryRepository } from '../data-access/retry-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 import { CHARGEABLE_ORDER_STATUSES, type CancelOutcome, type ChargeLedger } from './charge-ledger';
 import type { PaymentRecorder } from './payment-recorder';
 import type { UnwantedCharges } from './unwanted-charges';
@@ -15,6 +15,13 @@ import type { UnwantedCharges } from './unwanted-charges';
 const PER_PASS = 200;
 /** The dunning loop runs every few seconds; what the renewals no longer want needs cancelling within a minute. */
 const PASS_SPACING_MS = 15_000;
+/**
+ * How long the caller that withdrew a charge (a notice, Stop dunning, another worker's pass) has to cancel it before
+ * the pass asks the provider again: its cancel, with the clients' bounded waits and retries, is done well within;
+ * after that it is taken to have stopped (a process ended) and the pass cancels. Asking twice at once would spend the
+ * wallet's cancels (5 a minute per charge) for nothing.
+ */
+const CANCEL_GRACE_MS = 120_000;
 
 export interface SettleSummary {
   looked: number;
@@ -106,11 +113,18 @@ export class SettleOpenCharges {
 
   /**
    * The charge, marked unwanted with the reason, when its renewal no longer wants it; null while it does. `toCancel`:
-   * this caller asks the provider; not when another caller withdrew it between the read and this withdrawal (that
-   * caller cancels it; should it not get to, the next pass finds it withdrawn and does).
+   * this caller asks the provider; not when another caller withdrew it between the read and this withdrawal, nor
+   * within CANCEL_GRACE_MS of another's withdrawal (that caller cancels it; should it not get to, a pass after the
+   * grace finds it withdrawn and does). A cancel the provider accepted and has not enacted (CANCELING) is read back
+   * each pass.
    */
   private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<{ charge: ChargeRecord; toCancel: boolean } | null> {
-    if (charge.cancelWantedAt || charge.state === 'CANCELING') return { charge, toCancel: true };
+    if (charge.state === 'CANCELING') return { charge, toCancel: true };
+    if (charge.cancelWantedAt) {
+      const wanted = parseGmtDateTime(charge.cancelWantedAt)?.getTime() ?? -Infinity;
+      // A charge never sent has no cancel under way anywhere (its request is refused once withdrawn): closed at once.
+      return { charge, toCancel: charge.sends === 0 || this.deps.clock().getTime() - wanted >= CANCEL_GRACE_MS };
+    }
     const order = await this.deps.orders.findById(charge.orderId, settings);
     let reason: string | null = null;
     if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {

@@ -342,6 +342,23 @@ test.serial('A charge withdrawn between its opening and its request (dunning sto
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
 });
 
+test.serial('A charge another caller withdrew is left to that caller for two minutes: the pass does not ask the wallet to cancel it again meanwhile, and cancels it after, should that caller have stopped', async (t) => {
+  const { orderId } = await failedWalletRenewal();
+  await tickAfter(12 * HOUR);
+  const [sent] = await chargesOf(orderId);
+  t.like(sent, { state: 'OPEN', sends: 1 });
+  // A caller withdraws it (as Stop dunning or a shop notice does) and stops before its cancel leaves.
+  const withdrawn = await hub.orderWrites.transaction((db) => hub.ledger.withdraw(db, orderId, 'dunning_stopped', now));
+  t.true(withdrawn?.first);
+  const before = walletCancels().length;
+  await tickAfter(MINUTE);
+  t.is(walletCancels().length, before, 'within the grace: no second cancel on top of the one the caller may be sending');
+  t.like((await chargesOf(orderId))[0], { state: 'OPEN', cancel_reason: 'dunning_stopped' });
+  await tickAfter(2 * MINUTE);
+  t.is(walletCancels().length, before + 1, 'after it: the pass cancels it, once');
+  t.like((await chargesOf(orderId))[0], { state: 'CANCELED' });
+});
+
 test.serial('A cancellation two cancellers confirm at once is recorded once: one move, one note on the order', async (t) => {
   const { orderId, agreementId } = await failedWalletRenewal();
   await tickAfter(12 * HOUR);
