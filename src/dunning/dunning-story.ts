@@ -30,6 +30,8 @@ export interface DunningTimelineEntry {
   by?: string;
   /** Why an attempt is planned when it is, besides its plan's wait: `payday`, early on the first bank day from payday after a decline for lack of funds. */
   why?: 'payday';
+  /** For `attempt_planned`: the attempt is made (or being made) and its charge awaits the provider's answer (a wallet's, for days). */
+  awaiting?: true;
 }
 
 export interface ActionView {
@@ -123,7 +125,7 @@ export function timelineOf(records: StoryRecords, chargeableFrom: (at: Date) => 
         addPlanned(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
         break;
       case 'PROCESSING':
-        add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why });
+        add(retry.scheduledAt, { event: 'attempt_planned', attempt, ...why, awaiting: true });
         break;
       case 'FAILED':
         add(payment?.updatedAt ?? retry.updatedAt, { event: 'attempt_failed', attempt, ...declineOf(retry, payment) });
@@ -140,7 +142,7 @@ export function timelineOf(records: StoryRecords, chargeableFrom: (at: Date) => 
         } else if (payment?.status === 'CANCELED') {
           add(payment.updatedAt, { event: 'attempt_cancelled', attempt });
         } else {
-          add(retry.updatedAt, { event: 'attempt_planned', attempt, ...why });
+          add(retry.updatedAt, { event: 'attempt_planned', attempt, ...why, awaiting: true });
         }
         break;
     }

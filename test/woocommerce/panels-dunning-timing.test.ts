@@ -149,6 +149,8 @@ test.serial('The Payments panel tells staff why an attempt is planned on payday,
     await page.locator(`${story} [data-dunning-status="open"]`).waitFor({ timeout: WAIT_MS });
     const walletWords = await wordsOf(page, payments);
     t.regex(walletWords, /MobilePay is retrying the charge itself and tells the customer in the app; its outcome is known on .+\. Nothing is charged on top\./, walletWords);
+    t.regex(walletWords, /Attempt 1 was made; the provider has not answered yet\./, 'the attempt made, its answer awaited');
+    t.regex(walletWords, /MobilePay kr\.149,00 Awaiting the provider/, 'its payment row: no status yet, in words');
     t.true(await page.locator(`${payments} .shop-sidecar-charge-now`).isDisabled(), 'Charge now is not offered while the wallet retries');
     await screenshot(page, 'panels-wallet-retrying');
     await page.locator(payments).screenshot({ path: path.join(SCREENS_DIR, 'panel-wallet-retrying.png'), style: STICKY_HEADERS });

@@ -305,6 +305,7 @@ export const components: Record<string, Schema> = {
           + '`customer_emailed`: asked for a new payment method; `customer_reminded`: the reminder before the deadline; `staff_*`: what a staff member (`by`) did.',
       },
       attempt: { type: 'integer', minimum: 1, description: 'The attempt\'s number, for `attempt_*` and `staff_charged`.' },
+      awaiting: { const: true, description: 'For `attempt_planned`: the attempt is made (or being made) and its charge awaits the provider\'s answer; absent while it is only planned.' },
       reason: { ...nullable({ type: 'string' }), description: 'The provider\'s code, for `renewal_failed` and `attempt_failed`.' },
       state: { ...nullable({ type: 'string' }), description: 'The decline\'s state (e.g. `soft_declined`).' },
       means: { enum: ['service_retry', 'staff_charge', 'new_payment_method', 'provider_retry', 'reconciliation', 'shop_payment'], description: 'For `recovered`: how it was paid.' },

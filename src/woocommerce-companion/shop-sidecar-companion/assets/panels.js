@@ -863,6 +863,14 @@
 			case 'renewal_failed':
 				return __( 'The renewal payment failed.', 'shop-sidecar-companion' );
 			case 'attempt_planned':
+				// awaiting: the attempt was made and its charge awaits the provider's answer (a wallet's, for days).
+				if ( entry.awaiting ) {
+					return entry.why === 'payday'
+						/* translators: %d: the attempt's number. */
+						? sprintf( __( 'Attempt %d was made early on payday, as the decline was for lack of funds; the provider has not answered yet.', 'shop-sidecar-companion' ), attempt )
+						/* translators: %d: the attempt's number. */
+						: sprintf( __( 'Attempt %d was made; the provider has not answered yet.', 'shop-sidecar-companion' ), attempt );
+				}
 				// why: 'payday': planned early on payday, the decline having been for lack of funds (DUNNING_PAYDAYS).
 				if ( entry.why === 'payday' ) {
 					return Date.parse( entry.at ) > Date.now()
@@ -1223,7 +1231,10 @@
 							{ title: __( 'Provider', 'shop-sidecar-companion' ), cell: ( payment ) => el( Worded, { kind: 'provider', code: payment.provider } ) },
 							{ title: __( 'Reference', 'shop-sidecar-companion' ), cell: ( payment ) => reference( payment.external_id ) },
 							{ title: __( 'Amount', 'shop-sidecar-companion' ), cell: ( payment ) => fmt.money( payment.amount, payment.currency ) },
-							{ title: __( 'Status', 'shop-sidecar-companion' ), cell: ( payment ) => el( 'span', { 'data-payment-status': payment.status || '' }, el( Worded, { kind: 'status', code: payment.status } ) ) },
+							{ title: __( 'Status', 'shop-sidecar-companion' ), cell: ( payment ) => el( 'span', { 'data-payment-status': payment.status || '' }, payment.status
+								? el( Worded, { kind: 'status', code: payment.status } )
+								// No status yet: a charge the service asked for, whose provider has not answered.
+								: __( 'Awaiting the provider', 'shop-sidecar-companion' ) ) },
 							{ title: __( 'Why it failed', 'shop-sidecar-companion' ), cell: failure },
 							{ title: __( 'Updated', 'shop-sidecar-companion' ), cell: ( payment ) => el( When, { fmt, value: payment.updated_at } ) },
 						],
