@@ -1,6 +1,7 @@
 import type { Provider } from '../entities';
 import { loadConfig, type DunningConfig } from '../src/config';
 import { decideOnDecline, earliestWithinCaps, isLackOfFunds, type ChargeCaps, type Decline } from '../src/dunning/decline-policy';
+import { paydayAttemptTime } from '../src/dunning/dunning';
 import { BASELINE_PLAN_SECONDS } from '../src/dunning/holdout';
 import { walletRetryDays, walletRetryDaysWanted } from '../src/dunning/charge-rules/mobile-wallet-charges';
 import { nextPaydayMorning, type Paydays } from '../src/shop/danish-bank-calendar';
@@ -216,7 +217,9 @@ export function simulate(renewal: FailedRenewal, plan: RetryPlanModel, config: D
     let kind: string = decision.plan;
     // Dunning.paydayAttempt and RetryRepository.scheduleNext's `instead`.
     if (plan.payday && decision.plan === 'soft' && isLackOfFunds(renewal.provider, decline)) {
-      const wanted = nextPaydayMorning(new Date(now), ZONE, config.paydays, PAYDAY_TIME)?.getTime();
+      const morning = nextPaydayMorning(new Date(now), ZONE, config.paydays, PAYDAY_TIME);
+      // A wallet's attempt is made ahead of payday, so that its charge falls due then (Dunning's paydayAttemptTime).
+      const wanted = morning ? paydayAttemptTime(renewal.provider, morning, new Date(now)).getTime() : undefined;
       const until = asked.deadline ?? renewal.at + planSeconds.reduce((sum, s) => sum + s * 1000, 0) + config.customerDays * DAY_MS;
       if (wanted !== undefined && wanted < until && (plannedFor === null || wanted < plannedFor)) {
         const capped = withinCaps(wanted);
