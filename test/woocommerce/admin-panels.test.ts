@@ -1,16 +1,10 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { loadConfig } from '../../src/config';
-import { createShopDataSource } from '../../src/data-access/data-source';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { eventually } from '../support/payment-hub-fixture';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { HELPDESK_KEY, HELPDESK_SECRET } from '../support/test-shop';
-import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
-import { apiGetFromPage, logIn, openBrowser, screenshot, SCREENS_DIR, type AdminBrowser, type Page } from './support/admin-browser';
-import { startAdminOrigin, type AdminOrigin } from './support/admin-origin';
-import { freePort } from './support/serve-over-http';
+import { apiGetFromPage, logIn, openBrowser, screenshot, SCREENS_DIR, wordsOf, type AdminBrowser, type Page } from './support/admin-browser';
+import { installCompanion, PanelsService } from './support/panels-service';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -30,8 +24,6 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  * WooCommerce's own state is read through PHP. Screenshots: test-artifacts/screens/panels-*.png.
  */
 
-const COMPANION_LOADER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
-const COMPANION_FOLDER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion');
 const MANAGER = { login: 'panel-manager', password: 'manager-pass-0123456789' };
 const CUSTOMER = { login: 'panel-customer', password: 'customer-pass-0123456789' };
 const WAIT_MS = 60_000;
@@ -83,20 +75,6 @@ async function noticeOf(page: Page, panel: string, says: RegExp): Promise<{ kind
   // The notice's own words (wp.components puts a heading for screen readers before them).
   const text = ((await notice.locator('.components-notice__content').first().textContent()) ?? '').trim();
   return { kind: /is-error/.test(className) ? 'error' : /is-success/.test(className) ? 'success' : className, text };
-}
-
-/** What a panel says in words: its visible text without the <code> details. */
-async function wordsOf(page: Page, selector: string): Promise<string> {
-  return page.locator(selector).first().evaluate((node) => {
-    const copy = node.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll('code, .screen-reader-text').forEach((detail) => detail.remove());
-    // innerText needs the copy laid out.
-    copy.style.position = 'absolute';
-    document.body.append(copy);
-    const text = copy.innerText;
-    copy.remove();
-    return text.replace(/\s+/g, ' ').trim();
-  });
 }
 
 /** The raw codes a text still shows. */
@@ -160,24 +138,15 @@ async function formState(page: Page): Promise<{ status: string; nextPayment: str
 
 async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
   let shop: WooCommerceShop | undefined;
-  let origin: AdminOrigin | undefined;
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
+  const service = new PanelsService();
   const card = new FakeCardGateway();
   const support = '#shop-sidecar-support';
   const payments = '#shop-sidecar-payments';
   try {
     shop = await createWooCommerceShop(`admin_panels_${mode}`, 'current', mode);
-    // Installed as docs/companion.md says: the loader and its folder copied into wp-content/mu-plugins/.
-    const muPlugins = path.join(shop.siteDir, 'wp-content', 'mu-plugins');
-    await fs.copyFile(COMPANION_LOADER, path.join(muPlugins, 'shop-sidecar-companion.php'));
-    await fs.cp(COMPANION_FOLDER, path.join(muPlugins, 'shop-sidecar-companion'), { recursive: true });
+    await installCompanion(shop);
     await card.start();
-
-    const port = await freePort();
-    const apiPort = await freePort();
-    const env: Record<string, string> = {
-      DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: String(apiPort), SHOP_URL: `https://127.0.0.1:${port}`, ...WP_SECRETS_ENV,
+    await service.start(shop, {
       HELPDESK_API_KEY: HELPDESK_KEY, HELPDESK_API_SECRET: HELPDESK_SECRET,
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
       // Only the panel's button asks the gateway about the failed renewal: the worker does not on its own.
@@ -185,18 +154,8 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
       // Four charges a day per card: the three renewals' failed charges and the first's Charge now use up the day
       // of the card they share, so the second meets the day's cap.
       DUNNING_MAX_CHARGES_PER_DAY: '4',
-    };
-    const migrations = createShopDataSource(loadConfig(env).db, 1);
-    await migrations.initialize();
-    await migrations.runMigrations();
-    await migrations.destroy();
-    origin = await startAdminOrigin({ shop, apiUrl: `http://127.0.0.1:${apiPort}`, port });
-    // The hand-over goes to the shop's HTTPS address: the services trust the origin's own certificate.
-    const serviceEnv = { ...env, NODE_EXTRA_CA_CERTS: origin.certificate };
-    api = startServiceProcess('api', serviceEnv);
-    worker = startServiceProcess('worker', serviceEnv);
-    await api.logged('api_listening', WAIT_MS);
-    await worker.logged('worker_started', WAIT_MS);
+    });
+    const origin = service.origin!;
 
     const reasons = [];
     for (const title of ['Too expensive', 'Moving abroad', 'Not using it']) reasons.push((await shop.php<{ id: number }>('post', { type: 'cancellation_reason', title })).id);
@@ -350,7 +309,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     card.setPaymentMethod('ca-panels', { customer: 'cust-panels', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
     for (const renewal of [firstRenewal, second, third]) {
       card.setCharge(`order-${renewal}`, { state: 'failed', amount: 14900, customer: 'cust-panels', error: 'insufficient_funds', error_state: 'soft_declined' });
-      t.is((await sendCardGatewayEvent(`http://127.0.0.1:${apiPort}`, { event_type: 'invoice_failed', invoice: `order-${renewal}` }, card.webhookSecret)).res.status, 200);
+      t.is((await sendCardGatewayEvent(service.apiUrl, { event_type: 'invoice_failed', invoice: `order-${renewal}` }, card.webhookSecret)).res.status, 200);
     }
     const allIn = async (ids: number[], status: string) => (await Promise.all(ids.map(wooState))).every((state) => state.status === status);
     await eventually(() => allIn([firstRenewal, second, third], 'failed'), WAIT_MS, 'WooCommerce to show the renewals failed');
@@ -490,7 +449,7 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await page.goto(`${origin.url}${subscriptionScreen(mode, active)}`);
     await page.locator(`${support} .shop-sidecar-force-activate`).waitFor({ timeout: WAIT_MS });
     const before = await wooState(active);
-    await api.kill();
+    await service.api!.kill();
     await page.locator(`${support} .shop-sidecar-force-activate`).click();
     const refusal = await noticeOf(page, support, /.+/);
     t.is(refusal.kind, 'error');
@@ -500,17 +459,10 @@ async function scenario(t: ExecutionContext, mode: StorageMode): Promise<void> {
     await screenshot(page, `panels-${mode}-support-service-down`);
     t.deepEqual(await wooState(active), before, 'nothing in the shop changed');
   } catch (error) {
-    if (origin) t.log((await origin.output()).slice(-6000));
-    if (api) t.log(JSON.stringify(api.logs.slice(-20)).slice(-4000));
+    await service.log(t);
     throw error;
   } finally {
-    await api?.kill();
-    if (worker) {
-      worker.signal('SIGTERM');
-      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-      await worker.kill();
-    }
-    await origin?.stop();
+    await service.stop();
     await card.stop();
     if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
   }

@@ -1,17 +1,11 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import { loadConfig } from '../../src/config';
-import { createShopDataSource } from '../../src/data-access/data-source';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
-import { startServiceProcess, type ServiceProcess } from '../support/service-process';
-import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
-import { logIn, openBrowser, screenshot, SCREENS_DIR, type AdminBrowser, type Page } from './support/admin-browser';
-import { startAdminOrigin, type AdminOrigin } from './support/admin-origin';
-import { freePort } from './support/serve-over-http';
+import { logIn, openBrowser, screenshot, SCREENS_DIR, wordsOf, type AdminBrowser } from './support/admin-browser';
+import { installCompanion, PanelsService } from './support/panels-service';
 import { createWooCommerceShop, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -25,8 +19,6 @@ import { createWooCommerceShop, type WooCommerceShop } from './support/woocommer
  * attempt comes first, and the processing plan's is 2 s, so the wallet's technical error is charged again at once.
  */
 
-const COMPANION_LOADER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
-const COMPANION_FOLDER = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion');
 const MANAGER = { login: 'timing-manager', password: 'manager-pass-0123456789' };
 const WAIT_MS = 60_000;
 const SHOP_ZONE = 'Europe/Copenhagen';
@@ -35,19 +27,6 @@ const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mo
 const WALLET_SECRET = 'wallet-secret-for-the-panels-timing-test';
 
 const orderScreen = (id: number) => `/wp-admin/post.php?post=${id}&action=edit`;
-
-/** What a panel says in words: its visible text without the <code> details. */
-async function wordsOf(page: Page, selector: string): Promise<string> {
-  return page.locator(selector).first().evaluate((node) => {
-    const copy = node.cloneNode(true) as HTMLElement;
-    copy.querySelectorAll('code, .screen-reader-text').forEach((detail) => detail.remove());
-    copy.style.position = 'absolute';
-    document.body.append(copy);
-    const text = copy.innerText;
-    copy.remove();
-    return text.replace(/\s+/g, ' ').trim();
-  });
-}
 
 /** Tomorrow's day of the month in the shop's zone: the shop's payday for this test (DUNNING_PAYDAYS takes day numbers). */
 function tomorrowInShop(): number {
@@ -66,42 +45,25 @@ test.after.always(async () => {
 
 test.serial('The Payments panel tells staff why an attempt is planned on payday, and that MobilePay is retrying its charge itself and until when', async (t) => {
   let shop: WooCommerceShop | undefined;
-  let origin: AdminOrigin | undefined;
-  let api: ServiceProcess | undefined;
-  let worker: ServiceProcess | undefined;
+  const service = new PanelsService();
   const card = new FakeCardGateway();
   const wallet = new FakeMobileWallet();
   const payments = '#shop-sidecar-payments';
   const story = `${payments} .shop-sidecar-dunning`;
   try {
     shop = await createWooCommerceShop('panels_dunning_timing', 'current', 'posts');
-    const muPlugins = path.join(shop.siteDir, 'wp-content', 'mu-plugins');
-    await fs.copyFile(COMPANION_LOADER, path.join(muPlugins, 'shop-sidecar-companion.php'));
-    await fs.cp(COMPANION_FOLDER, path.join(muPlugins, 'shop-sidecar-companion'), { recursive: true });
+    await installCompanion(shop);
     await Promise.all([card.start(), wallet.start()]);
-
-    const port = await freePort();
-    const apiPort = await freePort();
-    const env: Record<string, string> = {
-      DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: String(apiPort), SHOP_URL: `https://127.0.0.1:${port}`, ...WP_SECRETS_ENV,
+    await service.start(shop, {
       CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
       MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
       MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
       MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
       DUNNING_PLAN: '20d,1d', DUNNING_PROCESSING_PLAN: '2s,1d', DUNNING_PAYDAYS: String(tomorrowInShop()),
       RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0', PRE_RENEWAL_CHECK_DAYS: '0',
-    };
-    const migrations = createShopDataSource(loadConfig(env).db, 1);
-    await migrations.initialize();
-    await migrations.runMigrations();
-    await migrations.destroy();
-    origin = await startAdminOrigin({ shop, apiUrl: `http://127.0.0.1:${apiPort}`, port });
-    const serviceEnv = { ...env, NODE_EXTRA_CA_CERTS: origin.certificate };
-    api = startServiceProcess('api', serviceEnv);
-    worker = startServiceProcess('worker', serviceEnv);
-    await api.logged('api_listening', WAIT_MS);
-    await worker.logged('worker_started', WAIT_MS);
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    });
+    const origin = service.origin!;
+    const apiUrl = service.apiUrl;
 
     await shop.php('user', { ...MANAGER, role: 'shop_manager' });
     const wooStatus = async (id: number) => (await shop!.php<{ status: string }>('state', { id })).status;
@@ -157,18 +119,10 @@ test.serial('The Payments panel tells staff why an attempt is planned on payday,
     t.is(walletCharges().length, 1, 'one charge while the wallet retries');
     await page.close();
   } catch (error) {
-    if (origin) t.log((await origin.output()).slice(-6000));
-    if (api) t.log(JSON.stringify(api.logs.slice(-20)).slice(-4000));
-    if (worker) t.log(JSON.stringify(worker.logs.slice(-20)).slice(-4000));
+    await service.log(t);
     throw error;
   } finally {
-    await api?.kill();
-    if (worker) {
-      worker.signal('SIGTERM');
-      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-      await worker.kill();
-    }
-    await origin?.stop();
+    await service.stop();
     await Promise.allSettled([card.stop(), wallet.stop()]);
     if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
   }

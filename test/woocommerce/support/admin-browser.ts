@@ -144,3 +144,17 @@ export async function apiGetFromPage(page: Page, route: string): Promise<PageRes
     return { status: response.status, body: await read(response), via };
   }, route);
 }
+
+/** What a panel says in words: its visible text without the <code> details (the codes staff need not read). */
+export async function wordsOf(page: Page, selector: string): Promise<string> {
+  return page.locator(selector).first().evaluate((node) => {
+    const copy = node.cloneNode(true) as HTMLElement;
+    copy.querySelectorAll('code, .screen-reader-text').forEach((detail) => detail.remove());
+    // innerText needs the copy laid out.
+    copy.style.position = 'absolute';
+    document.body.append(copy);
+    const text = copy.innerText;
+    copy.remove();
+    return text.replace(/\s+/g, ' ').trim();
+  });
+}
