@@ -11,6 +11,7 @@ import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepar
 import type { Statement } from './transaction';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTime, gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
+import { CARD_GATEWAY_METHOD_PREFIX } from '../shop/payment-gateways';
 
 export interface ReconcileItemRecord {
   id: number;
@@ -97,8 +98,6 @@ export function agreementIsOpen(status: AgreementStatus, provider?: Provider, di
 /** The same as agreementIsOpen's last case, in SQL over alias `a`. */
 const FAILED_CARD = "(a.status = 'DISABLED' AND a.provider = 'card_gateway' AND a.disableReason = 'FAILED')";
 
-/** The card gateway's WooCommerce gateways are all `reepay_...` (reepay_checkout, reepay_mobilepay, ...). */
-export const CARD_GATEWAY_METHOD_PREFIX = 'reepay';
 export const AWAITING_STATUSES = ['pending', 'on-hold'];
 
 /** The item joined to a row discovery read (`itemOpenedAt`, `itemStatus`), or null when it has none. */

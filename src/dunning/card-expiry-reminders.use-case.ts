@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { CardExpiryReminderRepository, CurrentCard, SubscriptionFacts } from '../data-access/card-expiry-reminder-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
-import { CARD_GATEWAY_METHOD_PREFIX } from '../data-access/reconciliation-repository';
+import { CARD_GATEWAY_METHOD_PREFIX } from '../shop/payment-gateways';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';

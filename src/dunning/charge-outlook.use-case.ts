@@ -4,7 +4,7 @@ import type { PaymentRepository } from '../data-access/payment-repository';
 import type { ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import { CHARGEABLE_ORDER_STATUSES } from '../payments/charge-ledger';
-import type { ProviderChargeRules } from './charge-rules/charge-rules';
+import { chargingProvider, type ProviderChargeRules } from './charge-rules/charge-rules';
 import { chargeMethodKey } from './dunning';
 import type { ChargeUnderWay } from './staff-actions';
 
@@ -42,10 +42,12 @@ export class ChargeOutlookOfCase {
     const subscriptionOnHold = subscription?.status === 'on-hold';
     const outlook: ChargeOutlook = { orderAwaitsPayment, subscriptionOnHold, chargeKey: null, hasPaymentMethod: false, underWay: null };
     if (!original || !order) return outlook;
-    const rules = this.deps.chargeRules[original.provider];
-    const meta = await this.deps.payments.meta(original.id);
+    // As the attempt itself charges (RenewalAttempt): through the provider the subscription names now.
+    const provider = chargingProvider(subscription, original.provider);
+    const rules = this.deps.chargeRules[provider];
+    const meta = provider === original.provider ? await this.deps.payments.meta(original.id) : {};
     const target = await rules.target({ plan: 'staff', subscriptionId: found.subscriptionId }, original, meta, settings);
-    outlook.chargeKey = chargeMethodKey(original.provider, target);
+    outlook.chargeKey = chargeMethodKey(provider, target);
     outlook.hasPaymentMethod = rules.hasPaymentMethod(target);
     if (!orderAwaitsPayment || !subscriptionOnHold || !outlook.hasPaymentMethod) return outlook;
     const still = await rules.underWay(order, original, meta, settings, now);

@@ -3,7 +3,6 @@ import type { CardExpiryReminderRepository, SubscriptionFacts } from '../data-ac
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PreRenewalCheckRepository } from '../data-access/pre-renewal-check-repository';
 import { renewalKey } from '../data-access/pre-renewal-check-repository';
-import { CARD_GATEWAY_METHOD_PREFIX } from '../data-access/reconciliation-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { companionSendsPreRenewal, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
@@ -11,6 +10,7 @@ import type { CardGatewayClient } from '../payments/providers/card-gateway/clien
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
 import { Pacer } from '../reconciliation/pacer';
 import { noteLanguage } from '../shop/order-note-words';
+import { providerOfGateway } from '../shop/payment-gateways';
 import { NEXT_PAYMENT_META } from '../shop/subscription';
 import { localDateTime, type ShopTimeZone } from '../shop/shop-time';
 import { subscriptionPaymentMethod } from './dunning';
@@ -18,8 +18,6 @@ import { subscriptionPaymentMethod } from './dunning';
 const DAY_MS = 86_400_000;
 /** Subscriptions whose facts are read at once. */
 const BATCH = 100;
-/** The wallet's WooCommerce gateway ids begin so (`vipps_mobilepay_recurring`, the official plugin's `vipps_recurring`). */
-const WALLET_METHOD_PREFIX = 'vipps';
 
 export interface PreRenewalCheckSettings {
   /** PRE_RENEWAL_CHECK_DAYS: days before the renewal; 0: off. */
@@ -219,9 +217,7 @@ export class PreRenewalCheck {
 }
 
 function providerOf(subscription: SubscriptionFacts): Provider | null {
-  if (subscription.paymentMethod.startsWith(CARD_GATEWAY_METHOD_PREFIX)) return 'card_gateway';
-  if (subscription.paymentMethod.startsWith(WALLET_METHOD_PREFIX)) return 'mobile_wallet';
-  return null;
+  return providerOfGateway(subscription.paymentMethod);
 }
 
 /** The subscription's note: what was found, and that the customer was asked (in the shop's language). */

@@ -19,7 +19,7 @@ import { CHARGEABLE_ORDER_STATUSES, type ChargeAnswer, type ChargeLedger } from 
 import type { ChargeRecord } from '../data-access/charge-ledger-repository';
 import type { ChargeRequester, Provider } from '../../entities';
 import type { ChargePayments } from '../payments/charge-payments';
-import { PROVIDER_DOWN_WAIT_MS, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type Refusal } from './charge-rules/charge-rules';
+import { chargingProvider, PROVIDER_DOWN_WAIT_MS, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type Refusal } from './charge-rules/charge-rules';
 
 
 
@@ -122,9 +122,8 @@ export class RenewalAttempt {
     // Read once: the charge and the payment record of this attempt both use them.
     const originalMeta = await payments.meta(original.id);
     // The failed payment may have been paid since, its webhook late or lost: then there is nothing to charge.
-    const rules = this.deps.chargeRules[original.provider];
-    const meanwhile = await rules.stateAtProvider(original, originalMeta);
-    if (meanwhile.kind === 'refused') return this.hold(retry, original, order.id, meanwhile, now);
+    const meanwhile = await this.deps.chargeRules[original.provider].stateAtProvider(original, originalMeta);
+    if (meanwhile.kind === 'refused') return this.hold(retry, original.provider, order.id, meanwhile, now);
     if (meanwhile.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), meanwhile.message, now);
     if (meanwhile.kind === 'paid') {
       return orderWrites.transaction(async (db) => {
@@ -136,26 +135,30 @@ export class RenewalAttempt {
         return { kind: 'canceled' as const, cause: 'paid_meanwhile' as const, why };
       });
     }
+    // Through the provider the subscription names now (chargingProvider). A charge still open on a provider it left is
+    // withdrawn by the settle pass; until that one is closed, the ledger's one open charge per renewal holds this back.
+    const provider = chargingProvider(subscription, original.provider);
+    const rules = this.deps.chargeRules[provider];
     // Whatever charge for this renewal is already under way, ours or the shop's: nothing is charged on top.
     const still = await rules.underWay(order, original, originalMeta, settings, now);
-    if (still?.kind === 'refused') return this.hold(retry, original, order.id, still, now);
+    if (still?.kind === 'refused') return this.hold(retry, provider, order.id, still, now);
     if (still) {
       if (mode === 'staff') return this.dropStaffAttempt(retry, 'under_way', still.until, still.why, now);
       return this.postpone(retry, 'under_way', still.until, still.why, now);
     }
-    const target = await rules.target(retry, original, originalMeta, settings);
-    const chargeKey = chargeMethodKey(original.provider, target);
-    const minor = toMinorUnits(original.provider, order.currency, order.total);
-    if (!minor.ok) return this.hold(retry, original, order.id, { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` }, now);
+    const target = await rules.target(retry, original, provider === original.provider ? originalMeta : {}, settings);
+    const chargeKey = chargeMethodKey(provider, target);
+    const minor = toMinorUnits(provider, order.currency, order.total);
+    if (!minor.ok) return this.hold(retry, provider, order.id, { kind: 'refused', status: null, code: minor.kind, message: `renewal order ${order.id} in ${order.currency}: ${minor.message}` }, now);
     const amount = minor.minor;
     const number = displayedOrderNumber(order, settings.orderNumbers);
     const requestedBy: ChargeRequester = retry.plan === 'staff' ? 'staff' : retry.plan === 'new_method' ? 'new_method' : 'plan';
     const planned = await rules.newCharge({
       retry, original, target, order, number, settings, key: await this.requestKey(retry),
-      base: { orderId: order.id, subscriptionId: retry.subscriptionId, provider: original.provider, amountMinor: amount, currency: order.currency, requestedBy, retryId: retry.id },
+      base: { orderId: order.id, subscriptionId: retry.subscriptionId, provider, amountMinor: amount, currency: order.currency, requestedBy, retryId: retry.id },
     });
     if (planned.kind !== 'charge') {
-      return this.recordAnswer(retry, original, order, settings, target, chargeKey, amount, planned.result, null);
+      return this.recordAnswer(retry, original, provider, order, settings, target, chargeKey, amount, planned.result, null);
     }
     // One renewal, one payment: the charge is written, and the renewal's one slot claimed, before the provider is asked.
     const open = () => this.deps.ledger.open(planned.charge, settings, async (db) => {
@@ -196,26 +199,26 @@ export class RenewalAttempt {
       await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
       return { kind: 'canceled', cause: 'order_moved_on', why };
     }
-    return this.recordAnswer(retry, original, order, settings, target, chargeKey, amount, resultOf(answer), opened.charge);
+    return this.recordAnswer(retry, original, provider, order, settings, target, chargeKey, amount, resultOf(answer), opened.charge);
   }
 
   /** What the provider answered an attempt's charge, recorded: the payment, the caps, the attempt, the ledger. */
   private async recordAnswer(
-    retry: RetryRecord, original: PaymentRecord, order: ShopOrder, settings: ShopSettings, target: ChargeTarget, chargeKey: string | null, amount: number,
-    result: ChargeResult, charge: ChargeRecord | null,
+    retry: RetryRecord, original: PaymentRecord, provider: Provider, order: ShopOrder, settings: ShopSettings, target: ChargeTarget, chargeKey: string | null,
+    amount: number, result: ChargeResult, charge: ChargeRecord | null,
   ): Promise<AttemptOutcome> {
     const { retries, orderWrites, clock } = this.deps;
     const { subscriptionId } = retry;
     const now = clock();
     if (result.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
-    if (result.kind === 'refused') return this.hold(retry, original, order.id, result, now);
+    if (result.kind === 'refused') return this.hold(retry, provider, order.id, result, now);
     await this.deps.refusals.resolve(retry.id, now);
 
     return orderWrites.transaction(async (db): Promise<AttemptOutcome> => {
       const at = clock();
       // Payments writes the answer's payment row and closes the ledger's charge on the provider's word.
       const payment = await this.deps.chargePayments.paymentOfAnswer(db, {
-        provider: original.provider, externalId: result.externalId, orderId: order.id, agreementId: original.agreementId, amountMinor: amount, currency: order.currency,
+        provider, externalId: result.externalId, orderId: order.id, agreementId: provider === original.provider ? original.agreementId : null, amountMinor: amount, currency: order.currency,
         meta: {
           retry_of: String(original.id), retry_attempt: String(retry.attempt),
           // Who asked for the charge, for the story's ending: the customer's new method, a staff member's Charge now, or the plan.
@@ -266,12 +269,12 @@ export class RenewalAttempt {
    * attempt is held (no cap used, no e-mail, the case stays open) and asked again until the cause is fixed;
    * the operator hears of it (log, metrics, alert, doctor).
    */
-  private async hold(retry: RetryRecord, original: PaymentRecord, orderId: number, refusal: Refusal, now: Date): Promise<AttemptOutcome> {
+  private async hold(retry: RetryRecord, provider: Provider, orderId: number, refusal: Refusal, now: Date): Promise<AttemptOutcome> {
     const answer = `${refusal.status ?? ''}${refusal.code ? ` code ${refusal.code}` : ''} ${refusal.message}`.trim();
-    const why = `held: ${original.provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
-    await this.deps.refusals.record({ provider: original.provider, retryId: retry.id, orderId, httpStatus: refusal.status, code: refusal.code, message: refusal.message }, now);
+    const why = `held: ${provider} refused the request (${answer}); not a decline, the service's own request must be fixed`;
+    await this.deps.refusals.record({ provider, retryId: retry.id, orderId, httpStatus: refusal.status, code: refusal.code, message: refusal.message }, now);
     await this.deps.retries.postpone(retry.id, new Date(now.getTime() + REFUSED_WAIT_MS), why, now);
-    this.deps.log.error('provider_refused_request', { retryId: retry.id, orderId, provider: original.provider, status: refusal.status, code: refusal.code, message: refusal.message });
+    this.deps.log.error('provider_refused_request', { retryId: retry.id, orderId, provider, status: refusal.status, code: refusal.code, message: refusal.message });
     return { kind: 'held', message: answer };
   }
 

@@ -1,9 +1,12 @@
 import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/dunning-case-repository';
+import type { Provider } from '../../entities';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
+import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import type { CardGatewayClient } from '../payments/providers/card-gateway/client';
 import type { MobileWalletClient } from '../payments/providers/mobile-wallet/client';
+import { chargingProvider } from './charge-rules/charge-rules';
 import { subscriptionPaymentMethod, type Dunning } from './dunning';
 
 /** Open cases looked at per pass (one meta read each; the provider is asked only about a method that changed). */
@@ -26,6 +29,7 @@ export class SwitchedPaymentMethods {
   constructor(private readonly deps: {
     cases: DunningCaseRepository;
     orders: OrderWriteRepository;
+    subscriptions: Pick<SubscriptionRepository, 'find'>;
     dunning: Pick<Dunning, 'chargeWithNewMethod'>;
     settings: ShopSettingsRepository;
     cardGateway: CardGatewayClient;
@@ -48,29 +52,37 @@ export class SwitchedPaymentMethods {
     return charged;
   }
 
-  /** True when the case's subscription names a new method, active at its provider, and a charge with it is planned. */
+  /**
+   * True when the case's subscription names a new method, active at its provider, and a charge with it is planned.
+   * The method is the one of the provider whose gateway the subscription names now: a customer who moved from the
+   * wallet to a card (WooCommerce's change of payment method sets `_payment_method` and the card plugin's
+   * `_reepay_token`) is charged on that card, as Subscriptions' own retries would charge it.
+   */
   async check(found: DunningCaseRecord, settings: ShopSettings): Promise<boolean> {
     const now = this.deps.clock();
-    const method = await subscriptionPaymentMethod(this.deps.orders, this.deps.cases.pool, found.subscriptionId, found.provider, settings);
+    const subscription = await this.deps.subscriptions.find(found.subscriptionId, settings);
+    const provider = chargingProvider(subscription, found.provider);
+    const method = await subscriptionPaymentMethod(this.deps.orders, this.deps.cases.pool, found.subscriptionId, provider, settings);
     if (!method || method === found.paymentMethodSeen) return false;
     if (found.paymentMethodSeen === null) {
       // A case from before the service kept what it saw: this is its starting point, not a switch.
       await this.deps.cases.seeMethod(this.deps.cases.pool, found.id, method, now);
       return false;
     }
-    if (!(await this.active(found, method))) return false;
+    if (!(await this.active(provider, method))) return false;
     const planned = await this.deps.orders.transaction(async (db) => {
       const locked = await this.deps.cases.lockCaseOfOrder(db, found.orderId);
       if (locked?.status !== 'OPEN' || locked.paymentMethodSeen === method) return false;
-      return this.deps.dunning.chargeWithNewMethod(db, locked, { methodKey: found.methodKey, method, settings, now });
+      // The caps are counted on the method's own key when it is charged (another provider's method: not the case's key).
+      return this.deps.dunning.chargeWithNewMethod(db, locked, { methodKey: provider === found.provider ? found.methodKey : null, method, settings, now });
     });
-    if (planned) this.deps.log.info('dunning_switched_payment_method', { orderId: found.orderId, subscriptionId: found.subscriptionId, provider: found.provider, method });
+    if (planned) this.deps.log.info('dunning_switched_payment_method', { orderId: found.orderId, subscriptionId: found.subscriptionId, provider, method, from: found.provider });
     return planned;
   }
 
   /** Whether the provider holds the method active (a card in state active, an ACTIVE agreement); unknown counts as not. */
-  private async active(found: DunningCaseRecord, method: string): Promise<boolean> {
-    if (found.provider === 'card_gateway') {
+  private async active(provider: Provider, method: string): Promise<boolean> {
+    if (provider === 'card_gateway') {
       const read = await this.deps.cardGateway.getPaymentMethod(method);
       return read.ok && read.value.state === 'active';
     }

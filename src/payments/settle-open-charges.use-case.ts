@@ -3,9 +3,11 @@ import type { OrderRepository } from '../data-access/order-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRepository } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
+import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
+import { providerOfGateway } from '../shop/payment-gateways';
 import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 import { CHARGEABLE_ORDER_STATUSES, type CancelOutcome, type ChargeLedger } from './charge-ledger';
 import type { PaymentRecorder } from './payment-recorder';
@@ -22,6 +24,8 @@ const PASS_SPACING_MS = 15_000;
  * wallet's cancels (5 a minute per charge) for nothing.
  */
 const CANCEL_GRACE_MS = 120_000;
+/** The withdrawal's reason when the subscription moved to the other provider's gateway. */
+const METHOD_SWITCHED = 'method_switched';
 
 export interface SettleSummary {
   looked: number;
@@ -57,6 +61,7 @@ export class SettleOpenCharges {
     orderWrites: OrderWriteRepository;
     payments: PaymentRepository;
     retries: Pick<RetryRepository, 'find'>;
+    subscriptions: Pick<SubscriptionRepository, 'find'>;
     recorder: PaymentRecorder;
     unwantedCharges: Pick<UnwantedCharges, 'recordCancelled'>;
     settings: ShopSettingsRepository;
@@ -134,6 +139,13 @@ export class SettleOpenCharges {
       const retry = await this.deps.retries.find(charge.retryId);
       if (!retry || !['PENDING', 'PROCESSING'].includes(retry.status)) reason = 'attempt_ended';
     }
+    if (!reason) {
+      // The customer moved the subscription to the other provider's gateway: the renewal is charged there now
+      // (dunning's chargingProvider), so a charge still open here is not wanted any more.
+      const subscription = await this.deps.subscriptions.find(charge.subscriptionId, settings);
+      const named = providerOfGateway(subscription?.paymentMethod);
+      if (named !== null && named !== charge.provider) reason = METHOD_SWITCHED;
+    }
     if (!reason) return null;
     const withdrawn = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
     return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
@@ -152,8 +164,10 @@ export class SettleOpenCharges {
         if (charge.paymentId === null) break;
         const payment = await payments.findById(charge.paymentId);
         if (!payment || payment.status !== null) break;
-        const order = because ? null : await this.deps.orders.findById(charge.orderId, settings);
-        await this.deps.unwantedCharges.recordCancelled(payment, because ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' }, settings);
+        const switched: ChargeCancelledBecause | null = charge.cancelReason === METHOD_SWITCHED
+          ? { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' } : null;
+        const order = because ?? switched ? null : await this.deps.orders.findById(charge.orderId, settings);
+        await this.deps.unwantedCharges.recordCancelled(payment, because ?? switched ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' }, settings);
         break;
       }
       case 'taken': {

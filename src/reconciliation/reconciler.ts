@@ -3,7 +3,7 @@ import type { AgreementDisableReason, AgreementStatus, PaymentStatus, Provider, 
 import type { Config } from '../config';
 import type { OrderRepository } from '../data-access/order-repository';
 import {
-  agreementIsOpen, AWAITING_STATUSES, CARD_GATEWAY_METHOD_PREFIX, paymentIsOpen,
+  agreementIsOpen, AWAITING_STATUSES, paymentIsOpen,
   type AgreementTarget, type ChangedOrder, type PaymentTarget, type ScheduledItem, type Seen, type ReconcileItemRecord, type ReconcileMetrics, type ReconciliationRepository,
 } from '../data-access/reconciliation-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
@@ -20,6 +20,7 @@ import type { MobileWalletClient } from '../payments/providers/mobile-wallet/cli
 import { displayedOrderNumber, type ShopOrder } from '../shop/order';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import { backoffSeconds, ReconcileSchedule } from './schedule';
+import { CARD_GATEWAY_METHOD_PREFIX } from '../shop/payment-gateways';
 
 /** Something open at a provider, with what the service knows of it. */
 export type ReconcileTarget =

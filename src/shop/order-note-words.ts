@@ -70,7 +70,9 @@ export type AgreementStopper = string | null;
 export type ChargeCancelledBecause =
   | { kind: 'payment'; reference: string }
   | { kind: 'shop'; orderStatus: string }
-  | { kind: 'dunning_stopped'; by: string };
+  | { kind: 'dunning_stopped'; by: string }
+  /** The subscription moved to the other provider's gateway: the renewal is charged there instead. */
+  | { kind: 'method_switched'; to: Provider };
 
 /** What a staff member's charge came to. */
 export type StaffChargeOutcome =
@@ -359,6 +361,8 @@ function english(clock: Clock): OrderNoteWords {
     paidOrderLeft: (v) => `Payment ${v.reference} went through; the order was already ${status(v.orderStatus)} and was left as it is.`,
     chargeCancelled: (v) => (v.paidBy.kind === 'dunning_stopped'
       ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: ${v.paidBy.by} stopped dunning of this renewal.`
+      : v.paidBy.kind === 'method_switched'
+        ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the subscription now pays with ${provider(v.paidBy.to)}, and the renewal is charged there instead.`
       : `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the renewal was already paid `
         + (v.paidBy.kind === 'payment' ? `by payment ${v.paidBy.reference}.` : `in the shop (the order is ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {
@@ -457,6 +461,8 @@ function danish(clock: Clock): OrderNoteWords {
     paidOrderLeft: (v) => `Betalingen ${v.reference} gik igennem; ordren var allerede ${status(v.orderStatus)} og blev ikke ændret.`,
     chargeCancelled: (v) => (v.paidBy.kind === 'dunning_stopped'
       ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: ${v.paidBy.by} stoppede rykkerforløbet for denne fornyelse.`
+      : v.paidBy.kind === 'method_switched'
+        ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: abonnementet betales nu med ${provider(v.paidBy.to)}, og fornyelsen trækkes dér i stedet.`
       : `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: fornyelsen var allerede betalt `
         + (v.paidBy.kind === 'payment' ? `med betalingen ${v.paidBy.reference}.` : `i butikken (ordren er ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {

@@ -20,6 +20,8 @@ export interface ShopSubscription {
   currency: string;
   /** The recurring total as stored (the subscription's own order total). */
   recurringTotal: string;
+  /** The WooCommerce gateway its renewals are charged through (`_payment_method`), e.g. `reepay_checkout`; empty when none. */
+  paymentMethod: string;
   paymentMethodTitle: string;
   billingPeriod: BillingPeriod;
   billingInterval: number;
@@ -62,6 +64,7 @@ export function subscriptionFrom(record: ShopOrder): ShopSubscription {
     customerId: record.customerId,
     currency: record.currency,
     recurringTotal: record.total,
+    paymentMethod: record.paymentMethod,
     paymentMethodTitle: record.paymentMethodTitle,
     billingPeriod: PERIODS.includes(period) ? period : 'month',
     billingInterval: Number.isInteger(interval) && interval > 0 ? interval : 1,

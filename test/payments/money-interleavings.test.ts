@@ -59,7 +59,8 @@ type Command =
   | { kind: 'new_card'; webhook: 'before_switch' | 'after_switch' | 'none' }
   | { kind: 'refuse_next' }
   | { kind: 'paid_in_shop' }
-  | { kind: 'order_cancelled' };
+  | { kind: 'order_cancelled' }
+  | { kind: 'switch_provider' };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('tick' as const), worker: fc.constantFrom(0 as const, 1 as const) }) },
@@ -79,6 +80,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'refuse_next' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'paid_in_shop' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'order_cancelled' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'switch_provider' as const }) },
 );
 interface Scenario { provider: 'card_gateway' | 'mobile_wallet'; decline: 'soft' | 'hard'; commands: Command[] }
 const scenario: fc.Arbitrary<Scenario> = fc.record({ provider: fc.constantFrom('card_gateway' as const, 'mobile_wallet' as const), decline: fc.constantFrom('soft' as const, 'hard' as const), commands: fc.array(command, { minLength: 3, maxLength: 14 }) });
@@ -148,15 +150,27 @@ async function deliver(event: MobileWalletDeliveryEvent) {
   await hub.receiveMobileWalletWebhook.execute({ method: 'POST', headers: delivery.headers, body: delivery.body });
 }
 
-/** The charges of the service's for the renewal, as the providers hold them. */
-function serviceCharges(renewal: { orderId: number; agreementId: string | null }): { id: string; state: string }[] {
-  if (!renewal.agreementId) {
-    const handles = new Set(card.requestsTo('POST', '/v1/charge').map((r) => String((r.json as { handle?: string } | null)?.handle)).filter((h) => h.startsWith(`order-${renewal.orderId}-retry`)));
-    return [...handles].map((handle) => ({ id: handle, state: String(card.charge(handle)?.state ?? 'NONE') }));
+/** The charges of the service's for the renewal, as the providers hold them: at either provider (a customer may switch). */
+function serviceCharges(renewal: { orderId: number }): { id: string; state: string }[] {
+  const handles = new Set(card.requestsTo('POST', '/v1/charge').map((r) => String((r.json as { handle?: string } | null)?.handle)).filter((h) => h.startsWith(`order-${renewal.orderId}-retry`)));
+  const onCard = [...handles].map((handle) => ({ id: handle, state: String(card.charge(handle)?.state ?? 'NONE') }));
+  // The wallet's orderId of an attempt carries its key, `retry-<order>-<attempt>` (walletRetryOrderId).
+  const created = new Map<string, string>();
+  for (const r of wallet.requests) {
+    const agreement = r.method === 'POST' ? /^\/recurring\/v3\/agreements\/([^/]+)\/charges$/.exec(r.path)?.[1] : undefined;
+    const id = String((r.json as { orderId?: string } | null)?.orderId ?? '');
+    if (agreement && id.includes(`-retry-${renewal.orderId}-`)) created.set(id, agreement);
   }
-  const ids = new Set(wallet.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/agreements/${renewal.agreementId}/charges`))
-    .map((r) => String((r.json as { orderId?: string }).orderId)));
-  return [...ids].map((id) => ({ id, state: String(wallet.charge(renewal.agreementId!, id)?.status ?? 'NONE') }));
+  const onWallet = [...created].map(([id, agreement]) => ({ id, state: String(wallet.charge(agreement, id)?.status ?? 'NONE') }));
+  return [...onCard, ...onWallet];
+}
+
+/** Meta of a subscription as WooCommerce writes it (legacy posts storage), replacing what was there. */
+async function setSubscriptionMeta(subscriptionId: number, meta: Record<string, string>) {
+  for (const [key, value] of Object.entries(meta)) {
+    await q(`DELETE FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = ?`, [subscriptionId, key]);
+    await q(`INSERT INTO ${shop.prefix}postmeta (post_id, meta_key, meta_value) VALUES (?, ?, ?)`, [subscriptionId, key, value]);
+  }
 }
 
 async function run(input: Scenario): Promise<void> {
@@ -171,7 +185,9 @@ async function run(input: Scenario): Promise<void> {
     session.value ??= await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
     return request(api.url, 'POST', `/payment-hub/v1/orders/${orderId}/${path}`, { headers: session.value.headers, body: {} });
   };
-  const state = { ended: false, newCard: null as string | null };
+  const state = { ended: false, newCard: null as string | null, switchedTo: null as { provider: 'card_gateway' | 'mobile_wallet'; method: string } | null };
+  /** The wallet agreement charged now: the renewal's, or the one the customer switched to; null on the card. */
+  const walletAgreement = () => (state.switchedTo ? (state.switchedTo.provider === 'mobile_wallet' ? state.switchedTo.method : null) : renewal.agreementId);
   const trace = process.env.MONEY_TRACE === '1';
   if (trace) console.log(`run: renewal ${orderId} (${input.provider})`);
   for (const step of input.commands) {
@@ -210,18 +226,18 @@ async function run(input: Scenario): Promise<void> {
         else card.loseAnswers((method, path) => method === 'POST' && path === '/v1/charge');
         break;
       case 'provider_down':
-        if (renewal.agreementId) wallet.queueChargeOutcome({ kind: 'http', status: step.status });
+        if (walletAgreement()) wallet.queueChargeOutcome({ kind: 'http', status: step.status });
         else card.queueChargeOutcome({ kind: 'http', status: step.status });
         break;
       case 'decline_next':
-        if (renewal.agreementId) wallet.setAgreementCard(renewal.agreementId, 'no_funds');
+        if (walletAgreement()) wallet.setAgreementCard(walletAgreement()!, 'no_funds');
         else card.queueChargeOutcome({ kind: 'failed', error: 'insufficient_funds', errorState: 'soft_declined' });
         break;
       case 'customer_fixes':
-        if (renewal.agreementId) wallet.setAgreementCard(renewal.agreementId, 'good');
+        if (walletAgreement()) wallet.setAgreementCard(walletAgreement()!, 'good');
         break;
       case 'new_card': {
-        if (!renewal.customer) break;
+        if (!renewal.customer || state.switchedTo) break;
         const newCard = `ca-money-new-${serial}-${Math.round(Math.random() * 1e6)}`;
         state.newCard = newCard;
         card.setPaymentMethod(newCard, { customer: renewal.customer, state: 'active' });
@@ -232,7 +248,7 @@ async function run(input: Scenario): Promise<void> {
         break;
       }
       case 'refuse_next':
-        if (renewal.agreementId) wallet.queueChargeOutcome({ kind: 'http', status: 400, problem: 'validation-error', detail: 'Input validation failed' });
+        if (walletAgreement()) wallet.queueChargeOutcome({ kind: 'http', status: 400, problem: 'validation-error', detail: 'Input validation failed' });
         else card.queueChargeOutcome({ kind: 'http', status: 400, code: 12, error: 'invalid_request' });
         break;
       case 'cancel_202':
@@ -257,6 +273,23 @@ async function run(input: Scenario): Promise<void> {
         await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ? AND post_status IN ('wc-failed', 'wc-pending')`, [orderId]);
         state.ended = true;
         break;
+      case 'switch_provider': {
+        // WooCommerce's change of the subscription's payment method to the other provider's gateway, with the
+        // method that provider's plugin saved (the card plugin's `_reepay_token`, the wallet plugin's `_agreement_id`).
+        if (state.switchedTo) break;
+        if (renewal.agreementId) {
+          const token = `ca-money-switch-${serial}`;
+          card.setPaymentMethod(token, { customer: `cust-money-switch-${serial}`, state: 'active' });
+          await setSubscriptionMeta(renewal.subscriptionId, { _payment_method: 'reepay_checkout', _reepay_token: token });
+          state.switchedTo = { provider: 'card_gateway', method: token };
+        } else {
+          const agreement = `agr-money-switch-${serial}`;
+          wallet.setAgreement(agreement);
+          await setSubscriptionMeta(renewal.subscriptionId, { _payment_method: 'vipps_recurring', _agreement_id: agreement });
+          state.switchedTo = { provider: 'mobile_wallet', method: agreement };
+        }
+        break;
+      }
     }
   }
   const { ended } = state;
@@ -287,7 +320,16 @@ async function run(input: Scenario): Promise<void> {
     const chargedOnIt = card.requestsTo('POST', '/v1/charge').some((r) => (r.json as { source?: string } | null)?.source === newCard);
     if (cancelled.length && !chargedOnIt) throw new Error(`renewal ${orderId}: subscription cancelled though the customer switched to ${newCard}, never charged`);
   }
-  if (ended && renewal.agreementId) {
+  // The customer who moved the subscription to the other provider is not lost either: charged there first.
+  const switchedTo = state.switchedTo;
+  if (switchedTo && !ended) {
+    const cancelled = await q(`SELECT id FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'subscription_cancel_after_dunning'`, [renewal.subscriptionId]);
+    const chargedThere = switchedTo.provider === 'card_gateway'
+      ? card.requestsTo('POST', '/v1/charge').some((r) => (r.json as { source?: string } | null)?.source === switchedTo.method)
+      : wallet.requests.some((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${switchedTo.method}/charges`);
+    if (cancelled.length && !chargedThere) throw new Error(`renewal ${orderId}: subscription cancelled though the customer moved to ${switchedTo.provider} (${switchedTo.method}), never charged there`);
+  }
+  if (ended) {
     const open = charges.filter((charge) => ['PENDING', 'DUE'].includes(charge.state));
     if (open.length) {
       const ledger = await q(`SELECT external_id, requested_by, state, cancel_reason, result FROM ${shop.prefix}sidecar_charges WHERE order_id = ?`, [orderId]);

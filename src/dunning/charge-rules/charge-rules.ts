@@ -4,7 +4,9 @@ import type { RetryRecord } from '../../data-access/retry-repository';
 import type { ShopSettings } from '../../data-access/shop-settings-repository';
 import type { PaymentFailure } from '../../payments/failed-payment-handling';
 import type { ProviderFailure } from '../../payments/providers/card-gateway/client';
+import type { Provider } from '../../../entities';
 import type { ShopOrder } from '../../shop/order';
+import { providerOfGateway } from '../../shop/payment-gateways';
 
 /**
  * What each provider's rules for a dunning charge answer (card-gateway-charges.ts, mobile-wallet-charges.ts): the
@@ -81,6 +83,16 @@ export const DAY_MS = 86_400_000;
 export const WALLET_DUE_IN_DAYS = 2;
 /** Wait before asking a provider again when it could not be reached (same idempotency key). */
 export const PROVIDER_DOWN_WAIT_MS = 5 * 60_000;
+
+/**
+ * The provider a renewal is charged through: the one whose gateway its subscription names now, as Subscriptions'
+ * own retries copy the subscription's payment method to the renewal before each (wcs_copy_payment_method_to_order),
+ * so a customer who moved from the wallet to a card is charged on the card. A gateway the service does not charge
+ * (none, a bank transfer): `failedOn`, the provider the renewal failed on.
+ */
+export function chargingProvider(subscription: { paymentMethod: string } | null, failedOn: Provider): Provider {
+  return providerOfGateway(subscription?.paymentMethod) ?? failedOn;
+}
 
 /**
  * A read the provider did not answer: refused (401 or 403, a wrong or revoked key; another 4xx but 404, 408

@@ -96,7 +96,11 @@ export class MobileWalletCharges implements ProviderChargeRules {
       const agreement = await this.deps.payments.activeAgreementOfSubscription('mobile_wallet', retry.subscriptionId);
       if (agreement) return { agreement_id: agreement.externalId };
     }
-    return { agreement_id: meta.agreement_id || undefined };
+    // The failed payment's agreement; a renewal that failed on the card, its subscription since switched to the
+    // wallet, has none: the agreement the subscription names.
+    if (meta.agreement_id) return { agreement_id: meta.agreement_id };
+    const named = await subscriptionPaymentMethod(this.deps.orderWrites, this.deps.cases.pool, retry.subscriptionId, 'mobile_wallet', settings);
+    return { agreement_id: named ?? undefined };
   }
 
   hasPaymentMethod(target: ChargeTarget): boolean {

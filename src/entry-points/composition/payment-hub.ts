@@ -91,7 +91,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
   // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
   events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
-  const settleOpenCharges = new SettleOpenCharges({ ledger, orders, orderWrites, payments, retries, recorder, unwantedCharges, settings, log, clock });
+  const settleOpenCharges = new SettleOpenCharges({ ledger, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, settings, log, clock });
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, events, clock);
@@ -120,7 +120,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     outlooks: new ChargeOutlookOfCase({ payments, orders, subscriptions, settings, chargeRules }),
   });
   const staffOrderNotes = new StaffOrderNotes({ orderWrites, changes });
-  const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, dunning, settings, cardGateway, mobileWallet, log, clock });
+  const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, subscriptions, dunning, settings, cardGateway, mobileWallet, log, clock });
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
