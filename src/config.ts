@@ -376,7 +376,7 @@ export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<s
     reconcile,
     cardExpiryReminders: cardExpiryReminderConfig(env),
     preRenewalCheck: {
-      days: integer(env, 'PRE_RENEWAL_CHECK_DAYS', 5, 0, 60),
+      days: integer(env, 'PRE_RENEWAL_CHECK_DAYS', 3, 0, 60),
       intervalSeconds: integer(env, 'PRE_RENEWAL_CHECK_INTERVAL_SECONDS', 3600, 1, 86_400),
     },
     customerIndex: { sweepSeconds: integer(env, 'CUSTOMER_INDEX_SWEEP_SECONDS', 86_400, 0, 30 * 86_400) },
