@@ -1,5 +1,6 @@
 import path from 'node:path';
 import test from 'ava';
+import { FakeCardGateway } from '../support/fake-card-gateway';
 import { request } from '../support/http-client';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { eventually } from '../support/payment-hub-fixture';
@@ -24,14 +25,17 @@ const SHOWN_WITHIN_MS = 30_000;
 let shop: WooCommerceShop;
 let served: ServedShop;
 let wallet: FakeMobileWallet;
+let card: FakeCardGateway;
 let service: ServiceBesideShop;
 
 test.before(async () => {
   shop = await createWooCommerceShop('wallet_recovery', 'current', 'posts', { companion: COMPANION });
   served = await serveOverHttp(shop);
   wallet = new FakeMobileWallet();
-  await wallet.start();
+  card = new FakeCardGateway();
+  await Promise.all([wallet.start(), card.start()]);
   service = await startServiceBeside(shop, served, {
+    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
     MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
     MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
     MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
@@ -42,7 +46,7 @@ test.before(async () => {
 
 test.after.always(async () => {
   await service?.stop();
-  await wallet?.stop();
+  await Promise.allSettled([wallet?.stop(), card?.stop()]);
   await served?.stop();
   if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
 });
@@ -92,4 +96,40 @@ test.serial('user_action_required, then the customer fixes it in the app: the sa
   t.deepEqual(await dunningMails(subscriptionId), [], 'no "payment method needed" e-mail');
   const [recovered] = await shop.sql<{ status: string; recovered_by: string }>(`SELECT status, recovered_by FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]);
   t.like(recovered, { status: 'RECOVERED', recovered_by: 'service_retry' });
+});
+
+test.serial('A customer who moves the subscription from MobilePay to a card after the renewal failed: the wallet\'s charge is cancelled, the card charged once, and WooCommerce completes the renewal once', async (t) => {
+  const agreementId = 'agr-wc-move';
+  const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: 'chr-wc-move' } });
+  const orderId = fixture.renewal_order_id!;
+  const subscriptionId = fixture.subscription_id!;
+  wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
+  wallet.setAgreementCard(agreementId, 'no_funds');
+  wallet.setCharge(agreementId, 'chr-wc-move', { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
+  t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-move' }), 200);
+  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the subscription on hold');
+  // The service's attempt: one charge on the agreement, which the wallet retries itself.
+  await eventually(async () => walletCharges(agreementId).length > 0, SHOWN_WITHIN_MS, 'a charge on the agreement');
+  const walletChargeId = String((walletCharges(agreementId)[0]!.json as { orderId: string }).orderId);
+
+  // The customer changes the subscription's payment method to a card: Subscriptions sets the gateway, and the card
+  // plugin keeps the card it saved on the subscription.
+  card.setPaymentMethod('ca-wc-move', { customer: 'cust-wc-move', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
+  t.like(await shop.call('subscription_set_payment_method', subscriptionId, { gateway: 'reepay_checkout' }), { result: 'reepay_checkout' });
+  await shop.call('order_update_meta', subscriptionId, { key: '_reepay_token', value: 'ca-wc-move' });
+
+  const cardCharges = () => card.requestsTo('POST', '/v1/charge');
+  await eventually(async () => cardCharges().length > 0, 90_000, 'the card charged');
+  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+  t.like(cardCharges()[0]!.json, { source: 'ca-wc-move' });
+  t.is(wallet.charge(agreementId, walletChargeId)?.status, 'CANCELLED', 'the wallet\'s charge cancelled');
+
+  await new Promise((resolve) => setTimeout(resolve, 6000));
+  t.is(cardCharges().length, 1, 'the card charged once');
+  t.is(walletCharges(agreementId).length, 1, 'the wallet asked once');
+  const completed = (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete');
+  t.is(completed.length, 1, 'WooCommerce completed the payment once');
+  const [recovered] = await shop.sql<{ status: string; recovered_by: string }>(`SELECT status, recovered_by FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]);
+  t.like(recovered, { status: 'RECOVERED', recovered_by: 'new_payment_method' });
 });

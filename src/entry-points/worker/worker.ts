@@ -144,16 +144,17 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     }
   };
   const dunning = async (progress: () => void = () => undefined) => {
+    // Open charges whose renewal no longer wants them (paid in the shop, cancelled, dunning stopped, the subscription
+    // moved to the other provider) are cancelled first: the renewal's one open charge is then free for what follows.
+    const settled = await hub.settleOpenCharges.pass();
+    if (settled.cancelled || settled.takenAfterCancel) log.info('open_charges_settled', { ...settled });
+    progress();
     // A payment method the customer switched to since the failure (whatever the provider told, or did not): charged first.
     const switched = await hub.switchedPaymentMethods.pass();
     if (switched) log.info('dunning_switched_payment_methods', { charged: switched });
     progress();
     const summary = await hub.runDueRetries.execute();
     if (summary.attempted) log.info('dunning_attempts', { ...summary });
-    progress();
-    // Open charges whose renewal no longer wants them (paid in the shop, cancelled, dunning stopped) are cancelled.
-    const settled = await hub.settleOpenCharges.pass();
-    if (settled.cancelled || settled.takenAfterCancel) log.info('open_charges_settled', { ...settled });
     progress();
     const deadlines = await hub.dunningDeadlines.execute();
     if (deadlines.reminded || deadlines.lost) log.info('dunning_deadlines', { ...deadlines });
