@@ -97,6 +97,7 @@ export class ChargeLedgerRepository {
   private readonly attaching: PreparedStatement<'id' | 'paymentId' | 'now'>;
   private readonly wanting: PreparedStatement<'id' | 'reason' | 'now'>;
   private readonly canceling: PreparedStatement<'id' | 'result' | 'now'>;
+  private readonly takingOver: PreparedStatement<'id' | 'before' | 'now'>;
   private readonly noting: PreparedStatement<'id' | 'result' | 'now'>;
   private readonly open: PreparedStatement<never>;
   private readonly ofOrder: PreparedStatement<'orderId'>;
@@ -105,7 +106,7 @@ export class ChargeLedgerRepository {
     this.pool = rawPool(dataSource);
     const query = () => dataSource.createQueryBuilder();
     const s = slots('id', 'orderId', 'subscriptionId', 'provider', 'externalId', 'idempotencyKey', 'amountMinor', 'currency', 'paymentMethod', 'customerHandle',
-      'due', 'retryDays', 'description', 'requestedBy', 'retryId', 'chargeId', 'paymentId', 'state', 'result', 'reason', 'now');
+      'due', 'retryDays', 'description', 'requestedBy', 'retryId', 'chargeId', 'paymentId', 'state', 'result', 'reason', 'now', 'before');
 
     this.slotRow = PreparedStatement.from(query().insert().orIgnore().into(RenewalChargeSlot).values({ orderId: s.orderId, updatedAt: s.now } as object));
     this.insert = PreparedStatement.from(query().insert().into(Charge).values({
@@ -136,6 +137,10 @@ export class ChargeLedgerRepository {
     // Only the first withdrawal marks it: whoever comes second (the pass, a notice, Stop dunning, a payment) finds it marked.
     this.wanting = PreparedStatement.from(query().update(Charge).set({ cancelWantedAt: () => ':now', cancelReason: () => ':reason', updatedAt: () => ':now' })
       .where("id = :id AND state IN ('OPEN', 'CANCELING') AND cancelWantedAt IS NULL").setParameters(s));
+    // A withdrawn charge nobody has touched since `before`: its canceller is taken to have stopped, and one caller,
+    // the one whose update matches, takes its cancel over (the touch is the claim; a second finds it touched now).
+    this.takingOver = PreparedStatement.from(query().update(Charge).set({ updatedAt: () => ':now' })
+      .where("id = :id AND state = 'OPEN' AND cancelWantedAt IS NOT NULL AND updatedAt <= :before").setParameters(s));
     this.canceling = PreparedStatement.from(query().update(Charge).set({ state: 'CANCELING', result: () => ':result', updatedAt: () => ':now' })
       .where("id = :id AND state = 'OPEN'").setParameters(s));
     this.noting = PreparedStatement.from(query().update(Charge).set({ result: () => ':result', updatedAt: () => ':now' }).where('id = :id').setParameters(s));
@@ -208,11 +213,20 @@ export class ChargeLedgerRepository {
     await db.query(sql, values);
   }
 
-  /** The charge is no longer wanted (the first reason is kept): it is to be cancelled at the provider. */
   /** Marks the open charge no longer wanted, with why; true for the one call that marked it, false when it was already. */
   async wantCancelled(db: Executor, id: number, reason: string, now: Date): Promise<boolean> {
     const { sql, values } = this.wanting.with({ id, reason: reason.slice(0, 64), now: gmtDateTimeMs(now) });
     const [result] = await db.query<ResultSetHeader>(sql, values);
+    return result.affectedRows > 0;
+  }
+
+  /**
+   * Takes over the cancel of a withdrawn, still open charge that nobody has touched since `before` (its withdrawer
+   * stopped before the provider confirmed): true for the one caller whose claim matched, false for any other.
+   */
+  async takeOverCancel(id: number, before: Date, now: Date): Promise<boolean> {
+    const { sql, values } = this.takingOver.with({ id, before: gmtDateTimeMs(before), now: gmtDateTimeMs(now) });
+    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
     return result.affectedRows > 0;
   }
 

@@ -8,7 +8,7 @@ import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-s
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
 import { providerOfGateway } from '../shop/payment-gateways';
-import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
+import { gmtDateTimeMs } from '../shop/shop-time';
 import { CHARGEABLE_ORDER_STATUSES, type CancelOutcome, type ChargeLedger } from './charge-ledger';
 import type { PaymentRecorder } from './payment-recorder';
 import type { UnwantedCharges } from './unwanted-charges';
@@ -126,9 +126,11 @@ export class SettleOpenCharges {
   private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<{ charge: ChargeRecord; toCancel: boolean } | null> {
     if (charge.state === 'CANCELING') return { charge, toCancel: true };
     if (charge.cancelWantedAt) {
-      const wanted = parseGmtDateTime(charge.cancelWantedAt)?.getTime() ?? -Infinity;
       // A charge never sent has no cancel under way anywhere (its request is refused once withdrawn): closed at once.
-      return { charge, toCancel: charge.sends === 0 || this.deps.clock().getTime() - wanted >= CANCEL_GRACE_MS };
+      if (charge.sends === 0) return { charge, toCancel: true };
+      // Else its withdrawer cancels it; untouched for the grace, one pass (the database's claim decides which) does.
+      const now = this.deps.clock();
+      return { charge, toCancel: await this.deps.ledger.repository.takeOverCancel(charge.id, new Date(now.getTime() - CANCEL_GRACE_MS), now) };
     }
     const order = await this.deps.orders.findById(charge.orderId, settings);
     let reason: string | null = null;
@@ -151,6 +153,13 @@ export class SettleOpenCharges {
     return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
   }
 
+  /** Why the pass cancelled a charge, for its note: the subscription moved to the other provider, or the order's status in the shop. */
+  private async cancelledBecause(charge: ChargeRecord, settings: ShopSettings): Promise<ChargeCancelledBecause> {
+    if (charge.cancelReason === METHOD_SWITCHED) return { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' };
+    const order = await this.deps.orders.findById(charge.orderId, settings);
+    return { kind: 'shop', orderStatus: order?.status ?? 'cancelled' };
+  }
+
   /**
    * Cancels an unwanted open charge at its provider and records what the provider says: cancelled (its payment row,
    * if any, cancelled with a note), or taken after all (recorded as a payment and flagged for a refund).
@@ -164,10 +173,7 @@ export class SettleOpenCharges {
         if (charge.paymentId === null) break;
         const payment = await payments.findById(charge.paymentId);
         if (!payment || payment.status !== null) break;
-        const switched: ChargeCancelledBecause | null = charge.cancelReason === METHOD_SWITCHED
-          ? { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' } : null;
-        const order = because ?? switched ? null : await this.deps.orders.findById(charge.orderId, settings);
-        await this.deps.unwantedCharges.recordCancelled(payment, because ?? switched ?? { kind: 'shop', orderStatus: order?.status ?? 'cancelled' }, settings);
+        await this.deps.unwantedCharges.recordCancelled(payment, because ?? await this.cancelledBecause(charge, settings), settings);
         break;
       }
       case 'taken': {
