@@ -16,6 +16,12 @@ export class SubscriptionRepository {
     return record ? subscriptionFrom(record) : null;
   }
 
+  /** Several at once, in one read, by id; an id that is no subscription is absent from the map. */
+  async findMany(ids: number[], settings: ShopSettings): Promise<Map<number, ShopSubscription>> {
+    const records = await this.orders.findManyByIds([...new Set(ids)], settings, 'shop_subscription');
+    return new Map(records.map((record) => [record.id, subscriptionFrom(record)]));
+  }
+
   /**
    * Locks the subscription's row for the rest of `db`'s transaction (so two changes cannot interleave),
    * then reads it, on the same connection, as committed.

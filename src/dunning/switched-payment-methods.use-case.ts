@@ -2,6 +2,7 @@ import type { DunningCaseRecord, DunningCaseRepository } from '../data-access/du
 import type { Provider } from '../../entities';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
+import type { ShopSubscription } from '../shop/subscription';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Logger } from '../logger';
 import type { CardGatewayClient } from '../payments/providers/card-gateway/client';
@@ -29,7 +30,7 @@ export class SwitchedPaymentMethods {
   constructor(private readonly deps: {
     cases: DunningCaseRepository;
     orders: OrderWriteRepository;
-    subscriptions: Pick<SubscriptionRepository, 'find'>;
+    subscriptions: Pick<SubscriptionRepository, 'find' | 'findMany'>;
     dunning: Pick<Dunning, 'chargeWithNewMethod'>;
     settings: ShopSettingsRepository;
     cardGateway: CardGatewayClient;
@@ -47,8 +48,10 @@ export class SwitchedPaymentMethods {
     const open = await this.deps.cases.openCases(PER_PASS);
     if (!open.length) return 0;
     const settings = await this.deps.settings.current();
+    // The cases' subscriptions in one read: the pass runs every few seconds over every open case.
+    const subscriptions = await this.deps.subscriptions.findMany(open.map((found) => found.subscriptionId), settings);
     let charged = 0;
-    for (const found of open) if (await this.check(found, settings)) charged += 1;
+    for (const found of open) if (await this.check(found, settings, subscriptions.get(found.subscriptionId) ?? null)) charged += 1;
     return charged;
   }
 
@@ -58,9 +61,9 @@ export class SwitchedPaymentMethods {
    * wallet to a card (WooCommerce's change of payment method sets `_payment_method` and the card plugin's
    * `_reepay_token`) is charged on that card, as Subscriptions' own retries would charge it.
    */
-  async check(found: DunningCaseRecord, settings: ShopSettings): Promise<boolean> {
+  async check(found: DunningCaseRecord, settings: ShopSettings, read?: ShopSubscription | null): Promise<boolean> {
     const now = this.deps.clock();
-    const subscription = await this.deps.subscriptions.find(found.subscriptionId, settings);
+    const subscription = read === undefined ? await this.deps.subscriptions.find(found.subscriptionId, settings) : read;
     const provider = chargingProvider(subscription, found.provider);
     const method = await subscriptionPaymentMethod(this.deps.orders, this.deps.cases.pool, found.subscriptionId, provider, settings);
     if (!method || method === found.paymentMethodSeen) return false;

@@ -5,6 +5,7 @@ import type { PaymentRepository } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
 import type { SubscriptionRepository } from '../data-access/subscription-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
+import type { ShopSubscription } from '../shop/subscription';
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
 import { providerOfGateway } from '../shop/payment-gateways';
@@ -61,7 +62,7 @@ export class SettleOpenCharges {
     orderWrites: OrderWriteRepository;
     payments: PaymentRepository;
     retries: Pick<RetryRepository, 'find'>;
-    subscriptions: Pick<SubscriptionRepository, 'find'>;
+    subscriptions: Pick<SubscriptionRepository, 'find' | 'findMany'>;
     recorder: PaymentRecorder;
     unwantedCharges: Pick<UnwantedCharges, 'recordCancelled'>;
     settings: ShopSettingsRepository;
@@ -79,9 +80,11 @@ export class SettleOpenCharges {
     const open = await this.deps.ledger.openCharges(PER_PASS);
     if (!open.length) return summary;
     const settings = await this.deps.settings.current();
+    // The charges' subscriptions in one read (which provider each names now), not one per charge every pass.
+    const subscriptions = await this.deps.subscriptions.findMany(open.map((charge) => charge.subscriptionId), settings);
     for (const charge of open) {
       summary.looked += 1;
-      const unwanted = await this.unwanted(charge, settings);
+      const unwanted = await this.unwanted(charge, settings, subscriptions.get(charge.subscriptionId) ?? null);
       if (!unwanted?.toCancel) continue;
       const outcome = await this.cancel(unwanted.charge, settings);
       if (outcome.kind === 'cancelled') summary.cancelled += 1;
@@ -123,7 +126,7 @@ export class SettleOpenCharges {
    * grace finds it withdrawn and does). A cancel the provider accepted and has not enacted (CANCELING) is read back
    * each pass.
    */
-  private async unwanted(charge: ChargeRecord, settings: ShopSettings): Promise<{ charge: ChargeRecord; toCancel: boolean } | null> {
+  private async unwanted(charge: ChargeRecord, settings: ShopSettings, read?: ShopSubscription | null): Promise<{ charge: ChargeRecord; toCancel: boolean } | null> {
     if (charge.state === 'CANCELING') return { charge, toCancel: true };
     if (charge.cancelWantedAt) {
       // A charge never sent has no cancel under way anywhere (its request is refused once withdrawn): closed at once.
@@ -144,7 +147,7 @@ export class SettleOpenCharges {
     if (!reason) {
       // The customer moved the subscription to the other provider's gateway: the renewal is charged there now
       // (dunning's chargingProvider), so a charge still open here is not wanted any more.
-      const subscription = await this.deps.subscriptions.find(charge.subscriptionId, settings);
+      const subscription = read === undefined ? await this.deps.subscriptions.find(charge.subscriptionId, settings) : read;
       const named = providerOfGateway(subscription?.paymentMethod);
       if (named !== null && named !== charge.provider) reason = METHOD_SWITCHED;
     }
