@@ -413,6 +413,12 @@ export class Charge {
   @Column({ type: 'int', unsigned: true, default: 0 }) sends!: number;
   @Column({ type: 'int', unsigned: true, default: 0 }) unanswered!: number;
   @Column({ type: 'datetime', precision: 3, name: 'last_sent_at', nullable: true }) lastSentAt!: string | null;
+  /**
+   * Until when, by the database's clock, the charge's last request may still reach its provider: set as it is sent
+   * (its time to leave plus the call's own bound), cleared once the call ended. While it is ahead, nobody closes the
+   * charge as never made, whatever a host's clock says.
+   */
+  @Column({ type: 'datetime', precision: 3, name: 'in_flight_until', nullable: true }) inFlightUntil!: string | null;
   /** Since when the charge is no longer wanted, and why: it is cancelled at the provider and confirmed. */
   @Column({ type: 'datetime', precision: 3, name: 'cancel_wanted_at', nullable: true }) cancelWantedAt!: string | null;
   @Column({ type: 'varchar', length: 64, name: 'cancel_reason', nullable: true }) cancelReason!: string | null;

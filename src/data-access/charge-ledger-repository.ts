@@ -28,6 +28,8 @@ export interface ChargeRecord {
   sends: number;
   unanswered: number;
   lastSentAt: string | null;
+  /** See the entity: until when (the database's clock) its last request may still reach the provider. */
+  inFlightUntil: string | null;
   cancelWantedAt: string | null;
   cancelReason: string | null;
   result: string | null;
@@ -47,6 +49,16 @@ export type OpenOutcome =
   | { kind: 'taken'; charge: ChargeRecord | null };
 
 const OPEN_STATES: ChargeState[] = ['OPEN', 'CANCELING'];
+
+/**
+ * How long, by the database's clock, a request may still reach the provider after it was counted sent: its time to
+ * leave this process (SEND_WINDOW_MS, after which request-limits.ts never sends it) plus the call's own bound and a
+ * margin. The providers' calls end within seconds of leaving.
+ */
+export const SEND_WINDOW_MS = 45_000;
+const IN_FLIGHT_BOUND_SECONDS = 90;
+/** A request that can no longer reach the provider: its call ended, or its bound passed by the database's clock. */
+const LANDED = '(inFlightUntil IS NULL OR inFlightUntil < UTC_TIMESTAMP(3))';
 
 const toCharge = (row: RowDataPacket): ChargeRecord => ({
   id: Number(row.id),
@@ -69,6 +81,7 @@ const toCharge = (row: RowDataPacket): ChargeRecord => ({
   sends: Number(row.sends),
   unanswered: Number(row.unanswered),
   lastSentAt: row.lastSentAt ?? null,
+  inFlightUntil: row.inFlightUntil ?? null,
   cancelWantedAt: row.cancelWantedAt ?? null,
   cancelReason: row.cancelReason ?? null,
   result: row.result ?? null,
@@ -93,6 +106,9 @@ export class ChargeLedgerRepository {
   private readonly freeing: PreparedStatement<'orderId' | 'chargeId' | 'now'>;
   private readonly freeingTaken: PreparedStatement<'orderId' | 'chargeId' | 'now'>;
   private readonly sent: PreparedStatement<'id' | 'now'>;
+  private readonly ended: PreparedStatement<'id'>;
+  private readonly closingNeverMade: PreparedStatement<'id' | 'result' | 'now'>;
+  private readonly byIdLocked: PreparedStatement<'id'>;
   private readonly unansweredStatement: PreparedStatement<'id' | 'result' | 'now'>;
   private readonly attaching: PreparedStatement<'id' | 'paymentId' | 'now'>;
   private readonly wanting: PreparedStatement<'id' | 'reason' | 'now'>;
@@ -128,8 +144,13 @@ export class ChargeLedgerRepository {
     this.freeingTaken = PreparedStatement.from(query().update(RenewalChargeSlot)
       .set({ openChargeId: () => 'IF(openChargeId = :chargeId, NULL, openChargeId)', takenChargeId: () => 'COALESCE(takenChargeId, :chargeId)', updatedAt: () => ':now' })
       .where('orderId = :orderId').setParameters(s));
-    this.sent = PreparedStatement.from(query().update(Charge).set({ sends: () => 'sends + 1', lastSentAt: () => ':now', updatedAt: () => ':now' })
-      .where("id = :id AND state = 'OPEN' AND cancelWantedAt IS NULL").setParameters(s));
+    this.sent = PreparedStatement.from(query().update(Charge).set({
+      sends: () => 'sends + 1', lastSentAt: () => ':now', updatedAt: () => ':now', inFlightUntil: () => `DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ${IN_FLIGHT_BOUND_SECONDS} SECOND)`,
+    }).where("id = :id AND state = 'OPEN' AND cancelWantedAt IS NULL").setParameters(s));
+    this.ended = PreparedStatement.from(query().update(Charge).set({ inFlightUntil: null }).where('id = :id').setParameters(s));
+    this.closingNeverMade = PreparedStatement.from(query().update(Charge).set({ state: 'CANCELED', result: () => ':result', closedAt: () => ':now', updatedAt: () => ':now' })
+      .where(`id = :id AND state IN ('OPEN', 'CANCELING') AND ${LANDED}`).setParameters(s));
+    this.byIdLocked = PreparedStatement.from(selectEntity(dataSource, Charge, 'c').where('c.id = :id').setParameters(s).setLock('pessimistic_write'));
     this.unansweredStatement = PreparedStatement.from(query().update(Charge).set({ unanswered: () => 'unanswered + 1', result: () => ':result', updatedAt: () => ':now' })
       .where('id = :id').setParameters(s));
     this.attaching = PreparedStatement.from(query().update(Charge).set({ paymentId: () => ':paymentId', updatedAt: () => ':now' })
@@ -180,6 +201,21 @@ export class ChargeLedgerRepository {
     const at = gmtDateTimeMs(now);
     const closing = this.closing.with({ id: charge.id, state, result: result.slice(0, 255), now: at });
     const [closed] = await db.query<ResultSetHeader>(closing.sql, closing.values);
+    return this.closed(db, charge, state, closed, at);
+  }
+
+  /**
+   * Closes an open charge the provider does not know, CANCELED as never made, only if its last request can no longer
+   * reach the provider (its call ended, or its in-flight bound passed by the database's clock); false otherwise.
+   */
+  async closeNeverMade(db: Executor, charge: Pick<ChargeRecord, 'id' | 'orderId'>, result: string, now: Date): Promise<boolean> {
+    const at = gmtDateTimeMs(now);
+    const closing = this.closingNeverMade.with({ id: charge.id, result: result.slice(0, 255), now: at });
+    const [closed] = await db.query<ResultSetHeader>(closing.sql, closing.values);
+    return this.closed(db, charge, 'CANCELED', closed, at);
+  }
+
+  private async closed(db: Executor, charge: Pick<ChargeRecord, 'id' | 'orderId'>, state: ChargeState, closed: ResultSetHeader, at: string): Promise<boolean> {
     if (!closed.affectedRows) return false;
     const free = (state === 'TAKEN' ? this.freeingTaken : this.freeing).with({ orderId: charge.orderId, chargeId: charge.id, now: at });
     await db.query(free.sql, free.values);
@@ -191,10 +227,30 @@ export class ChargeLedgerRepository {
    * longer open or no longer wanted, so that a request is never sent after its cancel was asked for. One conditional
    * update: a withdrawal and a send of the same charge are ordered by its row, whoever comes second finds the first.
    */
-  async markSent(id: number, now: Date): Promise<boolean> {
+  async markSent(id: number, now: Date, db: Executor = this.pool): Promise<boolean> {
     const { sql, values } = this.sent.with({ id, now: gmtDateTimeMs(now) });
-    const [result] = await this.pool.query<ResultSetHeader>(sql, values);
+    const [result] = await db.query<ResultSetHeader>(sql, values);
     return result.affectedRows > 0;
+  }
+
+  /** The charge's call ended (answered or not): its request can no longer reach the provider later. */
+  async sendEnded(id: number): Promise<void> {
+    const { sql, values } = this.ended.with({ id });
+    await this.pool.query(sql, values);
+  }
+
+  /**
+   * The renewal's open charge, read under the lock of its slot and its own row: the latest committed, whatever this
+   * transaction read before (a plain read under REPEATABLE READ sees its first snapshot, older than a charge opened since).
+   */
+  async lockOpenOfOrder(db: Executor, orderId: number): Promise<ChargeRecord | null> {
+    const slot = this.slotOf.with({ orderId });
+    const [held] = await db.query<RowDataPacket[]>(slot.sql, slot.values);
+    const openId = held[0]?.openChargeId;
+    if (openId === null || openId === undefined) return null;
+    const { sql, values } = this.byIdLocked.with({ id: Number(openId) });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    return rows.length && OPEN_STATES.includes(rows[0].state) ? toCharge(rows[0]) : null;
   }
 
   /** The provider did not answer a request of the charge's: it may have acted, so the charge stays open. */

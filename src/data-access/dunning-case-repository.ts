@@ -186,9 +186,9 @@ export class DunningCaseRepository {
   }
 
   /** The order's case, read without a lock (for showing it). */
-  async ofOrderUnlocked(orderId: number): Promise<DunningCaseRecord | null> {
+  async ofOrderUnlocked(orderId: number, db: Executor = this.pool): Promise<DunningCaseRecord | null> {
     const { sql, values } = this.ofOrder.with({ orderId });
-    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
     return rows.length ? toCase(rows[0]) : null;
   }
 

@@ -6,6 +6,9 @@ import type { ShopSettingsRepository } from '../data-access/shop-settings-reposi
 import { companionRunsDunning, type WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { Logger } from '../logger';
 import type { SwitchedPaymentMethods } from './switched-payment-methods.use-case';
+import type { ChargeLedger } from '../payments/charge-ledger';
+import type { SettleOpenCharges } from '../payments/settle-open-charges.use-case';
+import type { ChargeRecord } from '../data-access/charge-ledger-repository';
 import { orderNoteWords } from '../shop/order-note-words';
 import { parseGmtDateTime } from '../shop/shop-time';
 
@@ -13,6 +16,16 @@ const DAY_MS = 86_400_000;
 /** Cases handled per pass, each in its own short transaction; a backlog drains over the next passes. */
 const BATCH = 50;
 const PASS_SPACING_MS = 60_000;
+/**
+ * How long the deadline waits for the outcome of a charge the customer's new method or staff's Charge now made: a
+ * wallet charge falls due two days after it is made and the wallet retries it for two more, a card's is answered at once.
+ */
+const NEW_CHARGE_WAIT_MS = 5 * DAY_MS;
+/**
+ * How long after the deadline it waits for the provider to confirm the cancel of the renewal's last charge: then the
+ * case ends all the same, and money the provider takes after that is flagged for a refund (second-captures.ts).
+ */
+const CANCEL_CONFIRM_WAIT_MS = DAY_MS;
 
 export interface DeadlineSummary {
   reminded: number;
@@ -37,6 +50,9 @@ export class DunningDeadlines {
     clock: () => Date;
     /** Before a deadline cancels a subscription, the method its customer may have switched to meanwhile. */
     switched?: Pick<SwitchedPaymentMethods, 'check'>;
+    /** The renewal's open charge, withdrawn and cancelled at its provider before the case ends. */
+    ledger: Pick<ChargeLedger, 'withdraw' | 'repository'>;
+    openCharges: Pick<SettleOpenCharges, 'cancel'>;
   }) {}
 
   /** When the last pass ran: deadlines are days apart, so a pass a minute is prompt enough and costs the shop nothing. */
@@ -79,13 +95,32 @@ export class DunningDeadlines {
 
   private async end(due: DunningCaseRecord, now: Date): Promise<boolean> {
     const settings = await this.deps.settings.current();
+    // The charge this pass withdrew, to cancel once the transaction is committed.
+    const withdrawn: { charge: ChargeRecord | null } = { charge: null };
     const ended = await this.deps.orders.transaction(async (db) => {
+      withdrawn.charge = null;
       const found = await this.deps.cases.lockCaseOfOrder(db, due.orderId);
       if (found?.status !== 'OPEN') return false;
       // The charge with the customer's new method, planned or under way, is waited for: its answer decides. Whatever
       // else is planned ends here with the case.
       const waiting = (retry: { status: string; plan: string }) => retry.status === 'PROCESSING' || (retry.status === 'PENDING' && retry.plan === 'new_method');
       if ((await this.deps.retries.list({ orderId: found.orderId }, db)).some(waiting)) return false;
+      // The deadline never leaves a charge behind: the renewal's open charge is waited for (one the customer's new
+      // method or staff made, for its outcome, within NEW_CHARGE_WAIT_MS), or withdrawn and cancelled at its
+      // provider, and the case ends once the provider has confirmed (within CANCEL_CONFIRM_WAIT_MS of the deadline).
+      const open = await this.deps.ledger.repository.lockOpenOfOrder(db, found.orderId);
+      if (open) {
+        const createdAt = parseGmtDateTime(open.createdAt)?.getTime() ?? 0;
+        const outcomeAwaited = !open.cancelWantedAt && (open.requestedBy === 'new_method' || open.requestedBy === 'staff') && now.getTime() - createdAt < NEW_CHARGE_WAIT_MS;
+        if (outcomeAwaited) return false;
+        const deadline = parseGmtDateTime(found.deadlineAt)?.getTime() ?? now.getTime();
+        if (now.getTime() - deadline < CANCEL_CONFIRM_WAIT_MS) {
+          const marked = await this.deps.ledger.withdraw(db, found.orderId, 'deadline', now);
+          withdrawn.charge = marked?.charge ?? null;
+          return false;
+        }
+        this.deps.log.error('dunning_deadline_charge_unconfirmed', { orderId: found.orderId, provider: open.provider, externalId: open.externalId, state: open.state });
+      }
       await this.deps.cases.lose(db, found.id, now);
       await this.deps.retries.cancelPendingOfOrder(db, found.orderId, 'dunning ended unpaid at its deadline', now);
       const words = orderNoteWords(settings);
@@ -99,6 +134,11 @@ export class DunningDeadlines {
       }
       return true;
     });
+    const toCancel = withdrawn.charge;
+    if (toCancel) {
+      const outcome = await this.deps.openCharges.cancel(toCancel, settings, { kind: 'dunning_ended' });
+      this.deps.log.info('dunning_deadline_charge_withdrawn', { orderId: due.orderId, externalId: toCancel.externalId, outcome: outcome.kind });
+    }
     if (ended) this.deps.log.info('dunning_lost', { orderId: due.orderId, subscriptionId: due.subscriptionId });
     return ended;
   }

@@ -173,6 +173,13 @@ export class RenewalAttempt {
     switch (opened.kind) {
       case 'order_moved_on':
         return this.orderMovedOn(retry, opened.status, `order is ${opened.status ?? 'gone'}`, now);
+      case 'unwanted': {
+        // Between this attempt's first look and the charge's opening, the subscription ended or the case closed.
+        const why = `the renewal wants no money any more (${opened.reason}); nothing charged`;
+        if (opened.reason.startsWith('subscription_')) await this.endCase(retry, why, 'lost', now);
+        else await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
+        return { kind: 'canceled', cause: 'subscription_moved_on', why };
+      }
       case 'guarded': {
         const why = `charge caps: ${capsInWords(this.deps.caps)}; next at ${gmtDateTime(opened.refusal)} UTC`;
         if (mode === 'staff') return this.dropStaffAttempt(retry, 'caps', opened.refusal, why, now);
@@ -195,8 +202,9 @@ export class RenewalAttempt {
     const answer = await this.deps.ledger.send(opened.charge);
     if (answer.kind === 'withdrawn') {
       // Withdrawn between its opening and its request (dunning stopped, the renewal paid or cancelled): nothing was sent.
-      const why = `charge ${answer.charge.externalId} withdrawn before it was sent; nothing charged`;
-      await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
+      const why = `charge ${answer.charge.externalId} withdrawn before it was sent (${answer.charge.cancelReason ?? 'unwanted'}); nothing charged`;
+      if (answer.charge.cancelReason?.startsWith('subscription_')) await this.endCase(retry, why, 'lost', now);
+      else await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
       return { kind: 'canceled', cause: 'order_moved_on', why };
     }
     return this.recordAnswer(retry, original, provider, order, settings, target, chargeKey, amount, resultOf(answer), opened.charge);

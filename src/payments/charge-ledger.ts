@@ -1,17 +1,18 @@
 import crypto from 'node:crypto';
 import type { PaymentStatus } from '../../entities';
-import { ChargeLedgerRepository, type ChargeRecord, type NewCharge } from '../data-access/charge-ledger-repository';
+import { ChargeLedgerRepository, SEND_WINDOW_MS, type ChargeRecord, type NewCharge } from '../data-access/charge-ledger-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
-import type { ShopSettings } from '../data-access/shop-settings-repository';
+import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import type { Executor, Transaction } from '../data-access/transaction';
 import type { Logger } from '../logger';
 import type { PaymentFailure } from './failed-payment-handling';
 import { FAILED_PAYMENT_METHOD_CODE, type CardGatewayCharge, type CardGatewayClient, type ProviderFailure } from './providers/card-gateway/client';
 import { walletFailureState, type CreateMobileWalletChargeInput, type MobileWalletCharge, type MobileWalletClient } from './providers/mobile-wallet/client';
 import { unanswered } from './providers/http-request';
+import type { RenewalFacts } from './renewal-facts';
+import type { UnwantedReason } from './renewal-wants-money';
 
-/** A renewal order that still waits for its money; in any other status it moved on and nothing more is charged for it. */
-export const CHARGEABLE_ORDER_STATUSES = ['failed', 'pending'];
+export { CHARGEABLE_ORDER_STATUSES } from './renewal-wants-money';
 
 /**
  * How long after its last request an open charge the provider does not know may still appear there (a request
@@ -41,8 +42,10 @@ export type NotOpened<Refusal> =
   | { kind: 'under_way'; charge: ChargeRecord }
   /** A charge of the ledger took the renewal's money. */
   | { kind: 'taken'; charge: ChargeRecord | null }
-  /** The order no longer awaits payment (paid in the shop, cancelled) or is gone. */
+  /** The order no longer awaits payment (paid in the shop, cancelled, trashed) or is gone. */
   | { kind: 'order_moved_on'; status: string | null }
+  /** The renewal wants no money any more for another reason (renewal-wants-money.ts): its subscription ended, its dunning ended, the method moved. */
+  | { kind: 'unwanted'; reason: UnwantedReason }
   /** What the caller checks under the same locks said no. */
   | { kind: 'guarded'; refusal: Refusal };
 
@@ -71,6 +74,9 @@ export class ChargeLedger {
     orderWrites: OrderWriteRepository;
     cardGateway: CardGatewayClient;
     mobileWallet: MobileWalletClient;
+    /** Whether the renewal still wants money: asked as a charge opens and again just before its request leaves. */
+    renewals: RenewalFacts;
+    settings: Pick<ShopSettingsRepository, 'current'>;
     log: Logger;
     clock: () => Date;
   }) {}
@@ -88,8 +94,12 @@ export class ChargeLedger {
   async open<Refusal>(charge: NewCharge, settings: ShopSettings, guard: (db: Transaction) => Promise<Refusal | null>): Promise<
     { kind: 'opened' | 'resumed'; charge: ChargeRecord } | NotOpened<Refusal>> {
     return this.deps.orderWrites.transaction(async (db) => {
-      const order = await this.deps.orderWrites.lockStatus(db, charge.orderId, settings);
-      if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) return { kind: 'order_moved_on' as const, status: order?.status ?? null };
+      // Under the order's and the case's row locks: a payment or a case closing at this moment comes first or waits.
+      const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
+      if (!wants.wants) {
+        if (wants.reason.startsWith('order_')) return { kind: 'order_moved_on' as const, status: wants.reason === 'order_gone' ? null : wants.reason.slice('order_'.length) };
+        return { kind: 'unwanted' as const, reason: wants.reason };
+      }
       const refusal = await guard(db);
       if (refusal !== null) return { kind: 'guarded' as const, refusal };
       const opened = await this.deps.charges.openCharge(db, charge, this.deps.clock());
@@ -107,20 +117,37 @@ export class ChargeLedger {
    */
   async send(charge: ChargeRecord): Promise<ChargeAnswer> {
     const now = this.deps.clock();
-    // Whoever withdrew the charge first (Stop dunning, the settle pass) wins: its cancel never races a create.
-    if (!(await this.deps.charges.markSent(charge.id, now))) return { kind: 'withdrawn', charge };
+    const settings = await this.deps.settings.current();
+    // The rule asked again just before the request leaves, under the same locks as the opening: the customer may have
+    // cancelled, the order been paid or trashed, the deadline come, since the charge opened. Whoever withdrew the
+    // charge first (Stop dunning, the settle pass, this) wins: its cancel never races a create.
+    const marked = await this.deps.orderWrites.transaction(async (db) => {
+      const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
+      if (!wants.wants) {
+        await this.deps.charges.wantCancelled(db, charge.id, wants.reason, now);
+        return false;
+      }
+      return this.deps.charges.markSent(charge.id, now, db);
+    });
+    if (!marked) return { kind: 'withdrawn', charge: (await this.deps.charges.find(charge.id)) ?? charge };
     const sent = { ...charge, sends: charge.sends + 1 };
-    if (charge.provider === 'card_gateway') {
-      const result = await this.deps.cardGateway.createCharge({
-        handle: charge.externalId, key: charge.idempotencyKey, amount: charge.amountMinor, currency: charge.currency, source: charge.paymentMethod,
-        customerHandle: charge.customerHandle ?? undefined, settle: true, recurring: true, ordertext: charge.description,
-      });
-      if (result.ok) return cardAnswer(sent, result.value);
-      return this.failed(sent, result);
+    // It leaves within SEND_WINDOW_MS or never (request-limits.ts), so it cannot arrive after the ledger's in-flight bound.
+    const leaveBy = Date.now() + SEND_WINDOW_MS;
+    try {
+      if (charge.provider === 'card_gateway') {
+        const result = await this.deps.cardGateway.createCharge({
+          handle: charge.externalId, key: charge.idempotencyKey, amount: charge.amountMinor, currency: charge.currency, source: charge.paymentMethod,
+          customerHandle: charge.customerHandle ?? undefined, settle: true, recurring: true, ordertext: charge.description, leaveBy,
+        });
+        if (result.ok) return cardAnswer(sent, result.value);
+        return await this.failed(sent, result);
+      }
+      const result = await this.deps.mobileWallet.createCharge(charge.paymentMethod, walletChargeBody(charge), charge.idempotencyKey, leaveBy);
+      if (result.ok) return { kind: 'pending', charge: sent };
+      return await this.failed(sent, result);
+    } finally {
+      await this.deps.charges.sendEnded(charge.id);
     }
-    const result = await this.deps.mobileWallet.createCharge(charge.paymentMethod, walletChargeBody(charge), charge.idempotencyKey);
-    if (result.ok) return { kind: 'pending', charge: sent };
-    return this.failed(sent, result);
   }
 
   /** A request the provider did not answer with a charge. */
@@ -178,7 +205,7 @@ export class ChargeLedger {
     let why = '';
     if (read.kind === 'absent') {
       if (!neverMade(charge, now)) return false;
-      [state, why] = ['CANCELED', 'never made at the provider'];
+      return this.deps.orderWrites.transaction((db) => this.deps.charges.closeNeverMade(db, charge, 'never made at the provider', now));
     } else if (read.answer.kind === 'declined') {
       [state, why] = ['DECLINED', `declined at the provider: ${read.answer.failure.code ?? ''}`];
     } else if (read.answer.kind === 'cancelled') {
@@ -212,7 +239,8 @@ export class ChargeLedger {
    * two callers at once only one asks the provider to cancel.
    */
   async withdraw(db: Executor, orderId: number, reason: string, now: Date): Promise<{ charge: ChargeRecord; first: boolean } | null> {
-    const open = (await this.deps.charges.chargesOfOrder(orderId, db)).find((charge) => ChargeLedgerRepository.isOpen(charge));
+    // A locking read: the latest open charge, even one opened after this transaction's first read.
+    const open = await this.deps.charges.lockOpenOfOrder(db, orderId);
     if (!open) return null;
     const first = await this.deps.charges.wantCancelled(db, open.id, reason, now);
     const charge = await this.deps.charges.find(open.id, db);
@@ -258,7 +286,8 @@ export class ChargeLedger {
       if (!neverMade(charge, now)) {
         return { kind: 'unreachable', charge, message: `charge ${charge.externalId} not at the provider yet; its request may still arrive` };
       }
-      await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'never made at the provider', now));
+      const closed = await this.deps.orderWrites.transaction((db) => this.deps.charges.closeNeverMade(db, charge, 'never made at the provider', now));
+      if (!closed) return { kind: 'unreachable', charge, message: `charge ${charge.externalId} not at the provider yet; its request may still arrive` };
       return { kind: 'cancelled', charge };
     }
     const answer = read.answer;

@@ -1,6 +1,7 @@
 import type { PaymentStatus, Provider } from '../../entities';
 import type { CaptureRecord } from '../data-access/second-capture-repository';
 import { minorUnitsToDecimal } from '../shop/money';
+import { takenForNobody } from './renewal-wants-money';
 
 /**
  * One renewal, one payment. Should an order still be captured twice (a wallet charge the service made that the
@@ -21,13 +22,11 @@ export interface CapturedPayment {
 }
 
 /**
- * A charge the service withdrew because its renewal was paid or closed in the shop (`order_processing`,
- * `order_cancelled`, ...; ChargeLedger.withdraw) and that the provider took all the same is a second capture of
- * something outside the service's payments. (`order_paid`, paid by another of the service's payments, is found by
- * comparing the two; a charge withdrawn for Stop dunning or an attempt that ended pays an order that was unpaid.)
+ * A charge the service withdrew because its renewal no longer wanted money (paid or closed in the shop, its
+ * subscription ended: renewal-wants-money.ts) and that the provider took all the same is a second capture of
+ * something outside the service's payments, to refund.
  */
-export const paidOutsideBefore = (withdrawnBecause: string | null): boolean =>
-  withdrawnBecause !== null && withdrawnBecause.startsWith('order_') && withdrawnBecause !== 'order_paid';
+export const paidOutsideBefore = takenForNobody;
 
 /** What the sweep flags on one order. */
 export interface UnflaggedSecondCaptures {

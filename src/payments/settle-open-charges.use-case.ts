@@ -8,9 +8,9 @@ import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-s
 import type { ShopSubscription } from '../shop/subscription';
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
-import { providerOfGateway } from '../shop/payment-gateways';
 import { gmtDateTimeMs } from '../shop/shop-time';
-import { CHARGEABLE_ORDER_STATUSES, type CancelOutcome, type ChargeLedger } from './charge-ledger';
+import type { CancelOutcome, ChargeLedger } from './charge-ledger';
+import type { RenewalFacts } from './renewal-facts';
 import type { PaymentRecorder } from './payment-recorder';
 import type { UnwantedCharges } from './unwanted-charges';
 
@@ -25,8 +25,6 @@ const PASS_SPACING_MS = 15_000;
  * wallet's cancels (5 a minute per charge) for nothing.
  */
 const CANCEL_GRACE_MS = 120_000;
-/** The withdrawal's reason when the subscription moved to the other provider's gateway. */
-const METHOD_SWITCHED = 'method_switched';
 
 export interface SettleSummary {
   looked: number;
@@ -58,6 +56,7 @@ export type OrderSettling =
 export class SettleOpenCharges {
   constructor(private readonly deps: {
     ledger: ChargeLedger;
+    renewals: RenewalFacts;
     orders: OrderRepository;
     orderWrites: OrderWriteRepository;
     payments: PaymentRepository;
@@ -135,30 +134,26 @@ export class SettleOpenCharges {
       const now = this.deps.clock();
       return { charge, toCancel: await this.deps.ledger.repository.takeOverCancel(charge.id, new Date(now.getTime() - CANCEL_GRACE_MS), now) };
     }
-    const order = await this.deps.orders.findById(charge.orderId, settings);
-    let reason: string | null = null;
-    if (!order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {
-      reason = `order_${order?.status ?? 'gone'}`;
-    } else if (charge.paymentId === null && charge.retryId !== null) {
+    // The one rule (renewal-wants-money.ts): paid, cancelled or trashed in the shop, the subscription ended (the
+    // customer cancelled in My Account), the case closed, or the subscription moved to the other provider's gateway.
+    const wants = await this.deps.renewals.wants(this.deps.ledger.repository.pool, charge, settings, { locked: false, subscription: read });
+    let reason: string | null = wants.wants ? null : wants.reason;
+    if (!reason && charge.paymentId === null && charge.retryId !== null) {
       // Asked for and never answered: while its attempt lives, the attempt asks again with the same key.
       const retry = await this.deps.retries.find(charge.retryId);
       if (!retry || !['PENDING', 'PROCESSING'].includes(retry.status)) reason = 'attempt_ended';
-    }
-    if (!reason) {
-      // The customer moved the subscription to the other provider's gateway: the renewal is charged there now
-      // (dunning's chargingProvider), so a charge still open here is not wanted any more.
-      const subscription = read === undefined ? await this.deps.subscriptions.find(charge.subscriptionId, settings) : read;
-      const named = providerOfGateway(subscription?.paymentMethod);
-      if (named !== null && named !== charge.provider) reason = METHOD_SWITCHED;
     }
     if (!reason) return null;
     const withdrawn = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
     return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
   }
 
-  /** Why the pass cancelled a charge, for its note: the subscription moved to the other provider, or the order's status in the shop. */
+  /** Why the pass cancelled a charge, for its note: the subscription moved to the other provider or ended, its dunning ended, or the order's status in the shop. */
   private async cancelledBecause(charge: ChargeRecord, settings: ShopSettings): Promise<ChargeCancelledBecause> {
-    if (charge.cancelReason === METHOD_SWITCHED) return { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' };
+    const reason = charge.cancelReason ?? '';
+    if (reason === 'method_switched') return { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' };
+    if (reason.startsWith('subscription_')) return { kind: 'subscription_ended', status: reason.slice('subscription_'.length) };
+    if (reason === 'dunning_ended' || reason === 'deadline') return { kind: 'dunning_ended' };
     const order = await this.deps.orders.findById(charge.orderId, settings);
     return { kind: 'shop', orderStatus: order?.status ?? 'cancelled' };
   }

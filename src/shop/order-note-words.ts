@@ -72,7 +72,11 @@ export type ChargeCancelledBecause =
   | { kind: 'shop'; orderStatus: string }
   | { kind: 'dunning_stopped'; by: string }
   /** The subscription moved to the other provider's gateway: the renewal is charged there instead. */
-  | { kind: 'method_switched'; to: Provider };
+  | { kind: 'method_switched'; to: Provider }
+  /** The subscription ended (`cancelled` by the customer or staff, `expired`, `trash`, ...): its renewal wants no money. */
+  | { kind: 'subscription_ended'; status: string }
+  /** The renewal's dunning ended unpaid (its deadline). */
+  | { kind: 'dunning_ended' };
 
 /** What a staff member's charge came to. */
 export type StaffChargeOutcome =
@@ -291,11 +295,13 @@ const DANISH_DECLINES: DeclineWords = {
 const ENGLISH_STATUSES: Record<string, string> = {
   pending: 'pending payment', processing: 'processing', 'on-hold': 'on hold', completed: 'completed', cancelled: 'cancelled',
   refunded: 'refunded', failed: 'failed', active: 'active', expired: 'expired', 'pending-cancel': 'pending cancellation', switched: 'switched',
+  trash: 'in the trash', gone: 'deleted',
 };
 
 const DANISH_STATUSES: Record<string, string> = {
   pending: 'afventer betaling', processing: 'under behandling', 'on-hold': 'i bero', completed: 'gennemført', cancelled: 'annulleret',
   refunded: 'refunderet', failed: 'mislykket', active: 'aktivt', expired: 'udløbet', 'pending-cancel': 'afventer annullering', switched: 'skiftet',
+  trash: 'i papirkurven', gone: 'slettet',
 };
 
 function english(clock: Clock): OrderNoteWords {
@@ -363,6 +369,10 @@ function english(clock: Clock): OrderNoteWords {
       ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: ${v.paidBy.by} stopped dunning of this renewal.`
       : v.paidBy.kind === 'method_switched'
         ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the subscription now pays with ${provider(v.paidBy.to)}, and the renewal is charged there instead.`
+      : v.paidBy.kind === 'subscription_ended'
+        ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the subscription is ${status(v.paidBy.status)}, so this renewal is no longer charged.`
+      : v.paidBy.kind === 'dunning_ended'
+        ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: dunning of this renewal ended unpaid at its deadline.`
       : `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the renewal was already paid `
         + (v.paidBy.kind === 'payment' ? `by payment ${v.paidBy.reference}.` : `in the shop (the order is ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {
@@ -463,6 +473,10 @@ function danish(clock: Clock): OrderNoteWords {
       ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: ${v.paidBy.by} stoppede rykkerforløbet for denne fornyelse.`
       : v.paidBy.kind === 'method_switched'
         ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: abonnementet betales nu med ${provider(v.paidBy.to)}, og fornyelsen trækkes dér i stedet.`
+      : v.paidBy.kind === 'subscription_ended'
+        ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: abonnementet er ${status(v.paidBy.status)}, så denne fornyelse trækkes ikke længere.`
+      : v.paidBy.kind === 'dunning_ended'
+        ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: rykkerforløbet for denne fornyelse sluttede ubetalt ved fristen.`
       : `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: fornyelsen var allerede betalt `
         + (v.paidBy.kind === 'payment' ? `med betalingen ${v.paidBy.reference}.` : `i butikken (ordren er ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {

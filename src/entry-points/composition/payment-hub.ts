@@ -51,6 +51,7 @@ import { StaffPaymentLink } from '../../dunning/staff-payment-link.use-case';
 import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 import { StaffOrderNotes } from '../../dunning/staff-order-notes';
 import { ChargeLedger } from '../../payments/charge-ledger';
+import { RenewalFacts } from '../../payments/renewal-facts';
 import { SettleOpenCharges } from '../../payments/settle-open-charges.use-case';
 import { HearShopOrderNotice } from '../../payments/shop-order-notice.use-case';
 import { SwitchedPaymentMethods } from '../../dunning/switched-payment-methods.use-case';
@@ -86,12 +87,14 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   events.on(RENEWAL_PAID, (event, db) => dunning.onPaid(db, event.payment, event.meta, event.via, event.now));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
-  const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, log, clock });
+  // Whether a renewal still wants money (renewal-wants-money.ts): the one rule the ledger, the settle pass and the deadline ask.
+  const renewals = new RenewalFacts({ orderWrites, orders, subscriptions, cases: dunningCases });
+  const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, renewals, settings, log, clock });
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, events, ledger);
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
   // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
   events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
-  const settleOpenCharges = new SettleOpenCharges({ ledger, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, settings, log, clock });
+  const settleOpenCharges = new SettleOpenCharges({ ledger, renewals, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, settings, log, clock });
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, events, clock);
@@ -164,7 +167,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     hearShopOrderNotice: new HearShopOrderNotice({ loggedInSecret: shop.loggedInSecret, openCharges: settleOpenCharges, log, clock }),
     dunningCases, dunning, unwantedCharges, refusals,
     switchedPaymentMethods,
-    dunningDeadlines: new DunningDeadlines({ cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock, switched: switchedPaymentMethods }),
+    dunningDeadlines: new DunningDeadlines({
+      cases: dunningCases, retries, orders: orderWrites, changes, settings, config: config.dunning, log, clock, switched: switchedPaymentMethods, ledger, openCharges: settleOpenCharges,
+    }),
   };
 }
 

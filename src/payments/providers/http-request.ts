@@ -64,6 +64,8 @@ export interface ProviderFailure {
   code?: number | string;
   /** The card gateway's `transaction_error` on 4xx bodies, when present. */
   transactionError?: string;
+  /** Known never to have left this process: its time to leave passed while it waited (request-limits.ts). */
+  notSent?: boolean;
 }
 
 /**

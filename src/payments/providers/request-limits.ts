@@ -243,6 +243,11 @@ class SharedAdmission {
 let callsWaiting = 0;
 
 /** The answer to a call that found no place under the limits within LIMIT_WAIT_MS. */
+/** Not sent: its time to leave came while it waited for a place (the caller's bound, shorter than LIMIT_WAIT_MS). */
+function notLeft(what: string): ProviderExchange {
+  return { ok: false, kind: 'timeout', notSent: true, message: `${what}: not sent, its time to leave passed while it waited under the provider's request limits` };
+}
+
 function noPlace(what: string): ProviderExchange {
   return { ok: false, kind: 'timeout', message: `${what}: no place under the provider's request limits within ${LIMIT_WAIT_MS / 1000} s` };
 }
@@ -274,21 +279,29 @@ export class LimitedProvider {
     this.gates = { reads: gate('reads'), writes: gate('writes') };
   }
 
-  async exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string): Promise<ProviderExchange> {
+  /**
+   * `leaveBy` (this host's Date.now(), ms): the request must have left by then, or it is never sent. A write whose
+   * wait for a place (or a 429's pause) would end later gives up unsent, so that a request long queued cannot reach
+   * the provider after its caller's record says it can no longer arrive (the charge ledger's in-flight bound).
+   */
+  async exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number, what: string, leaveBy = Infinity): Promise<ProviderExchange> {
     const gate = method === 'GET' ? this.gates.reads : this.gates.writes;
     for (let attempt = 0; ; attempt += 1) {
-      const deadline = Date.now() + LIMIT_WAIT_MS;
+      const waitMs = Math.min(LIMIT_WAIT_MS, leaveBy - Date.now());
+      if (waitMs <= 0) return notLeft(what);
+      const deadline = Date.now() + waitMs;
       callsWaiting += 1;
       let lease: string | null | false = false;
       try {
-        if (!(await gate.local.enter(LIMIT_WAIT_MS))) return noPlace(what);
+        if (!(await gate.local.enter(waitMs))) return waitMs < LIMIT_WAIT_MS ? notLeft(what) : noPlace(what);
         lease = gate.shared ? await gate.shared.enter(deadline, timeoutMs) : null;
       } finally {
         callsWaiting -= 1;
       }
-      if (lease === false) {
+      if (lease === false || Date.now() >= leaveBy) {
+        if (lease !== false) gate.shared?.leave(lease);
         gate.local.leave();
-        return noPlace(what);
+        return lease === false && waitMs >= LIMIT_WAIT_MS ? noPlace(what) : notLeft(what);
       }
       let response: ProviderExchange;
       try {
@@ -298,7 +311,10 @@ export class LimitedProvider {
         gate.local.leave();
       }
       if (!response.ok || response.status !== 429 || attempt === RATE_LIMITED_RETRIES) return response;
-      await new Promise((resolve) => setTimeout(resolve, pauseAfterRateLimit(response.headers['retry-after'], attempt)));
+      const pause = pauseAfterRateLimit(response.headers['retry-after'], attempt);
+      // The provider turned the request away: past its time to leave, the 429 is the answer, nothing was made.
+      if (Date.now() + pause >= leaveBy) return response;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 }

@@ -94,6 +94,8 @@ export interface CardGatewayWebhookSettings {
 }
 
 export interface CreateCardGatewayChargeInput {
+  /** Not sent: this host's Date.now() by which the request must have left, or it is never sent (request-limits.ts). */
+  leaveBy?: number;
   /** Charge/invoice handle; only one authorized or settled charge can exist per handle. */
   handle: string;
   /**
@@ -180,7 +182,7 @@ export class CardGatewayClient {
     if (input.recurring !== undefined) body.recurring = input.recurring;
     if (input.ordertext !== undefined) body.ordertext = input.ordertext;
     if (input.metadata !== undefined) body.metadata = input.metadata;
-    return this.send('POST', '/v1/charge', body);
+    return this.send('POST', '/v1/charge', body, input.leaveBy);
   }
 
   /** POST /v1/charge/{handle}/cancel: a charge not yet settled (created, pending, authorized) is cancelled and never taken. */
@@ -192,10 +194,10 @@ export class CardGatewayClient {
     return this.send('GET', '/v1/account/webhook_settings');
   }
 
-  private async send<T>(method: string, path: string, body?: unknown): Promise<CardGatewayResult<T>> {
+  private async send<T>(method: string, path: string, body?: unknown, leaveBy?: number): Promise<CardGatewayResult<T>> {
     const headers: Record<string, string> = { Authorization: this.authorization, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const response = await this.provider.exchange(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs, `${method} ${path}`);
+    const response = await this.provider.exchange(method, this.baseUrl + path, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs, `${method} ${path}`, leaveBy);
     if (!response.ok) return response;
     const { status, json } = response;
     if (status >= 200 && status < 300) {

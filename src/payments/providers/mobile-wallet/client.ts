@@ -185,9 +185,9 @@ export class MobileWalletClient {
    * from the payment and retry only timeouts, network errors and 5xx, with the same key.
    * Throws a RangeError for a key the provider would reject: that is a programming error, not a provider outcome.
    */
-  createCharge(agreementId: string, charge: CreateMobileWalletChargeInput, idempotencyKey: string): Promise<MobileWalletResult<{ chargeId: string }>> {
+  createCharge(agreementId: string, charge: CreateMobileWalletChargeInput, idempotencyKey: string, leaveBy?: number): Promise<MobileWalletResult<{ chargeId: string }>> {
     if (!isValidIdempotencyKey(idempotencyKey)) throw new RangeError('Idempotency-Key must be 1-40 characters without # ? / \\');
-    return this.call('POST', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges`, charge, { 'Idempotency-Key': idempotencyKey });
+    return this.call('POST', `/recurring/v3/agreements/${encodeURIComponent(agreementId)}/charges`, charge, { 'Idempotency-Key': idempotencyKey }, leaveBy);
   }
 
   /**
@@ -252,7 +252,7 @@ export class MobileWalletClient {
     return { ok: true, value: accessToken };
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<MobileWalletResult<T>> {
+  private async call<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}, leaveBy?: number): Promise<MobileWalletResult<T>> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.accessToken();
       if (!token.ok) return token;
@@ -267,6 +267,7 @@ export class MobileWalletClient {
           ...extraHeaders,
         },
         body,
+        leaveBy,
       );
       // A 401 means the token was refused (revoked, rotated keys): drop it and try once with a fresh one.
       // Safe for POSTs as well: the request was not processed, and it carries the same Idempotency-Key.
@@ -278,11 +279,11 @@ export class MobileWalletClient {
     }
   }
 
-  private async send<T>(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<MobileWalletResult<T>> {
+  private async send<T>(method: string, path: string, headers: Record<string, string>, body?: unknown, leaveBy?: number): Promise<MobileWalletResult<T>> {
     const requestHeaders: Record<string, string> = { Accept: 'application/json', ...headers };
     if (body !== undefined) requestHeaders['Content-Type'] = 'application/json';
     const payload = body === undefined ? (method === 'POST' ? '' : undefined) : JSON.stringify(body);
-    const response = await this.provider.exchange(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs, `${method} ${path}`);
+    const response = await this.provider.exchange(method, this.baseUrl + path, requestHeaders, payload, this.options.timeoutMs, `${method} ${path}`, leaveBy);
     if (!response.ok) return response;
     const { status, text, json } = response;
     if (status >= 200 && status < 300) {
