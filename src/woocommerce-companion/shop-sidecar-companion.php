@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name: Shop Sidecar companion
- * Description: Applies the order and subscription changes the shop-sidecar service decides, with WooCommerce's and WooCommerce Subscriptions' own calls (including the customer e-mail "Payment method needed" of the dunning); tells the service at once when a renewal is paid or cancelled in the shop; and gives staff the service's Support panel on each subscription and Payments panel on each order in WP admin.
+ * Description: Applies the order and subscription changes the shop-sidecar service decides, with WooCommerce's and WooCommerce Subscriptions' own calls (including the customer e-mail "Payment method needed" of the dunning); tells the service at once when a renewal is paid or cancelled in the shop, moved to the bin, or its subscription ends; and gives staff the service's Support panel on each subscription and Payments panel on each order in WP admin.
  * Version: 5
  * Requires PHP: 7.4
  * Text Domain: shop-sidecar-companion
@@ -13,7 +13,7 @@
  *
  *   includes/woocommerce-changes.php  the changes the service hands over (see that file's header)
  *   includes/admin-panels.php         the staff panels on the subscription and order edit screens
- *   includes/shop-notices.php         tells the service at once of a renewal the shop settled itself (see its header)
+ *   includes/shop-notices.php         tells the service at once of a renewal the shop settled itself or that no longer wants money (see its header)
  *   includes/emails.php               the customer e-mail "Payment method needed" (templates/emails/)
  *   assets/                           the panels' script and style (WordPress's own packages, no build step)
  *   languages/                        the Danish translation (da_DK)

@@ -65,6 +65,8 @@ function sidecar_prepare_content( string $content ): void {
 	foreach ( array( 'sidecar-test-recorder.php', 'sidecar-test-gateways.php' ) as $file ) {
 		sidecar_link( __DIR__ . "/mu-plugins/$file", "$content/mu-plugins/$file" );
 	}
+	// A theme for the tests that use the front end as a customer does (active only where a test switches to it).
+	sidecar_link( __DIR__ . '/themes/sidecar-test-theme', "$content/themes/sidecar-test-theme" );
 	// The companion is named by the test, so it may differ between runs of the same shop folder.
 	$companion = getenv( 'SIDECAR_COMPANION' );
 	$link      = "$content/mu-plugins/zz-sidecar-companion.php";

@@ -39,6 +39,8 @@ export interface ServeOptions {
    * reach it (e.g. `https://127.0.0.1:<nginx port>`, support/admin-origin.ts); default the server's own address.
    */
   publicUrl?: string;
+  /** The port to serve on (default a free one): a test that must name the shop's address before serving it. */
+  port?: number;
 }
 
 const OUTPUT_KEPT = 200_000;
@@ -119,7 +121,7 @@ function stopProcessGroup(child: ChildProcess): Promise<void> {
  */
 export async function serveOverHttp(shop: WooCommerceShop, options: ServeOptions = {}): Promise<ServedShop> {
   const web = await webRoot(shop);
-  const port = await freePort();
+  const port = options.port ?? await freePort();
   const url = `http://127.0.0.1:${port}`;
   const moved = await shop.php<{ previous: string; is_duplicate_site: boolean }>('site_url', { url: options.publicUrl ?? url });
   if (moved.is_duplicate_site) throw new Error('Subscriptions takes the served shop for a staging copy');

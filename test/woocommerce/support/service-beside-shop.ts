@@ -18,7 +18,7 @@ export interface ServiceBesideShop {
  * The service as an operator runs it beside a served shop: configured for the shop's database and URL (plus
  * `env`), migrated, then the real API and a worker.
  */
-export async function startServiceBeside(shop: WooCommerceShop, served: ServedShop, env: Record<string, string>): Promise<ServiceBesideShop> {
+export async function startServiceBeside(shop: WooCommerceShop, served: Pick<ServedShop, 'url'>, env: Record<string, string>): Promise<ServiceBesideShop> {
   const config = loadConfig({ DB_NAME: shop.dbName, DB_TABLE_PREFIX: shop.prefix, PORT: '0', SHOP_URL: served.url, ...WP_SECRETS_ENV, ...env });
   const migrations = createShopDataSource(config.db, 1);
   await migrations.initialize();

@@ -582,7 +582,22 @@ const SIDECAR_OPS = array(
 	'subscription_set_payment_method' => 'sidecar_op_subscription_set_payment_method',
 	'order_calculate_totals'        => 'sidecar_op_order_calculate_totals',
 	'subscription_payment_method_needed' => 'sidecar_op_subscription_payment_method_needed',
+	'order_trash'                   => 'sidecar_op_order_trash',
 );
+
+/**
+ * Staff move an order to the bin from WP admin: in posts storage the order screen's "Move to Trash" (post.php,
+ * wp_trash_post()), in HPOS WooCommerce's orders list and screen ($order->delete( false )). The order's status after.
+ */
+function sidecar_op_order_trash( int $id, array $a ) {
+	$order = sidecar_order( $id );
+	if ( OrderUtil::custom_orders_table_usage_is_enabled() ) {
+		$order->delete( false );
+	} elseif ( ! wp_trash_post( $id ) ) {
+		throw new RuntimeException( "wp_trash_post( $id ) did not trash the order" );
+	}
+	return wc_get_order( $id ) ? wc_get_order( $id )->get_status() : null;
+}
 
 /**
  * The companion's "Payment method needed" e-mail (its WC_Email) sent for the subscription as the dunning engine has
