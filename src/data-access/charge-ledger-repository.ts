@@ -109,6 +109,7 @@ export class ChargeLedgerRepository {
   private readonly ended: PreparedStatement<'id'>;
   private readonly closingNeverMade: PreparedStatement<'id' | 'result' | 'now'>;
   private readonly byIdLocked: PreparedStatement<'id'>;
+  private readonly takenFor: PreparedStatement<'id' | 'reason' | 'now'>;
   private readonly unansweredStatement: PreparedStatement<'id' | 'result' | 'now'>;
   private readonly attaching: PreparedStatement<'id' | 'paymentId' | 'now'>;
   private readonly wanting: PreparedStatement<'id' | 'reason' | 'now'>;
@@ -150,6 +151,8 @@ export class ChargeLedgerRepository {
     this.ended = PreparedStatement.from(query().update(Charge).set({ inFlightUntil: null }).where('id = :id').setParameters(s));
     this.closingNeverMade = PreparedStatement.from(query().update(Charge).set({ state: 'CANCELED', result: () => ':result', closedAt: () => ':now', updatedAt: () => ':now' })
       .where(`id = :id AND state IN ('OPEN', 'CANCELING') AND ${LANDED}`).setParameters(s));
+    this.takenFor = PreparedStatement.from(query().update(Charge).set({ cancelWantedAt: () => 'COALESCE(cancelWantedAt, :now)', cancelReason: () => ':reason', updatedAt: () => ':now' })
+      .where('id = :id').setParameters(s));
     this.byIdLocked = PreparedStatement.from(selectEntity(dataSource, Charge, 'c').where('c.id = :id').setParameters(s).setLock('pessimistic_write'));
     this.unansweredStatement = PreparedStatement.from(query().update(Charge).set({ unanswered: () => 'unanswered + 1', result: () => ':result', updatedAt: () => ':now' })
       .where('id = :id').setParameters(s));
@@ -274,6 +277,15 @@ export class ChargeLedgerRepository {
     const { sql, values } = this.wanting.with({ id, reason: reason.slice(0, 64), now: gmtDateTimeMs(now) });
     const [result] = await db.query<ResultSetHeader>(sql, values);
     return result.affectedRows > 0;
+  }
+
+  /**
+   * Money was taken on the charge while its renewal wanted none (`reason`, renewal-wants-money.ts): said on the charge
+   * as the reason it was not wanted, whatever was said before, so that the second-capture sweep flags it for a refund.
+   */
+  async markTakenFor(db: Executor, id: number, reason: string, now: Date): Promise<void> {
+    const { sql, values } = this.takenFor.with({ id, reason: reason.slice(0, 64), now: gmtDateTimeMs(now) });
+    await db.query(sql, values);
   }
 
   /**

@@ -14,6 +14,7 @@ type Store = 'legacy' | 'hpos';
 /** One store's statements, written once: they differ between the stores only in tables and columns. */
 interface StoreStatements {
   lockStatus: PreparedStatement<'id'>;
+  status: PreparedStatement<'id'>;
   setStatus: PreparedStatement<'id' | 'status' | 'local' | 'gmt'>;
   getMeta: PreparedStatement<'id' | 'key'>;
   updateMeta: PreparedStatement<'id' | 'key' | 'value'>;
@@ -41,6 +42,7 @@ function prepareStore(
   return {
     lockStatus: PreparedStatement.from(query().select('o.type', 'type').addSelect('o.status', 'status').from(orders, 'o')
       .where('o.id = :id').setParameters(s).setLock('pessimistic_write')),
+    status: PreparedStatement.from(query().select('o.type', 'type').addSelect('o.status', 'status').from(orders, 'o').where('o.id = :id').setParameters(s)),
     setStatus: PreparedStatement.from(query().update(orders).set({ status: () => ':status', ...modified }).where('id = :id').setParameters(s)),
     getMeta: PreparedStatement.from(query().select('m.value', 'value').from(meta, 'm')
       .where(`m.${orderOf} = :id AND m.key = :key`).orderBy('m.id').limit(1).setParameters(s)),
@@ -115,6 +117,14 @@ export class OrderWriteRepository {
   /** Type and status (without `wc-`) from the authoritative store, locking the row; null when absent. */
   async lockStatus(db: Executor, id: number, settings: ShopSettings): Promise<{ type: string; status: string } | null> {
     const { sql, values } = this.authoritative(settings).lockStatus.with({ id });
+    const [rows] = await db.query<RowDataPacket[]>(sql, values);
+    if (!rows.length) return null;
+    return { type: String(rows[0].type), status: plainStatus(String(rows[0].status ?? '')) };
+  }
+
+  /** Type and status (without `wc-`; `trash` in the bin) from the authoritative store, as read now; null when absent. */
+  async status(db: Executor, id: number, settings: ShopSettings): Promise<{ type: string; status: string } | null> {
+    const { sql, values } = this.authoritative(settings).status.with({ id });
     const [rows] = await db.query<RowDataPacket[]>(sql, values);
     if (!rows.length) return null;
     return { type: String(rows[0].type), status: plainStatus(String(rows[0].status ?? '')) };

@@ -146,6 +146,21 @@ export class RetryRepository {
     return { kind: 'scheduled', retry, planAttempt: ofPlan + 1, plannedFor, at };
   }
 
+  /**
+   * Plans one attempt of `plan` at `at` (within the caps, `notBefore`), whatever the plan's attempts so far: the one
+   * charge after something changed that a decline waited for (src/dunning/dunning.ts, chargeAgainAfterChange). Null
+   * when an attempt of the order is planned or being made already.
+   */
+  async scheduleOne(db: Executor, input: {
+    orderId: number; subscriptionId: number; paymentId: number; plan: RetryPlan; at: Date; now: Date; notBefore?: (at: Date) => Promise<Date>;
+  }): Promise<RetryRecord | null> {
+    const attempts = this.attemptsOfOrder.with({ orderId: input.orderId });
+    const [rows] = await db.query<RowDataPacket[]>(attempts.sql, attempts.values);
+    if (rows.some((row) => row.status === 'PENDING' || row.status === 'PROCESSING')) return null;
+    const at = input.notBefore ? await input.notBefore(input.at) : input.at;
+    return this.insertPlanned(db, input, rows.length + 1, at);
+  }
+
   /** Plans attempt number `attempt` of the order for `at`; null when it is planned already (the unique key). */
   private async insertPlanned(
     db: Executor, input: { orderId: number; subscriptionId: number; paymentId: number; plan: RetryPlan; now: Date }, attempt: number, at: Date,

@@ -8,6 +8,16 @@ export interface Decline {
   state: string | null;
 }
 
+/**
+ * The `state` of a wallet decline that is the wallet's refusal to create the charge at all: problem
+ * `charge-amount-too-high` ("Amount limits", vippsas/vipps-recurring-api recurring-api-guide.md: a VARIABLE agreement's
+ * charge "can not be higher than the suggestedMaxAmount or maxAmount field, depending on which is highest"; a LEGACY
+ * agreement's are held to 5 times its price; recurring-api-problems.md). No charge exists, so nothing is shown to the
+ * customer in the app and the wallet retries nothing: until the agreement or the amount changes, the same request
+ * meets the same refusal.
+ */
+export const WALLET_CREATION_REFUSED = 'creation_refused';
+
 /** What dunning does after a decline: retry on a plan, or stop charging this payment method and ask the customer. */
 export interface DeclineDecision {
   policy: Exclude<DunningPolicy, 'provider_retrying'>;
@@ -63,7 +73,10 @@ const askCustomer = (reason: string, customerReason: PaymentMethodNeededReason):
  * - the wallet's `user_action_required`, `charge_amount_too_high` and `non_technical_error`: the customer
  *   fixes them in the app on the same agreement, so that agreement is charged again on the dunning plan; the
  *   customer is asked for another payment method only when the plan is used up or the agreement has ended;
- * - but a wallet charge that the wallet had retried itself (state `wallet_retried`) is final: the customer is asked.
+ * - but a wallet charge that the wallet had retried itself (state `wallet_retried`) is final: the customer is asked;
+ * - and a charge the wallet refused to create as above the agreement's maximum (state `creation_refused`) was never
+ *   shown to the customer: the customer is asked at once, and the agreement is not charged that amount again until
+ *   something changed (`waitsForAmountChange`).
  * A decline that says nothing the policy knows goes on the dunning plan: the plan and the schemes' caps
  * bound what it costs.
  */
@@ -78,6 +91,10 @@ export function decideOnDecline(provider: Provider, decline: Decline): DeclineDe
     // retry loop of their own for RECURRING charges (vippsas/agent-toolkit plugins/vipps/skills/recurring/SKILL.md;
     // "Charge retries", vipps-recurring-api recurring-api-guide.md), so the same agreement is not charged again for
     // the same reason: the customer is asked, and the case's deadline follows. A technical error is the wallet's own.
+    // Refused at creation as above the agreement's maximum: no charge exists, so the wallet told the customer nothing
+    // and retries nothing, and the same charge would meet the same refusal. Only the customer (a higher maximum in the
+    // app, another payment method) or the shop (the agreement's price) can change that: the customer is asked at once.
+    if (waitsForAmountChange(provider, decline)) return askCustomer('charge_amount_too_high', 'wallet_amount_too_high');
     if (decline.state === 'wallet_retried') {
       switch (code) {
         case 'user_action_required':
@@ -121,6 +138,16 @@ export function decideOnDecline(provider: Provider, decline: Decline): DeclineDe
       // A soft decline may pass later, and so may one the policy does not know.
       return retry(reason);
   }
+}
+
+/**
+ * Whether a decline leaves the renewal waiting for a change before its payment method is charged again: the wallet
+ * refused to create the charge as above the agreement's maximum (`charge_amount_too_high`, state `creation_refused`).
+ * The same amount on the same agreement is charged again only once the agreement's terms or the renewal's amount
+ * changed (SwitchedPaymentMethods), the customer chose another payment method, or staff charge it.
+ */
+export function waitsForAmountChange(provider: Provider, decline: Decline): boolean {
+  return provider === 'mobile_wallet' && decline.state === WALLET_CREATION_REFUSED && decline.code?.trim() === 'charge_amount_too_high';
 }
 
 /**

@@ -157,6 +157,19 @@ export class Dunning {
   }
 
   /**
+   * The renewal's subscription ended while it was being dunned (the customer cancelled it in My Account, it expired or
+   * was trashed): its planned attempts are dropped and its case is lost, as WooCommerce Subscriptions cancels its own
+   * pending retry when the subscription's status moves on (WCS_Retry_Manager::maybe_cancel_retry).
+   */
+  async onRenewalEnded(db: Executor, event: { orderId: number; reason: string; now: Date }): Promise<void> {
+    const found = await this.deps.cases.lockCaseOfOrder(db, event.orderId);
+    if (found?.status !== 'OPEN') return;
+    await this.deps.retries.cancelPendingOfOrder(db, event.orderId, `the renewal wants no money any more (${event.reason})`, event.now);
+    await this.deps.cases.lose(db, found.id, event.now);
+    this.deps.log.info('dunning_lost', { orderId: event.orderId, subscriptionId: found.subscriptionId, reason: event.reason });
+  }
+
+  /**
    * A new payment method was saved where a failed renewal waits for one (the card gateway customer's new
    * card, a new wallet agreement of the subscription): each such renewal is charged again at once, one
    * attempt within the caps, instead of what was planned.

@@ -213,11 +213,14 @@ export class RenewalAttempt {
   /** What the provider answered an attempt's charge, recorded: the payment, the caps, the attempt, the ledger. */
   private async recordAnswer(
     retry: RetryRecord, original: PaymentRecord, provider: Provider, order: ShopOrder, settings: ShopSettings, target: ChargeTarget, chargeKey: string | null,
-    amount: number, result: ChargeResult, charge: ChargeRecord | null,
+    amount: number, answered: ChargeResult, charge: ChargeRecord | null,
   ): Promise<AttemptOutcome> {
     const { retries, orderWrites, clock } = this.deps;
     const { subscriptionId } = retry;
     const now = clock();
+    // A decline of our own request, as the provider's rules read it (the wallet's refusal to create a charge above the agreement's maximum).
+    const declined = answered.kind === 'declined' && charge ? await this.deps.chargeRules[provider].declineOfRequest?.(answered.failure, target) : undefined;
+    const result: ChargeResult = declined && answered.kind === 'declined' ? { ...answered, failure: declined.failure } : answered;
     if (result.kind === 'unreachable') return this.postpone(retry, 'unreachable', new Date(now.getTime() + PROVIDER_DOWN_WAIT_MS), result.message, now);
     if (result.kind === 'refused') return this.hold(retry, provider, order.id, result, now);
     await this.deps.refusals.resolve(retry.id, now);
@@ -231,7 +234,7 @@ export class RenewalAttempt {
           retry_of: String(original.id), retry_attempt: String(retry.attempt),
           // Who asked for the charge, for the story's ending: the customer's new method, a staff member's Charge now, or the plan.
           retry_reason: retry.plan === 'new_method' ? 'new_payment_method' : retry.plan === 'staff' ? 'staff_charge' : undefined,
-          customer_handle: target.customer_handle, agreement_id: target.agreement_id,
+          customer_handle: target.customer_handle, agreement_id: target.agreement_id, ...declined?.meta,
         },
         charge,
         closes: result.kind === 'declined' ? { state: 'DECLINED', result: `declined: ${result.failure.code ?? ''}` }

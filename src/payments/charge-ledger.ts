@@ -10,7 +10,7 @@ import { FAILED_PAYMENT_METHOD_CODE, type CardGatewayCharge, type CardGatewayCli
 import { walletFailureState, type CreateMobileWalletChargeInput, type MobileWalletCharge, type MobileWalletClient } from './providers/mobile-wallet/client';
 import { unanswered } from './providers/http-request';
 import type { RenewalFacts } from './renewal-facts';
-import type { UnwantedReason } from './renewal-wants-money';
+import { takenForNobody, type UnwantedReason } from './renewal-wants-money';
 
 export { CHARGEABLE_ORDER_STATUSES } from './renewal-wants-money';
 
@@ -225,12 +225,28 @@ export class ChargeLedger {
     if (!open) return;
     if (open.paymentId === null) await this.deps.charges.attachPayment(db, open.id, payment.id, now);
     const state = to === 'FAILED' ? 'DECLINED' : to === 'CANCELED' ? 'CANCELED' : 'TAKEN';
-    const takenAfterCancel = state === 'TAKEN' && open.cancelWantedAt !== null;
+    const forNobody = state === 'TAKEN' ? await this.takenForNobody(db, open, now) : null;
+    const takenAfterCancel = state === 'TAKEN' && (open.cancelWantedAt !== null || forNobody !== null);
     const closed = await this.deps.charges.close(db, open, state, takenAfterCancel ? `payment ${to} after its cancel was asked (${open.cancelReason ?? 'unwanted'})` : `payment ${to}`, now);
     // The second-capture sweep flags it for staff when the renewal had been paid in the shop (second-captures.ts).
     if (closed && takenAfterCancel) {
       this.deps.log.error('charge_taken_after_cancel', { orderId: open.orderId, provider: open.provider, externalId: open.externalId, reason: open.cancelReason });
     }
+  }
+
+  /**
+   * Money taken on `charge`, inside the transaction that records it and before the order is completed: when its
+   * renewal wanted none any more (the order paid or closed in the shop, the subscription ended), the charge says so,
+   * for the second-capture sweep to flag it on the order and in the Payments panel, and the operator's alert
+   * (SidecarSecondCapture) to fire. The reason, or null when the money was wanted.
+   */
+  async takenForNobody(db: Executor, charge: ChargeRecord, now: Date): Promise<UnwantedReason | null> {
+    const settings = await this.deps.settings.current();
+    const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
+    if (wants.wants || !takenForNobody(wants.reason)) return null;
+    await this.deps.charges.markTakenFor(db, charge.id, wants.reason, now);
+    this.deps.log.error('charge_taken_unwanted', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: wants.reason });
+    return wants.reason;
   }
 
   /**

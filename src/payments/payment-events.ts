@@ -48,8 +48,19 @@ export interface RenewalPaidEvent {
   now: Date;
 }
 
+/** Fired when a renewal stopped wanting money because its subscription ended (the customer cancelled it, it expired, was trashed). */
+export const RENEWAL_ENDED = 'payments-hub/payments/renewal-ended';
+
+export interface RenewalEndedEvent {
+  orderId: number;
+  /** renewal-wants-money.ts's reason: `subscription_cancelled`, `subscription_expired`, ... */
+  reason: string;
+  now: Date;
+}
+
 interface EventMap {
   [SCHEDULE_RETRY]: ScheduleRetryEvent;
+  [RENEWAL_ENDED]: RenewalEndedEvent;
   [PAYMENT_METHOD_SAVED]: PaymentMethodSavedEvent;
   [RENEWAL_PAID]: RenewalPaidEvent;
 }

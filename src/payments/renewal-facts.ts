@@ -22,14 +22,13 @@ export interface RenewalOfCharge {
  */
 export class RenewalFacts {
   constructor(private readonly deps: {
-    orderWrites: Pick<OrderWriteRepository, 'lockStatus'>;
-    orders: { findById(id: number, settings: ShopSettings): Promise<{ status: string } | null> };
+    orderWrites: Pick<OrderWriteRepository, 'lockStatus' | 'status'>;
     subscriptions: Pick<SubscriptionRepository, 'find'>;
     cases: Pick<DunningCaseRepository, 'lockCaseOfOrder' | 'ofOrderUnlocked'>;
   }) {}
 
   async wants(db: Executor, renewal: RenewalOfCharge, settings: ShopSettings, how: { locked: boolean; subscription?: ShopSubscription | null }): Promise<RenewalWants> {
-    const order = how.locked ? await this.deps.orderWrites.lockStatus(db, renewal.orderId, settings) : await this.deps.orders.findById(renewal.orderId, settings);
+    const order = how.locked ? await this.deps.orderWrites.lockStatus(db, renewal.orderId, settings) : await this.deps.orderWrites.status(db, renewal.orderId, settings);
     const subscription = how.subscription !== undefined ? how.subscription : await this.deps.subscriptions.find(renewal.subscriptionId, settings, db);
     const dunningCase = how.locked ? await this.deps.cases.lockCaseOfOrder(db, renewal.orderId) : await this.deps.cases.ofOrderUnlocked(renewal.orderId, db);
     return renewalWantsMoney({

@@ -58,6 +58,11 @@ const amount = (payment: CapturedPayment) => (payment.amountMinor === null
 
 /** The same warning when what had paid the order is outside the service's payments. */
 export function secondCaptureOutsideMessage(refund: CapturedPayment, withdrawnBecause: string | null): string {
+  if (withdrawnBecause?.startsWith('subscription_')) {
+    return `Taken for a subscription that had ended: payment ${refund.externalId} (${refund.provider}, ${amount(refund)}) was captured after the `
+      + `subscription was ${withdrawnBecause.slice('subscription_'.length)} (${withdrawnBecause}), when the renewal no longer wanted money. Refund `
+      + `${refund.externalId} from the order screen or at ${refund.provider}, unless the customer should keep the renewal; nothing is refunded automatically.`;
+  }
   return `Second capture: payment ${refund.externalId} (${refund.provider}, ${amount(refund)}) was captured after the service had withdrawn it `
     + `(${withdrawnBecause ?? 'unwanted'}): the order was already paid or closed in the shop. Refund ${refund.externalId} at ${refund.provider}, `
     + 'unless the order should keep this payment instead; nothing is refunded automatically.';

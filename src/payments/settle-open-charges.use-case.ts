@@ -11,6 +11,7 @@ import type { ChargeCancelledBecause } from '../shop/order-note-words';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import type { CancelOutcome, ChargeLedger } from './charge-ledger';
 import type { RenewalFacts } from './renewal-facts';
+import { RENEWAL_ENDED, type PaymentEvents } from './payment-events';
 import type { PaymentRecorder } from './payment-recorder';
 import type { UnwantedCharges } from './unwanted-charges';
 
@@ -64,6 +65,7 @@ export class SettleOpenCharges {
     subscriptions: Pick<SubscriptionRepository, 'find' | 'findMany'>;
     recorder: PaymentRecorder;
     unwantedCharges: Pick<UnwantedCharges, 'recordCancelled'>;
+    events: Pick<PaymentEvents, 'emit'>;
     settings: ShopSettingsRepository;
     log: Logger;
     clock: () => Date;
@@ -144,7 +146,14 @@ export class SettleOpenCharges {
       if (!retry || !['PENDING', 'PROCESSING'].includes(retry.status)) reason = 'attempt_ended';
     }
     if (!reason) return null;
-    const withdrawn = await this.deps.orderWrites.transaction((db) => this.deps.ledger.withdraw(db, charge.orderId, reason, this.deps.clock()));
+    const why = reason;
+    const withdrawn = await this.deps.orderWrites.transaction(async (db) => {
+      const now = this.deps.clock();
+      const marked = await this.deps.ledger.withdraw(db, charge.orderId, why, now);
+      // The subscription ended: dunning hears that the renewal is over, as Subscriptions drops its retries then.
+      if (marked?.first && why.startsWith('subscription_')) await this.deps.events.emit(RENEWAL_ENDED, { orderId: charge.orderId, reason: why, now }, db);
+      return marked;
+    });
     return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
   }
 
@@ -183,6 +192,8 @@ export class SettleOpenCharges {
           }, gmtDateTimeMs(now));
           // A second pass, or a webhook, that found the same first: the one that closes the charge records it.
           if (!(await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now))) return false;
+          // Taken for a renewal that wanted no money (the subscription ended, the order closed): said on the charge, to be flagged.
+          await this.deps.ledger.takenForNobody(db, charge, now);
           await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
           await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
           await recorder.move(db, payment, outcome.status, settings, now);

@@ -393,9 +393,13 @@ function english(clock: Clock): OrderNoteWords {
       return `Paid twice: payment ${refund.externalId} (${of(refund)}) was taken after payment ${kept.externalId} (${of(kept)}) had already paid this order. `
         + `Refund ${refund.externalId}, the later one, at ${providerName(refund.provider)}; nothing is refunded automatically.`;
     },
-    secondCaptureOutside: ({ refund }) => `Paid twice: payment ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, false, 'amount unknown')}) `
-      + `was taken after the order had been paid or closed in the shop, although the service had asked ${providerName(refund.provider)} to cancel it. `
-      + `Refund ${refund.externalId} at ${providerName(refund.provider)}, unless the order should keep it instead; nothing is refunded automatically.`,
+    secondCaptureOutside: ({ refund, withdrawnBecause }) => (withdrawnBecause?.startsWith('subscription_')
+      ? `Taken for a subscription that had ended: payment ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, false, 'amount unknown')}) `
+        + `was taken after the subscription was ${status(withdrawnBecause.slice('subscription_'.length))}, when this renewal no longer wanted money. `
+        + `Refund ${refund.externalId} from the order screen or at ${providerName(refund.provider)}, unless the customer should keep the renewal; nothing is refunded automatically.`
+      : `Paid twice: payment ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, false, 'amount unknown')}) `
+        + `was taken after the order had been paid or closed in the shop, although the service had asked ${providerName(refund.provider)} to cancel it. `
+        + `Refund ${refund.externalId} at ${providerName(refund.provider)}, unless the order should keep it instead; nothing is refunded automatically.`),
     agreementStopped: (v) => {
       const by = v.by === 'MERCHANT' ? 'the shop' : v.by === 'USER' ? 'the customer' : v.by === 'ADMIN' ? "MobilePay, as the customer's profile was deleted"
         : 'MobilePay (who stopped it was not said)';
@@ -497,9 +501,13 @@ function danish(clock: Clock): OrderNoteWords {
       return `Betalt to gange: betalingen ${refund.externalId} (${of(refund)}) blev trukket, efter at betalingen ${kept.externalId} (${of(kept)}) allerede havde betalt ordren. `
         + `Refundér ${refund.externalId}, den seneste, hos ${providerName(refund.provider)}; intet refunderes automatisk.`;
     },
-    secondCaptureOutside: ({ refund }) => `Betalt to gange: betalingen ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, true, 'ukendt beløb')}) `
-      + `blev trukket, efter at ordren var betalt eller lukket i butikken, selv om tjenesten havde bedt ${providerName(refund.provider)} om at annullere den. `
-      + `Refundér ${refund.externalId} hos ${providerName(refund.provider)}, medmindre ordren skal beholde den i stedet; intet refunderes automatisk.`,
+    secondCaptureOutside: ({ refund, withdrawnBecause }) => (withdrawnBecause?.startsWith('subscription_')
+      ? `Trukket for et abonnement, der var afsluttet: betalingen ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, true, 'ukendt beløb')}) `
+        + `blev trukket, efter at abonnementet var ${status(withdrawnBecause.slice('subscription_'.length))}, da denne fornyelse ikke længere skulle betales. `
+        + `Refundér ${refund.externalId} fra ordreskærmen eller hos ${providerName(refund.provider)}, medmindre kunden skal beholde fornyelsen; intet refunderes automatisk.`
+      : `Betalt to gange: betalingen ${refund.externalId} (${provider(refund.provider)}, ${amountOf(refund, true, 'ukendt beløb')}) `
+        + `blev trukket, efter at ordren var betalt eller lukket i butikken, selv om tjenesten havde bedt ${providerName(refund.provider)} om at annullere den. `
+        + `Refundér ${refund.externalId} hos ${providerName(refund.provider)}, medmindre ordren skal beholde den i stedet; intet refunderes automatisk.`),
     agreementStopped: (v) => {
       const by = v.by === 'MERCHANT' ? 'butikken' : v.by === 'USER' ? 'kunden' : v.by === 'ADMIN' ? 'MobilePay, fordi kundens profil blev slettet'
         : 'MobilePay (det blev ikke oplyst hvem)';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { decideOnDecline, earliestWithinCaps, isLackOfFunds } from '../../src/dunning/decline-policy';
+import { decideOnDecline, earliestWithinCaps, isLackOfFunds, waitsForAmountChange, WALLET_CREATION_REFUSED } from '../../src/dunning/decline-policy';
 import { walletRetryWindowEnd } from '../../src/dunning/charge-rules/mobile-wallet-charges';
 
 const card = (state: string | null, code: string | null = null) => decideOnDecline('card_gateway', { code, state });
@@ -44,6 +44,14 @@ test("The wallet's reasons: what the customer fixes in the app is charged again 
   t.like(wallet('no_agreement'), { policy: 'ask_customer', plan: null, customerReason: 'wallet_unavailable' });
   t.like(wallet('technical_error'), { policy: 'retry_soon', plan: 'processing', reason: 'technical_error' });
   t.like(wallet(null), { policy: 'retry', plan: 'soft', reason: 'unknown' });
+});
+
+test("The wallet's refusal to create a charge above the agreement's maximum asks the customer at once, and waits for a change", (t) => {
+  const refused = { code: 'charge_amount_too_high', state: WALLET_CREATION_REFUSED };
+  t.like(decideOnDecline('mobile_wallet', refused), { policy: 'ask_customer', plan: null, reason: 'charge_amount_too_high', customerReason: 'wallet_amount_too_high' });
+  t.true(waitsForAmountChange('mobile_wallet', refused));
+  t.false(waitsForAmountChange('mobile_wallet', { code: 'charge_amount_too_high', state: null }), 'a FAILED charge the wallet showed in the app');
+  t.false(waitsForAmountChange('card_gateway', refused));
 });
 
 const at = (text: string) => new Date(`${text}Z`);

@@ -109,3 +109,37 @@ test.serial('Calls waiting for their place under the limits are counted for the 
   t.true((await Promise.all(calls)).every((result) => result.ok));
   t.is(providerCallsWaitingAtLimits(), 0);
 });
+
+test.serial('Given a charge request with a time to leave, When it is still waiting for its place under the limits at that time, Then it gives up unsent and never reaches the gateway later', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  t.teardown(() => fake.stop());
+  fake.setPaymentMethod('ca-leave', { customer: 'cust-leave', state: 'active' });
+  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000, limits: { reads: { concurrent: 1, perSecond: 1000 }, writes: { concurrent: 1, perSecond: 1000 } } });
+  const charge = (handle: string, leaveBy?: number) => client.createCharge({ handle, key: `key-${handle}`, amount: 9900, currency: 'DKK', source: 'ca-leave', customerHandle: 'cust-leave', settle: true, leaveBy });
+  // The one write in flight is held at the gateway; the second waits behind it.
+  fake.holdRequests((path) => path === '/v1/charge');
+  const first = charge('order-1-retry1');
+  const waiting = charge('order-2-retry1', Date.now() + 300);
+  const late = await waiting;
+  t.like(late, { ok: false, kind: 'timeout', notSent: true });
+  fake.releaseHeld();
+  t.like(await first, { ok: true });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const handles = fake.requestsTo('POST', '/v1/charge').map((request) => (request.json as { handle: string }).handle);
+  t.deepEqual(handles, ['order-1-retry1'], 'the late request was never sent');
+});
+
+test.serial('Given a charge request with a time to leave, When the gateway answers 429 and its pause would end after that time, Then the 429 is the answer and it is not asked again', async (t) => {
+  const fake = new FakeCardGateway();
+  const { url } = await fake.start();
+  t.teardown(() => fake.stop());
+  fake.setPaymentMethod('ca-busy', { customer: 'cust-busy', state: 'active' });
+  // ERRORS: 429 with 122 "Request rate limit exceeded"; the client pauses at least a second before asking again.
+  fake.queueChargeOutcome({ kind: 'http', status: 429, code: 122 }, { kind: 'settled' });
+  const client = new CardGatewayClient({ apiUrl: url, apiKey: fake.apiKey, timeoutMs: 5000 });
+  const answer = await client.createCharge({ handle: 'order-3-retry1', key: 'key-3', amount: 9900, currency: 'DKK', source: 'ca-busy', customerHandle: 'cust-busy', settle: true, leaveBy: Date.now() + 500 });
+  t.like(answer, { ok: false, status: 429 });
+  await new Promise((resolve) => setTimeout(resolve, 1200));
+  t.is(fake.requestsTo('POST', '/v1/charge').length, 1, 'turned away once, not asked again after its time to leave');
+});

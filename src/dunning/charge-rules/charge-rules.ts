@@ -27,6 +27,12 @@ export interface ProviderChargeRules {
    * provider can charge (no card, an agreement that is not active: a decline here), or a read that failed.
    */
   newCharge(request: ChargeRequest): Promise<{ kind: 'charge'; charge: NewCharge } | { kind: 'no_charge'; result: ChargeResult }>;
+  /**
+   * What a decline of the service's own charge request means beyond the provider's words, and what to keep beside the
+   * attempt's payment (the wallet's refusal to create a charge above the agreement's maximum: its state, and the
+   * agreement's terms then, so that it is charged again only once they change). Absent: the decline as answered.
+   */
+  declineOfRequest?(failure: PaymentFailure, target: ChargeTarget): Promise<{ failure: PaymentFailure; meta: Record<string, string> }>;
 }
 
 /** What a provider's rules need to write an attempt's charge. */

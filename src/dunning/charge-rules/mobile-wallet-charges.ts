@@ -6,10 +6,12 @@ import type { OrderWriteRepository } from '../../data-access/order-write-reposit
 import type { PaymentRecord, PaymentRepository } from '../../data-access/payment-repository';
 import type { RetryRecord } from '../../data-access/retry-repository';
 import type { ShopSettings } from '../../data-access/shop-settings-repository';
-import type { MobileWalletCharge, MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
+import type { MobileWalletAgreement, MobileWalletCharge, MobileWalletClient } from '../../payments/providers/mobile-wallet/client';
+import type { PaymentFailure } from '../../payments/failed-payment-handling';
 import type { ShopOrder } from '../../shop/order';
 import { gmtDateTime, parseGmtDateTime } from '../../shop/shop-time';
 import { subscriptionPaymentMethod } from '../dunning';
+import { WALLET_CREATION_REFUSED } from '../decline-policy';
 import { cannotRead, DAY_MS, WALLET_DUE_IN_DAYS, readProblem, type ChargeRequest, type ChargeResult, type ChargeTarget, type ProviderChargeRules, type ProviderState, type Refusal, type UnderWay } from './charge-rules';
 
 /** Wallet charge statuses in which the wallet may still take the money: never charged again on top. */
@@ -66,6 +68,16 @@ export function walletRetryOrderId(settings: Pick<ShopSettings, 'siteUrl'>, atte
   const tag = crypto.createHash('sha256').update(settings.siteUrl.trim().toLowerCase()).digest('hex').slice(0, 8);
   const id = `${tag}-${attemptKey}`.replace(/[^a-zA-Z0-9-]/g, '-');
   return id.length <= 40 ? id : `${tag}-${crypto.createHash('sha256').update(attemptKey).digest('hex').slice(0, 31)}`;
+}
+
+/**
+ * What a wallet agreement allows to be charged, as one comparable text: its pricing (`type`, `amount`,
+ * `suggestedMaxAmount`, `maxAmount`, `currency`; "Amount limits", recurring-api-guide.md). A customer who raises the
+ * maximum in the app, or a shop that updates the agreement's price, changes it.
+ */
+export function agreementTerms(agreement: Pick<MobileWalletAgreement, 'pricing'>): string {
+  const pricing = agreement.pricing ?? {};
+  return JSON.stringify(['type', 'amount', 'suggestedMaxAmount', 'maxAmount', 'currency'].map((key) => pricing[key] ?? null));
 }
 
 /** The mobile wallet's rules for a dunning charge (Vipps MobilePay Recurring: charges on an agreement, due ahead). */
@@ -159,6 +171,20 @@ export class MobileWalletCharges implements ProviderChargeRules {
       ...base, externalId: chargeId, idempotencyKey: chargeId, paymentMethod: agreementId, customerHandle: null,
       due, retryDays: await this.retryDaysOf(request, due), description: `Renewal order ${number}`.slice(0, 45),
     } };
+  }
+
+  /**
+   * The wallet refuses to create a charge above the agreement's maximum (the problem `charge-amount-too-high`, which the
+   * ledger answers as the decline `charge_amount_too_high`; a FAILED charge read back carries `wallet_retried` when the
+   * wallet had retried it, so a bare one is that refusal): nothing was made, and nobody told the customer. It gets the
+   * state `creation_refused`, and the agreement's terms as the wallet states them now (read once, right after the
+   * refusal) are kept with it: the same agreement is charged that amount again only once they, or the amount, change.
+   */
+  async declineOfRequest(failure: PaymentFailure, target: ChargeTarget): Promise<{ failure: PaymentFailure; meta: Record<string, string> }> {
+    if (failure.code !== 'charge_amount_too_high' || failure.state || !target.agreement_id) return { failure, meta: {} };
+    const agreement = await this.deps.mobileWallet.getAgreement(target.agreement_id);
+    // Unreadable now: the terms are read when the renewal is looked at next (SwitchedPaymentMethods), and kept from then.
+    return { failure: { ...failure, state: WALLET_CREATION_REFUSED }, meta: agreement.ok ? { refused_agreement_terms: agreementTerms(agreement.value) } : {} };
   }
 
   /** The window of the attempt's charge: the wallet's whole window for an attempt of the plan, never past the case's deadline. */

@@ -27,7 +27,7 @@ import { MobileWalletEventHandler } from '../../payments/mobile-wallet/mobile-wa
 import { ReceiveMobileWalletWebhook } from '../../payments/mobile-wallet/receive-webhook.use-case';
 import { OrderLinks } from '../../payments/order-links';
 import { RenewalPaymentCompletion } from '../../payments/payment-completion';
-import { PAYMENT_METHOD_SAVED, PaymentEvents, RENEWAL_PAID, SCHEDULE_RETRY } from '../../payments/payment-events';
+import { PAYMENT_METHOD_SAVED, PaymentEvents, RENEWAL_ENDED, RENEWAL_PAID, SCHEDULE_RETRY } from '../../payments/payment-events';
 import { PaymentRecorder } from '../../payments/payment-recorder';
 import { providerClients } from '../../payments/providers/clients';
 import { ReconciliationRepository } from '../../data-access/reconciliation-repository';
@@ -85,16 +85,17 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   events.on(SCHEDULE_RETRY, (event, db) => dunning.onFailedRenewal(event, db));
   events.on(PAYMENT_METHOD_SAVED, (event, db) => dunning.onNewPaymentMethod(db, event));
   events.on(RENEWAL_PAID, (event, db) => dunning.onPaid(db, event.payment, event.meta, event.via, event.now));
+  events.on(RENEWAL_ENDED, (event, db) => dunning.onRenewalEnded(db, event));
   const renewalCompletion = new RenewalPaymentCompletion(orderWrites, subscriptions, activation);
   const failedPayments = new FailedPaymentHandling(orderWrites, changes, events, payments);
   // Whether a renewal still wants money (renewal-wants-money.ts): the one rule the ledger, the settle pass and the deadline ask.
-  const renewals = new RenewalFacts({ orderWrites, orders, subscriptions, cases: dunningCases });
+  const renewals = new RenewalFacts({ orderWrites, subscriptions, cases: dunningCases });
   const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, renewals, settings, log, clock });
   const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, events, ledger);
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
   // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
   events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
-  const settleOpenCharges = new SettleOpenCharges({ ledger, renewals, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, settings, log, clock });
+  const settleOpenCharges = new SettleOpenCharges({ ledger, renewals, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, events, settings, log, clock });
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
   const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, events, clock);

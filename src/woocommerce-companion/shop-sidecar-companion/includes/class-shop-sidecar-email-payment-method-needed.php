@@ -322,7 +322,9 @@ class Shop_Sidecar_Email_Payment_Method_Needed extends WC_Email {
 			case 'wallet_action_required':
 				return __( 'Your mobile wallet could not take the payment. Its app tells you why, and you can put it right there.', 'shop-sidecar-companion' );
 			case 'wallet_amount_too_high':
-				return __( 'The amount is above the maximum you approved in your payment agreement in your mobile wallet.', 'shop-sidecar-companion' );
+				// What to change: the wallet refused the charge and told the customer nothing in its app.
+				return __( 'The amount is above the maximum you approved in your payment agreement in your mobile wallet.', 'shop-sidecar-companion' )
+					. ' ' . __( 'You can raise the maximum in its app, and we will then take the payment from the same agreement; or add a new payment method as below.', 'shop-sidecar-companion' );
 			case 'wallet_unavailable':
 				return __( 'Your mobile wallet could not be charged, for a reason only you can resolve in its app.', 'shop-sidecar-companion' );
 			case 'retries_exhausted':

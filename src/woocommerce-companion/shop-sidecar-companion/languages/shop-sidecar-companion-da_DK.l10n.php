@@ -277,6 +277,7 @@ return array(
 		'Yes, charge now' => 'Ja, træk betaling nu',
 		'Yes, send the e-mail' => 'Ja, send e-mailen',
 		'Yes, stop dunning' => 'Ja, stop rykkerforløbet',
+		'You can raise the maximum in its app, and we will then take the payment from the same agreement; or add a new payment method as below.' => 'Du kan hæve maksimummet i appen, så trækker vi betalingen på samme aftale; eller du kan tilføje en ny betalingsmetode som nedenfor.',
 		'You had changed the status or a date in WooCommerce\'s boxes on this page before this action. They still show your change, and Update will save it instead.' => 'Du havde ændret status eller en dato i WooCommerces felter på siden før denne handling. De viser stadig din ændring, og Opdatér gemmer den i stedet.',
 		'You may be asked to log in to your account first.' => 'Du bliver måske bedt om at logge ind på din konto først.',
 		'Your card for your {site_title} subscription is about to expire' => 'Kortet til dit abonnement hos {site_title} udløber snart',
