@@ -11,7 +11,7 @@ import type { Logger } from '../logger';
 import type { ScheduleRetryEvent } from '../payments/payment-events';
 import { orderNoteWords, type CustomerAsked } from '../shop/order-note-words';
 import { parseGmtDateTime, type ShopTimeZone } from '../shop/shop-time';
-import { decideOnDecline, earliestWithinCaps, isLackOfFunds, type ChargeCaps } from './decline-policy';
+import { decideOnDecline, earliestWithinCaps, isLackOfFunds, waitsForAmountChange, type ChargeCaps } from './decline-policy';
 import { nextPaydayMorning } from '../shop/danish-bank-calendar';
 import { WALLET_DUE_IN_DAYS } from './charge-rules/charge-rules';
 import { BASELINE_PLAN_SECONDS, holdoutArm } from './holdout';
@@ -100,7 +100,9 @@ export class Dunning {
     }
     this.deps.log.info('dunning_decision', { orderId, provider: event.provider, code: event.failure.code, state: event.failure.state, policy: decision.policy });
     if (!decision.plan) {
-      await this.askCustomer(db, found, decision.customerReason!, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because: 'not_charged_again', planLength: 0, customer } }), event);
+      // Refused at creation as above the agreement's maximum: charged again once something changed (chargeAgainAfterChange).
+      const because = waitsForAmountChange(event.provider, event.failure) ? 'amount_too_high' : 'not_charged_again';
+      await this.askCustomer(db, found, decision.customerReason!, (customer) => words.dunning({ ...noted, next: { kind: 'ask_customer', because, planLength: 0, customer } }), event);
       return;
     }
     // The holdout's baseline retries soft declines on WooCommerce Subscriptions' default timing (src/dunning/holdout.ts).
@@ -203,6 +205,24 @@ export class Dunning {
     if (outcome.kind !== 'scheduled') return false;
     await this.deps.cases.seeMethod(db, found.id, input.method, now);
     await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).newMethodCharged({ method: input.method, at: outcome.at }), settings, now);
+    return true;
+  }
+
+  /**
+   * The renewal of `found`, whose charge the wallet refused as above the agreement's maximum, charged once more, at once
+   * within the caps, now that what the refusal depended on changed (the agreement's terms, or the renewal's amount):
+   * an attempt of the plan, on the same agreement (SwitchedPaymentMethods finds the change). False when an attempt is
+   * planned or being made already.
+   */
+  async chargeAgainAfterChange(db: Executor, found: DunningCaseRecord, input: { changed: 'agreement' | 'amount'; chargeKey: string | null; settings: ShopSettings; now: Date }): Promise<boolean> {
+    const { settings, now } = input;
+    const retry = await this.deps.retries.scheduleOne(db, {
+      orderId: found.orderId, subscriptionId: found.subscriptionId, paymentId: found.paymentId, plan: 'soft', at: now, now,
+      notBefore: (at) => this.withinCaps(db, input.chargeKey, at, now),
+    });
+    if (!retry) return false;
+    const at = parseGmtDateTime(retry.scheduledAt) ?? now;
+    await this.deps.orders.addNote(db, found.orderId, orderNoteWords(settings).amountAllowedAgain({ changed: input.changed, at }), settings, now);
     return true;
   }
 

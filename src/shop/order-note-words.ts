@@ -54,7 +54,11 @@ export type DunningStep =
    */
   | { kind: 'payday'; at: Date; plannedFor: Date; caps: CapsFacts; planUsedUp: null | { planLength: number; customer: CustomerAsked } }
   | { kind: 'ended'; status: 'RECOVERED' | 'LOST' }
-  | { kind: 'ask_customer'; because: 'not_charged_again' | 'plan_used_up'; planLength: number; customer: CustomerAsked };
+  /**
+   * `amount_too_high`: the wallet refused to create the charge as above the agreement's maximum; the agreement is not
+   * charged that amount again until something changed (src/dunning/decline-policy.ts, waitsForAmountChange).
+   */
+  | { kind: 'ask_customer'; because: 'not_charged_again' | 'plan_used_up' | 'amount_too_high'; planLength: number; customer: CustomerAsked };
 
 /** Where the customer stands: e-mailed now, asked before, or not reachable without the companion plugin. */
 export type CustomerAsked =
@@ -105,6 +109,8 @@ export interface OrderNoteWords {
   dunning(v: { provider: Provider; decline: DeclineFacts; next: DunningStep }): string;
   /** A new payment method was saved: the failed renewal is charged with it. */
   newMethodCharged(v: { method: string; at: Date }): string;
+  /** What the wallet refused as above the agreement's maximum may be charged now: the agreement's terms (`agreement`) or the renewal's amount (`amount`) changed. */
+  amountAllowedAgain(v: { changed: 'agreement' | 'amount'; at: Date }): string;
   /** The reminder before the deadline. */
   customerReminded(v: { deadline: Date }): string;
   /** The deadline passed unpaid; with what became of the subscription when it is said. */
@@ -343,7 +349,9 @@ function english(clock: Clock): OrderNoteWords {
       case 'ended':
         return `No new attempt: the dunning of this renewal has already ended (${step.status === 'RECOVERED' ? 'it was paid' : 'it ended unpaid'}).`;
       case 'ask_customer':
-        return `${step.because === 'plan_used_up' ? `All ${step.planLength} planned attempts have been made.` : 'This payment method is not charged again.'} ${customer(step.customer)}`;
+        return `${step.because === 'plan_used_up' ? `All ${step.planLength} planned attempts have been made.`
+          : step.because === 'amount_too_high' ? 'MobilePay refused to create the charge, so the customer has not been told in the app. The same agreement is not charged this amount again until its maximum (the customer raises it in the MobilePay app), its price (the shop updates it) or the renewal\'s amount has changed, or the customer chooses another payment method.'
+            : 'This payment method is not charged again.'} ${customer(step.customer)}`;
     }
   };
   return {
@@ -358,6 +366,9 @@ function english(clock: Clock): OrderNoteWords {
       : `No new payment attempt is planned: the subscription is ${status(v.subscriptionStatus)}.`),
     dunning: (v) => `Payment failed: ${withDetail(decline(v.provider, v.decline))}. ${next(v.next)}`,
     newMethodCharged: (v) => `A new payment method was saved (${v.method}): the renewal is charged with it on ${time(v.at)}, once.`,
+    amountAllowedAgain: (v) => (v.changed === 'agreement'
+      ? `The MobilePay agreement's maximum or price has changed since MobilePay refused the amount: the renewal is charged on it again on ${time(v.at)}, once.`
+      : `The renewal's amount has changed since MobilePay refused it: the renewal is charged on the same agreement again on ${time(v.at)}, once.`),
     customerReminded: (v) => `The customer is reminded by e-mail to add a new payment method. ${unlessPaid(v.deadline)}`,
     dunningEnded: (v) => `Dunning ended unpaid: no new payment method by ${time(v.deadline)} for renewal order #${v.renewalOrderId}.`
       + (v.subscription === 'cancelled' ? ' The subscription is cancelled.'
@@ -451,7 +462,9 @@ function danish(clock: Clock): OrderNoteWords {
       case 'ended':
         return `Intet nyt forsøg: rykkerforløbet for denne fornyelse er allerede slut (${step.status === 'RECOVERED' ? 'den er betalt' : 'den endte ubetalt'}).`;
       case 'ask_customer':
-        return `${step.because === 'plan_used_up' ? `Alle ${step.planLength} planlagte forsøg er brugt.` : 'Der trækkes ikke igen på denne betalingsmetode.'} ${customer(step.customer)}`;
+        return `${step.because === 'plan_used_up' ? `Alle ${step.planLength} planlagte forsøg er brugt.`
+          : step.because === 'amount_too_high' ? 'MobilePay afviste at oprette trækket, så kunden har ikke fået besked i appen. Der trækkes ikke dette beløb igen på samme aftale, før dens maksimum (kunden hæver det i MobilePay-appen), dens pris (butikken ændrer den) eller fornyelsens beløb er ændret, eller kunden vælger en anden betalingsmetode.'
+            : 'Der trækkes ikke igen på denne betalingsmetode.'} ${customer(step.customer)}`;
     }
   };
   return {
@@ -466,6 +479,9 @@ function danish(clock: Clock): OrderNoteWords {
       : `Der er ikke planlagt et nyt betalingsforsøg: abonnementet er ${status(v.subscriptionStatus)}.`),
     dunning: (v) => `Betalingen mislykkedes: ${withDetail(decline(v.provider, v.decline))}. ${next(v.next)}`,
     newMethodCharged: (v) => `En ny betalingsmetode er gemt (${v.method}): fornyelsen trækkes på den nye betalingsmetode ${time(v.at)}, én gang.`,
+    amountAllowedAgain: (v) => (v.changed === 'agreement'
+      ? `MobilePay-aftalens maksimum eller pris er ændret, siden MobilePay afviste beløbet: fornyelsen trækkes igen på aftalen ${time(v.at)}, én gang.`
+      : `Fornyelsens beløb er ændret, siden MobilePay afviste det: fornyelsen trækkes igen på samme aftale ${time(v.at)}, én gang.`),
     customerReminded: (v) => `Kunden får en påmindelse på e-mail om at tilføje en ny betalingsmetode. ${unlessPaid(v.deadline)}`,
     dunningEnded: (v) => `Rykkerforløbet sluttede ubetalt: ingen ny betalingsmetode senest ${time(v.deadline)} for fornyelsesordre #${v.renewalOrderId}.`
       + (v.subscription === 'cancelled' ? ' Abonnementet annulleres.'

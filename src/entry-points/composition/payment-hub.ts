@@ -124,7 +124,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     outlooks: new ChargeOutlookOfCase({ payments, orders, subscriptions, settings, chargeRules }),
   });
   const staffOrderNotes = new StaffOrderNotes({ orderWrites, changes });
-  const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, subscriptions, dunning, settings, cardGateway, mobileWallet, log, clock });
+  const switchedPaymentMethods = new SwitchedPaymentMethods({ cases: dunningCases, orders: orderWrites, subscriptions, dunning, payments, shopOrders: orders, settings, cardGateway, mobileWallet, log, clock });
 
   return {
     settings, orders, orderWrites, payments, retries, webhooks, registrations, workers, queue, providerLimits, cardGateway, mobileWallet,
