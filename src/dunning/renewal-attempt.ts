@@ -15,7 +15,8 @@ import { capsInWords, type ChargeCaps } from './decline-policy';
 import type { UnwantedCharges } from '../payments/unwanted-charges';
 import type { ProviderRefusalRepository } from '../data-access/provider-refusal-repository';
 import { chargeMethodKey, earliestChargeAllowed } from './dunning';
-import { CHARGEABLE_ORDER_STATUSES, type ChargeAnswer, type ChargeLedger } from '../payments/charge-ledger';
+import type { ChargeAnswer, ChargeLedger } from '../payments/charge-ledger';
+import { renewalWantsMoney } from '../payments/renewal-wants-money';
 import type { ChargeRecord } from '../data-access/charge-ledger-repository';
 import type { ChargeRequester, Provider } from '../../entities';
 import type { ChargePayments } from '../payments/charge-payments';
@@ -104,17 +105,20 @@ export class RenewalAttempt {
     const now = clock();
     // As WooCommerce Subscriptions does: a retry is dropped when the order was paid or changed meanwhile,
     // or its subscription is no longer on hold (cancelled, or reactivated another way).
-    if (!original || !order || !CHARGEABLE_ORDER_STATUSES.includes(order.status)) {
-      return this.orderMovedOn(retry, order ? order.status : null, order ? `order is ${order.status}` : 'order or payment is gone', now);
-    }
+    if (!original || !order) return this.orderMovedOn(retry, order ? order.status : null, 'order or payment is gone', now);
     const { subscriptionId } = retry;
     const subscription = await this.deps.subscriptions.find(subscriptionId, settings);
-    if (subscription?.status !== 'on-hold') {
+    // The one rule (renewal-wants-money.ts), on the provider the subscription names now; the case is asked under its
+    // lock as the charge opens.
+    const wants = renewalWantsMoney({
+      order, subscription, dunningCase: null, provider: subscription ? chargingProvider(subscription, original.provider) : original.provider,
+    });
+    if (!wants.wants && wants.reason.startsWith('order_')) return this.orderMovedOn(retry, order.status, `order is ${order.status}`, now);
+    if (!wants.wants || subscription?.status !== 'on-hold') {
       const why = subscription ? `subscription is ${subscription.status}` : 'subscription is gone';
       // Ended: the renewal is lost. Active again (staff, or WooCommerce not yet told of the failure): the
       // attempt is dropped as Subscriptions drops it, and the renewal's case is left to what comes next.
-      const ended = !subscription || ['cancelled', 'expired', 'trash'].includes(subscription.status);
-      if (ended) await this.endCase(retry, why, 'lost', now);
+      if (!wants.wants) await this.endCase(retry, why, 'lost', now);
       else await retries.finish(retries.pool, retry.id, 'CANCELED', why, now);
       return { kind: 'canceled', cause: 'subscription_moved_on', why };
     }

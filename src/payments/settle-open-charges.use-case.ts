@@ -163,6 +163,8 @@ export class SettleOpenCharges {
     if (reason === 'method_switched') return { kind: 'method_switched', to: charge.provider === 'card_gateway' ? 'mobile_wallet' : 'card_gateway' };
     if (reason.startsWith('subscription_')) return { kind: 'subscription_ended', status: reason.slice('subscription_'.length) };
     if (reason === 'dunning_ended' || reason === 'deadline') return { kind: 'dunning_ended' };
+    // In the bin or deleted: not "paid", and findById does not show such an order.
+    if (reason === 'order_trash' || reason === 'order_gone') return { kind: 'order_removed', deleted: reason === 'order_gone' };
     const order = await this.deps.orders.findById(charge.orderId, settings);
     return { kind: 'shop', orderStatus: order?.status ?? 'cancelled' };
   }

@@ -80,7 +80,9 @@ export type ChargeCancelledBecause =
   /** The subscription ended (`cancelled` by the customer or staff, `expired`, `trash`, ...): its renewal wants no money. */
   | { kind: 'subscription_ended'; status: string }
   /** The renewal's dunning ended unpaid (its deadline). */
-  | { kind: 'dunning_ended' };
+  | { kind: 'dunning_ended' }
+  /** The renewal order was moved to the bin, or deleted. */
+  | { kind: 'order_removed'; deleted: boolean };
 
 /** What a staff member's charge came to. */
 export type StaffChargeOutcome =
@@ -384,6 +386,8 @@ function english(clock: Clock): OrderNoteWords {
         ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the subscription is ${status(v.paidBy.status)}, so this renewal is no longer charged.`
       : v.paidBy.kind === 'dunning_ended'
         ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: dunning of this renewal ended unpaid at its deadline.`
+      : v.paidBy.kind === 'order_removed'
+        ? `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the renewal order was ${v.paidBy.deleted ? 'deleted' : 'moved to the bin'}, so it is no longer charged.`
       : `Charge ${v.reference} (${provider(v.provider)}) was cancelled before it was taken: the renewal was already paid `
         + (v.paidBy.kind === 'payment' ? `by payment ${v.paidBy.reference}.` : `in the shop (the order is ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {
@@ -497,6 +501,8 @@ function danish(clock: Clock): OrderNoteWords {
         ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: abonnementet er ${status(v.paidBy.status)}, så denne fornyelse trækkes ikke længere.`
       : v.paidBy.kind === 'dunning_ended'
         ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: rykkerforløbet for denne fornyelse sluttede ubetalt ved fristen.`
+      : v.paidBy.kind === 'order_removed'
+        ? `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: fornyelsesordren blev ${v.paidBy.deleted ? 'slettet' : 'lagt i papirkurven'}, så den trækkes ikke længere.`
       : `Trækket ${v.reference} (${provider(v.provider)}) blev annulleret, før det blev gennemført: fornyelsen var allerede betalt `
         + (v.paidBy.kind === 'payment' ? `med betalingen ${v.paidBy.reference}.` : `i butikken (ordren er ${status(v.paidBy.orderStatus)}).`)),
     staffCharged: (v) => {

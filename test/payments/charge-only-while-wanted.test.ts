@@ -162,6 +162,8 @@ test.serial('The renewal order trashed while the service\'s wallet charge is DUE
   await tickAfter(MINUTE);
   t.is(walletCancels(agreementId).length, 1);
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'order_trash' });
+  const notes = await notesOf(orderId);
+  t.true(notes.some((note) => note.includes(charge.external_id) && /moved to the bin|lagt i papirkurven/.test(note)), `the order note says why: ${notes.join(' / ')}`);
   advance(20 * DAY);
   await walletRunsTo(now);
   t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
