@@ -268,11 +268,11 @@ export class ChargeLedger {
    * CANCELED; a cancel accepted but not enacted (202) leaves it CANCELING until read back final; a charge the
    * provider took or declined before the cancel is closed by that word, and told to the caller to record.
    */
-  async cancel(charge: ChargeRecord): Promise<CancelOutcome> {
+  async cancel(charge: ChargeRecord, key: 'first' | 'found' = 'first'): Promise<CancelOutcome> {
     const now = this.deps.clock();
     if (charge.state === 'CANCELING') return this.confirmCancel(charge);
     const answer: { ok: true; status?: number; state?: string } | ProviderFailure = charge.provider === 'mobile_wallet'
-      ? await this.deps.mobileWallet.cancelCharge(charge.paymentMethod, charge.externalId, cancelKey(charge.externalId))
+      ? await this.deps.mobileWallet.cancelCharge(charge.paymentMethod, charge.externalId, key === 'first' ? cancelKey(charge.externalId) : cancelKey(charge.externalId, 'found'))
       : await this.deps.cardGateway.cancelCharge(charge.externalId).then((read) => (read.ok ? { ok: true as const, state: read.value?.state } : read));
     if (answer.ok) {
       if (charge.provider === 'card_gateway') {
@@ -291,7 +291,14 @@ export class ChargeLedger {
       return { kind: 'unreachable', charge, message };
     }
     // Refused (already taken or declined, or not there): the provider's record decides.
-    return this.confirmCancel(charge);
+    const confirmed = await this.confirmCancel(charge);
+    if (confirmed.kind === 'canceling' && charge.provider === 'mobile_wallet' && answer.status === 404 && key === 'first') {
+      // The wallet keeps its answer to an Idempotency-Key: a first cancel that found no charge (its create request was
+      // still on its way) is answered 404 under that key ever after. The charge is there now and still to be taken:
+      // it is cancelled under a key of its own, the same for each try of that one.
+      return this.cancel(charge, 'found');
+    }
+    return confirmed;
   }
 
   /** Reads back a charge whose cancel was asked for: final there closes it; still open stays open. */
@@ -368,8 +375,12 @@ export function walletChargeBody(charge: Pick<ChargeRecord, 'amountMinor' | 'des
     : { ...base, retryDays: charge.retryDays, processingMode: 'MULTIPLE_ATTEMPTS' };
 }
 
-/** The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. */
-export function cancelKey(chargeId: string): string {
-  const key = `cancel-${chargeId}`;
-  return key.length <= 40 ? key : `cancel-${crypto.createHash('sha256').update(chargeId).digest('hex').slice(0, 33)}`;
+/**
+ * The wallet's Idempotency-Key of a cancellation: 1-40 characters, the same for each try of the same one. `found`: the
+ * cancellation of a charge found at the wallet after a first cancel had found none (whose 404 the wallet keeps for its key).
+ */
+export function cancelKey(chargeId: string, which: 'first' | 'found' = 'first'): string {
+  const prefix = which === 'first' ? 'cancel-' : 'cancel-found-';
+  const key = `${prefix}${chargeId}`;
+  return key.length <= 40 ? key : `${prefix}${crypto.createHash('sha256').update(chargeId).digest('hex').slice(0, 40 - prefix.length)}`;
 }

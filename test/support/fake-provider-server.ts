@@ -9,6 +9,16 @@ export interface RecordedRequest {
   json: unknown;
 }
 
+/** A request the network holds up (FakeProviderServer.stallRequests). */
+export interface StalledRequest {
+  method: string;
+  path: string;
+  /** `before`: not at the provider yet; `after`: acted on, its answer on its way. */
+  when: 'before' | 'after';
+  letThrough(): void;
+  drop(): void;
+}
+
 /** One answer of a fake provider: a JSON body (or none), optionally late. */
 export interface ProviderAnswer {
   status: number;
@@ -35,6 +45,8 @@ export abstract class FakeProviderServer {
   private limits: { concurrent: number; perSecond: number; startedAt: number[] } | null = null;
   private held: { matches: (path: string) => boolean; waiting: Set<() => void> } | null = null;
   private lost: { matches: (method: string, path: string) => boolean; count: number }[] = [];
+  private stalls: { matches: (method: string, path: string) => boolean; when: 'before' | 'after'; count: number }[] = [];
+  private readonly stalled = new Set<StalledRequest>();
   private server: http.Server | null = null;
 
   protected abstract route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): ProviderAnswer;
@@ -81,6 +93,43 @@ export abstract class FakeProviderServer {
   /** Faults set up and not yet met: no answer is lost any more. */
   clearLostAnswers(): void {
     this.lost = [];
+  }
+
+  /**
+   * The network between the caller and the provider, made slow for the next `count` requests that `matches`: with
+   * `before`, the request has not reached the provider yet (it acts on it only once let through, whether or not the
+   * caller still waits: a late arrival); with `after`, the provider acted on it at once and its answer is on its way.
+   * Each such request waits until `letThroughStalled` or `dropStalled`. The provider's rules are the same; only when
+   * the request arrives, or when its answer does, changes. A caller that gives up meanwhile lets its request through.
+   */
+  stallRequests(matches: (method: string, path: string) => boolean, when: 'before' | 'after', count = 1): void {
+    this.stalls.push({ matches, when, count });
+  }
+
+  /** Requests stalled so far, let through or not (see stallRequests). */
+  stallsMet = 0;
+
+  /** Requests stalled now (see stallRequests), oldest first. */
+  get stalledRequests(): readonly StalledRequest[] {
+    return [...this.stalled];
+  }
+
+  /** Stalls set up and not yet met are dropped. */
+  clearStalls(): void {
+    this.stalls = [];
+  }
+
+  /** Lets the stalled request (all of them without one) go on: it reaches the provider, or its answer reaches the caller. */
+  letThroughStalled(which?: StalledRequest): void {
+    for (const stalled of which ? [which] : [...this.stalled]) stalled.letThrough();
+  }
+
+  /**
+   * The stalled request (all of them without one) is lost with its connection: one stalled before never reaches the
+   * provider, one stalled after was acted on and its answer never arrives. The caller hears a reset.
+   */
+  dropStalled(which?: StalledRequest): void {
+    for (const stalled of which ? [which] : [...this.stalled]) stalled.drop();
   }
 
   /** Answers every held request and stops holding. */
@@ -135,6 +184,13 @@ export abstract class FakeProviderServer {
         res.once('close', done);
       });
     }
+    const method = req.method ?? '';
+    const stallBefore = this.takeStall(method, path, 'before');
+    if (stallBefore && await this.stall(res, method, path, 'before') === 'dropped') {
+      req.socket.destroy();
+      return;
+    }
+    const stallAfter = this.takeStall(method, path, 'after');
     const limited = this.overLimit();
     const answer = limited ? this.rateLimitedAnswer(limited) : this.route(req, new URL(path, 'http://fake').pathname, json, body);
     if (limited) this.rateLimited += 1;
@@ -145,6 +201,10 @@ export abstract class FakeProviderServer {
       req.socket.destroy();
       return;
     }
+    if (stallAfter && await this.stall(res, method, path, 'after') === 'dropped') {
+      req.socket.destroy();
+      return;
+    }
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -152,6 +212,30 @@ export abstract class FakeProviderServer {
     } finally {
       this.inFlight -= 1;
     }
+  }
+
+  /** Whether a stall set up for `when` meets this request (and is used up by it). */
+  private takeStall(method: string, path: string, when: 'before' | 'after'): boolean {
+    const rule = this.stalls.find((stall) => stall.when === when && stall.count > 0 && stall.matches(method, path));
+    if (!rule) return false;
+    rule.count -= 1;
+    this.stalls = this.stalls.filter((stall) => stall.count > 0);
+    return true;
+  }
+
+  private stall(res: http.ServerResponse, method: string, path: string, when: 'before' | 'after'): Promise<'through' | 'dropped'> {
+    return new Promise((resolve) => {
+      const stalled: StalledRequest = {
+        method, path, when,
+        letThrough: () => { if (this.stalled.delete(stalled)) resolve('through'); },
+        drop: () => { if (this.stalled.delete(stalled)) resolve('dropped'); },
+      };
+      this.stalled.add(stalled);
+      this.stallsMet += 1;
+      // A caller that gives up closes its connection: a request still on its way reaches the provider then (the bytes
+      // were sent), and an answer on its way has nobody to reach.
+      res.once('close', () => stalled.letThrough());
+    });
   }
 
   private overLimit(): 'concurrent' | 'rate' | undefined {

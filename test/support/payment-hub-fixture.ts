@@ -71,15 +71,16 @@ export async function handleWalletEvent(hub: PaymentHub, event: MobileWalletDeli
 }
 
 /** The worker as main.ts starts it, its own loops slowed down so that only `tick()` (with the pinned clock) acts. */
-export async function startPacedWorker(config: Config, clock: () => Date): Promise<RunningWorker> {
+export async function startPacedWorker(config: Config, clock: () => Date): Promise<RunningWorker & { dataSource: DataSource }> {
   const dataSource = createShopDataSource(config.db, 4);
   await dataSource.initialize();
   const slow = 3_600_000;
-  return startWorker({
+  const worker = startWorker({
     config, dataSource, log: silentLogger, clock,
     sweepIntervalMs: slow, dunningIntervalMs: slow, customerIndexIntervalMs: slow, pauseEndsIntervalMs: slow, handOverIntervalMs: slow, changesPruneIntervalMs: slow,
     preRenewalCheckIntervalMs: slow,
   });
+  return Object.assign(worker, { dataSource });
 }
 
 /** The companion plugin heard from at `version` (or gone); the service re-reads the shop's settings after a second. */
