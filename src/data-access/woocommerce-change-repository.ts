@@ -7,6 +7,7 @@ import { Transaction, write, type Executor } from './transaction';
 import type { ScheduledActionRepository } from './scheduled-action-repository';
 import type { ShopSettings } from './shop-settings-repository';
 import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
+import type { PluginPaymentMetas } from '../payments/plugin-payment-metas';
 
 /** The companion plugin's Action Scheduler hook; its one argument is the change's row ID. */
 export const APPLY_CHANGE_HOOK = 'shop_sidecar_apply_change';
@@ -53,12 +54,14 @@ export type ShopChange =
   /** `$order->update_status('failed', note)`: Subscriptions puts a renewal's subscription on hold from its own listener. */
   | { op: 'order_payment_failed'; objectId: number; payload: { note: string } }
   /** Money reserved, not yet taken: `set_transaction_id()` and `update_status('on-hold', note)` for an order awaiting payment. */
-  | { op: 'order_payment_authorized'; objectId: number; payload: { transaction_id: string; note: string } }
+  | { op: 'order_payment_authorized'; objectId: number; payload: { transaction_id: string; note: string; meta?: PluginPaymentMetas } }
   /**
    * `$order->payment_complete(transaction_id)` for an order awaiting payment; Subscriptions reactivates a renewal's
    * subscription. `paid_at` (unix seconds), when the provider says when it took the money, becomes the order's date_paid.
+   * `meta`, for a charge of the service's own: the metas the provider's WooCommerce plugin reads to find the money
+   * (src/payments/plugin-payment-metas.ts), set on the order whatever its status, before payment_complete().
    */
-  | { op: 'order_payment_complete'; objectId: number; payload: { transaction_id: string; note: string; paid_at?: number } }
+  | { op: 'order_payment_complete'; objectId: number; payload: { transaction_id: string; note: string; paid_at?: number; meta?: PluginPaymentMetas } }
   /** `wc_create_refund()` for what the provider refunded beyond the refunds the order already has. */
   | { op: 'order_refunded'; objectId: number; payload: { refunded_total: string; reason: string } }
   /** On hold until `auto_reactivation`, next payment moved to `next_payment` (GMT), in the staff member's name. */

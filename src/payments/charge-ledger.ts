@@ -235,6 +235,17 @@ export class ChargeLedger {
   }
 
   /**
+   * The ledger's charge (in any state) that is this payment, if the service made it: its own retries, staff's
+   * Charge now, the charge after a new payment method. Null for a payment the service did not ask for (the shop's
+   * checkout, the plugins' own charges).
+   */
+  async chargeOfPayment(db: Executor, payment: { provider: ChargeRecord['provider']; externalId: string; orderId: number | null }): Promise<ChargeRecord | null> {
+    if (payment.orderId === null) return null;
+    const charges = await this.deps.charges.chargesOfOrder(payment.orderId, db);
+    return charges.find((charge) => charge.provider === payment.provider && charge.externalId === payment.externalId) ?? null;
+  }
+
+  /**
    * Money taken on `charge`, inside the transaction that records it and before the order is completed: when its
    * renewal wanted none any more (the order paid or closed in the shop, the subscription ended), the charge says so,
    * for the second-capture sweep to flag it on the order and in the Payments panel, and the operator's alert

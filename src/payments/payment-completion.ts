@@ -7,6 +7,7 @@ import { orderNoteWords } from '../shop/order-note-words';
 import { endHasPassed, SUSPENSION_COUNT_META } from '../shop/subscription';
 import type { SubscriptionActivation } from '../subscriptions/subscription-activation';
 import { RENEWAL_FAILED_META } from './failed-payment-handling';
+import type { PluginPaymentMetas } from './plugin-payment-metas';
 
 /** Subscriptions' own note (`payment_complete_for_order()`), kept as it writes it. */
 const PAYMENT_COMPLETE_NOTE = 'Payment status marked complete.';
@@ -33,13 +34,19 @@ export class RenewalPaymentCompletion {
   ) {}
 
   /** Returns what was done, for the payment's processing note; null when the order is not a renewal whose payment failed. */
-  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date; paidAt?: Date | null }): Promise<string | null> {
+  async complete(db: Executor, input: { orderId: number; reference: string; settings: ShopSettings; now: Date; paidAt?: Date | null; meta?: PluginPaymentMetas }): Promise<string | null> {
     const { orderId, settings, now } = input;
     const paidAt = input.paidAt ?? now;
     const words = orderNoteWords(settings);
     if ((await this.orders.getMeta(db, orderId, RENEWAL_FAILED_META, settings)) !== 'yes') return null;
     const order = await this.orders.lockStatus(db, orderId, settings);
     if (!order) return `order ${orderId} not found`;
+    // The metas the provider's plugin reads to find the money (plugin-payment-metas.ts), as the companion sets them:
+    // whatever the order's status, so a second capture names the later payment for the refund.
+    if (input.meta) {
+      for (const [key, value] of Object.entries(input.meta.set)) await this.orders.setMeta(db, orderId, key, value, settings);
+      for (const key of input.meta.delete) await this.orders.deleteMeta(db, orderId, key, settings);
+    }
     if (!AWAITING_PAYMENT.includes(order.status)) {
       await this.orders.addNote(db, orderId, words.paidOrderLeft({ reference: input.reference, orderStatus: order.status }), settings, now);
       return `order already ${order.status}`;

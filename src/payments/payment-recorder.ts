@@ -11,6 +11,7 @@ import type { ChargeLedger } from './charge-ledger';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
+import { pluginPaymentMetas } from './plugin-payment-metas';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
 
@@ -42,7 +43,7 @@ export class PaymentRecorder {
     private readonly changes: WooCommerceChangeRepository,
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
     private readonly events: Pick<PaymentEvents, 'emit'>,
-    private readonly ledger?: Pick<ChargeLedger, 'onPaymentMoved' | 'withdraw'>,
+    private readonly ledger?: Pick<ChargeLedger, 'onPaymentMoved' | 'withdraw'> & Partial<Pick<ChargeLedger, 'chargeOfPayment'>>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -63,20 +64,24 @@ export class PaymentRecorder {
       // open charge here; the payments still open, by UnwantedCharges, which hears RENEWAL_PAID).
       await this.ledger?.withdraw(db, payment.orderId, 'order_paid', now);
     }
+    // A charge of the service's own pays the order as the provider's plugin would have: with the metas the plugin
+    // reads to refund, capture or check it (plugin-payment-metas.ts), in the same change as the payment.
+    const own = PAID.includes(to) && was !== 'CAPTURED' ? await this.ledger?.chargeOfPayment?.(db, payment) : null;
+    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED') : undefined;
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
       const note = orderNoteWords(settings).paymentReceived({ reference: payment.externalId, captured, at: providerTime ?? null });
       await this.changes.enqueue(db, captured
         ? {
           op: 'order_payment_complete', objectId: payment.orderId,
-          payload: { transaction_id: payment.externalId, note, ...(providerTime ? { paid_at: Math.floor(providerTime.getTime() / 1000) } : {}) },
+          payload: { transaction_id: payment.externalId, note, ...(providerTime ? { paid_at: Math.floor(providerTime.getTime() / 1000) } : {}), ...(meta ? { meta } : {}) },
         }
-        : { op: 'order_payment_authorized', objectId: payment.orderId, payload: { transaction_id: payment.externalId, note } },
+        : { op: 'order_payment_authorized', objectId: payment.orderId, payload: { transaction_id: payment.externalId, note, ...(meta ? { meta } : {}) } },
       settings, now);
       return { moved: true, note: `payment ${to}; handed to WooCommerce` };
     }
     if (PAID.includes(to) && !wasPaid && payment.orderId !== null) {
-      const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now, paidAt: providerTime });
+      const completion = await this.renewals.complete(db, { orderId: payment.orderId, reference: payment.externalId, settings, now, paidAt: providerTime, meta });
       if (completion) return { moved: true, note: `payment ${to}; ${completion}` };
     }
     if (to !== 'FAILED') return { moved: true, note: `payment ${to}` };

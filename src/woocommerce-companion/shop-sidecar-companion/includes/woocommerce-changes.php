@@ -270,6 +270,27 @@ function shop_sidecar_applying_change( $applying = null ) {
 }
 
 /**
+ * The metas the provider's own WooCommerce plugin reads to find the money (`_reepay_order` and its state for the
+ * card gateway's plugin, `_charge_id`, `_agreement_id` and the charge's status for the wallet's), as that plugin
+ * writes them when it charges a renewal itself: the service sends them with a payment of its own charge
+ * (src/payments/plugin-payment-metas.ts). Set on the order object; the caller saves it.
+ *
+ * @return bool Whether the change carried any.
+ */
+function shop_sidecar_set_payment_metas( WC_Order $order, array $p ) {
+	if ( empty( $p['meta'] ) || ! is_array( $p['meta'] ) ) {
+		return false;
+	}
+	foreach ( (array) ( $p['meta']['set'] ?? array() ) as $key => $value ) {
+		$order->update_meta_data( (string) $key, (string) $value );
+	}
+	foreach ( (array) ( $p['meta']['delete'] ?? array() ) as $key ) {
+		$order->delete_meta_data( (string) $key );
+	}
+	return true;
+}
+
+/**
  * One change, made with the calls a payment gateway plugin or a shop manager would make.
  *
  * @return string What was done, stored with the change.
@@ -288,8 +309,12 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 
 		case 'order_payment_authorized':
 			$order = shop_sidecar_order( $id );
+			$named = shop_sidecar_set_payment_metas( $order, $p );
 			if ( ! $order->has_status( array( 'pending', 'failed' ) ) ) {
-				return 'order is ' . $order->get_status() . '; left as it is';
+				if ( $named ) {
+					$order->save();
+				}
+				return 'order is ' . $order->get_status() . '; left as it is' . ( $named ? '; payment metas set' : '' );
 			}
 			$order->set_transaction_id( $p['transaction_id'] );
 			$order->update_status( 'on-hold', $p['note'] );
@@ -298,8 +323,14 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 		case 'order_payment_complete':
 			$order    = shop_sidecar_order( $id );
 			$awaiting = apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order );
+			// Set before payment_complete() saves the order, so whoever hears it finds the money where the plugin keeps it.
+			$named = shop_sidecar_set_payment_metas( $order, $p );
 			if ( ! $order->has_status( $awaiting ) ) {
-				return 'order is ' . $order->get_status() . '; left as it is';
+				// Paid already (a second capture): the later payment is the one to refund, and the metas name it.
+				if ( $named ) {
+					$order->save();
+				}
+				return 'order is ' . $order->get_status() . '; left as it is' . ( $named ? '; payment metas set' : '' );
 			}
 			$order->add_order_note( $p['note'] );
 			// When the provider took the money, if it said so; payment_complete() keeps a date_paid already set.

@@ -1,0 +1,3 @@
+import { pluginPaymentMetaScenarios } from './plugin-payment-metas-scenarios';
+
+pluginPaymentMetaScenarios('plugin_metas_posts', { hpos: false });
