@@ -745,7 +745,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     const details = await fc.check(fc.asyncProperty(scenario, runOnce), parameters);
     t.log(`${details.numRuns} runs in ${Math.round((Date.now() - started) / 1000)} s (seed ${seed}, ${mode}): ${stepsAtOnce} steps of commands at once, ${crashes} worker crashes`);
     if (details.failed) {
-      t.fail(`failed after ${details.numRuns} runs: ${String(details.errorInstance ?? '')}\n`
+      t.fail(`failed after ${details.numRuns} runs: ${String((details.errorInstance as Error | undefined)?.stack ?? details.errorInstance ?? '')}\n`
         + `counterexample: ${JSON.stringify(details.counterexample)}\n`
         + `replay: npm run build && MONEY_SEED=${seed} MONEY_PATH=${details.counterexamplePath} npx ava dist/test/payments/${file}`);
     } else {
