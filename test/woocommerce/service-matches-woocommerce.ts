@@ -92,7 +92,7 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
   }
 
   /** The payload the service handed over with its latest change of `id` (of `op` when given): the twin is given the same. */
-  async function lastPayload<T extends { note: string } = { note: string; paid_at?: number }>(id: number, op?: string): Promise<T> {
+  async function lastPayload<T extends { note: string } = { note: string; paid_at?: number; meta?: { set: Record<string, string>; delete: string[] } }>(id: number, op?: string): Promise<T> {
     const [row] = await q<{ payload: string }>(
       `SELECT payload FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ?${op ? ' AND op = ?' : ''} ORDER BY id DESC LIMIT 1`, op ? [id, op] : [id]);
     if (!row) throw new Error(`the service handed over no ${op ?? 'change'} for ${id}`);
@@ -151,7 +151,15 @@ export function serviceMatchesWooCommerce(stack: WooCommerceStack, mode: Storage
   const twinCaptured = async (pair: Pair, serviceRef: string, twinRef: string) => {
     const asked = await lastPayload(pair.service, 'order_payment_complete');
     await shop.call('order_add_note', pair.twin, { note: asked.note.split(serviceRef).join(twinRef) });
-    await shop.call('order_payment_complete', pair.twin, { transaction_id: twinRef, ...(asked.paid_at === undefined ? {} : { paid_at: asked.paid_at }) });
+    // A charge of the service's own carries the metas the gateway's plugin keeps of the money (its handle or charge):
+    // the twin's plugin names its own.
+    const meta = asked.meta === undefined ? {} : {
+      meta: {
+        set: Object.fromEntries(Object.entries(asked.meta.set).map(([key, value]) => [key, value.split(serviceRef).join(twinRef)])),
+        delete: asked.meta.delete,
+      },
+    };
+    await shop.call('order_payment_complete', pair.twin, { transaction_id: twinRef, ...(asked.paid_at === undefined ? {} : { paid_at: asked.paid_at }), ...meta });
   };
 
   /** Money reserved: the twin as a gateway plugin does it, with the note the service handed over. */

@@ -174,10 +174,13 @@ function staffDunningTwins(mode: StorageMode): void {
     t.is(card.requestsTo('POST', '/v1/charge').length, charges + 1, 'the card charged once');
 
     // The twin: a gateway plugin's capture (its note, then payment_complete()), and the staff member's note.
-    const paid = await lastPayload<{ note: string; transaction_id: string; paid_at?: number }>(order.service, 'order_payment_complete');
+    const paid = await lastPayload<{ note: string; transaction_id: string; paid_at?: number; meta?: { set: Record<string, string>; delete: string[] } }>(order.service, 'order_payment_complete');
     const twinRef = (text: string) => text.split(handle).join(`order-${order.twin}`);
     await shop.call('order_add_note', order.twin, { note: twinRef(paid.note) });
-    await shop.call('order_payment_complete', order.twin, { transaction_id: twinRef(paid.transaction_id), ...(paid.paid_at === undefined ? {} : { paid_at: paid.paid_at }) });
+    // The card plugin's metas of the money (its handle, settled), which the service's charge carries too.
+    t.deepEqual(paid.meta, { set: { _reepay_order: paid.transaction_id, _reepay_state_settled: '1' }, delete: [] });
+    const meta = { set: Object.fromEntries(Object.entries(paid.meta!.set).map(([key, value]) => [key, twinRef(value)])), delete: paid.meta!.delete };
+    await shop.call('order_payment_complete', order.twin, { transaction_id: twinRef(paid.transaction_id), ...(paid.paid_at === undefined ? {} : { paid_at: paid.paid_at }), meta });
     const notes = await staffNotes(order.service);
     t.is(notes.length, 1, `one note in the staff member's name: ${JSON.stringify(notes)}`);
     await twinStaffNote(order.twin, notes[0]);

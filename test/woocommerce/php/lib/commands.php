@@ -709,6 +709,13 @@ function sidecar_op_order_update_status( int $id, array $a ) {
 /** paid_at (unix seconds, optional): when the gateway took the money, as a gateway plugin sets it before payment_complete(). */
 function sidecar_op_order_payment_complete( int $id, array $a ) {
 	$order = sidecar_order( $id );
+	// The metas a gateway plugin keeps of the payment (its handle or charge), set before payment_complete() saves.
+	foreach ( (array) ( $a['meta']['set'] ?? array() ) as $key => $value ) {
+		$order->update_meta_data( (string) $key, (string) $value );
+	}
+	foreach ( (array) ( $a['meta']['delete'] ?? array() ) as $key ) {
+		$order->delete_meta_data( (string) $key );
+	}
 	if ( ! empty( $a['paid_at'] ) && ! $order->get_date_paid( 'edit' ) ) {
 		$order->set_date_paid( (int) $a['paid_at'] );
 	}
