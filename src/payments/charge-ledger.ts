@@ -220,12 +220,12 @@ export class ChargeLedger {
    * Inside the transaction that moves a payment: the open charge of the ledger with the payment's provider ID is
    * closed by the provider's word that the payment carries, and linked to it.
    */
-  async onPaymentMoved(db: Executor, payment: { id: number; provider: ChargeRecord['provider']; externalId: string }, to: PaymentStatus, now: Date): Promise<void> {
+  async onPaymentMoved(db: Executor, payment: { id: number; provider: ChargeRecord['provider']; externalId: string }, to: PaymentStatus, now: Date, settings?: ShopSettings): Promise<void> {
     const open = await this.deps.charges.openOf(db, payment.provider, payment.externalId);
     if (!open) return;
     if (open.paymentId === null) await this.deps.charges.attachPayment(db, open.id, payment.id, now);
     const state = to === 'FAILED' ? 'DECLINED' : to === 'CANCELED' ? 'CANCELED' : 'TAKEN';
-    const forNobody = state === 'TAKEN' ? await this.takenForNobody(db, open, now) : null;
+    const forNobody = state === 'TAKEN' ? await this.takenForNobody(db, open, now, settings) : null;
     const takenAfterCancel = state === 'TAKEN' && (open.cancelWantedAt !== null || forNobody !== null);
     const closed = await this.deps.charges.close(db, open, state, takenAfterCancel ? `payment ${to} after its cancel was asked (${open.cancelReason ?? 'unwanted'})` : `payment ${to}`, now);
     // The second-capture sweep flags it for staff when the renewal had been paid in the shop (second-captures.ts).
@@ -251,8 +251,9 @@ export class ChargeLedger {
    * for the second-capture sweep to flag it on the order and in the Payments panel, and the operator's alert
    * (SidecarSecondCapture) to fire. The reason, or null when the money was wanted.
    */
-  async takenForNobody(db: Executor, charge: ChargeRecord, now: Date): Promise<UnwantedReason | null> {
-    const settings = await this.deps.settings.current();
+  async takenForNobody(db: Executor, charge: ChargeRecord, now: Date, known?: ShopSettings): Promise<UnwantedReason | null> {
+    // The caller's settings when it has them: read anew (once a second) they would ask the pool inside the transaction.
+    const settings = known ?? await this.deps.settings.current();
     const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
     if (wants.wants || !takenForNobody(wants.reason)) return null;
     await this.deps.charges.markTakenFor(db, charge.id, wants.reason, now);

@@ -55,7 +55,7 @@ export class PaymentRecorder {
     await this.payments.setStatus(db, payment.id, to, gmtDateTimeMs(now));
     payment.status = to;
     // The ledger's charge of this payment closes on the provider's word the payment now carries.
-    if (to !== 'REFUNDED') await this.ledger?.onPaymentMoved(db, payment, to, now);
+    if (to !== 'REFUNDED') await this.ledger?.onPaymentMoved(db, payment, to, now, settings);
     if (PAID.includes(to) && payment.orderId !== null) {
       // As Subscriptions drops its retries once the order is paid: no attempt waits to charge a paid order.
       await this.retries.cancelPendingOfOrder(db, payment.orderId, `order paid: payment ${payment.externalId} is ${to}`, now);
