@@ -220,7 +220,7 @@ export class ChargeLedger {
    * Inside the transaction that moves a payment: the open charge of the ledger with the payment's provider ID is
    * closed by the provider's word that the payment carries, and linked to it.
    */
-  async onPaymentMoved(db: Executor, payment: { id: number; provider: ChargeRecord['provider']; externalId: string }, to: PaymentStatus, now: Date, settings?: ShopSettings): Promise<void> {
+  async onPaymentMoved(db: Executor, payment: { id: number; provider: ChargeRecord['provider']; externalId: string }, to: PaymentStatus, now: Date, settings: ShopSettings): Promise<void> {
     const open = await this.deps.charges.openOf(db, payment.provider, payment.externalId);
     if (!open) return;
     if (open.paymentId === null) await this.deps.charges.attachPayment(db, open.id, payment.id, now);
@@ -251,9 +251,8 @@ export class ChargeLedger {
    * for the second-capture sweep to flag it on the order and in the Payments panel, and the operator's alert
    * (SidecarSecondCapture) to fire. The reason, or null when the money was wanted.
    */
-  async takenForNobody(db: Executor, charge: ChargeRecord, now: Date, known?: ShopSettings): Promise<UnwantedReason | null> {
-    // The caller's settings when it has them: read anew (once a second) they would ask the pool inside the transaction.
-    const settings = known ?? await this.deps.settings.current();
+  async takenForNobody(db: Executor, charge: ChargeRecord, now: Date, settings: ShopSettings): Promise<UnwantedReason | null> {
+    // The caller's settings, read before its transaction: read here they could ask the pool inside it.
     const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
     if (wants.wants || !takenForNobody(wants.reason)) return null;
     await this.deps.charges.markTakenFor(db, charge.id, wants.reason, now);

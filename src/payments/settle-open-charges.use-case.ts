@@ -195,7 +195,7 @@ export class SettleOpenCharges {
           // A second pass, or a webhook, that found the same first: the one that closes the charge records it.
           if (!(await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now))) return false;
           // Taken for a renewal that wanted no money (the subscription ended, the order closed): said on the charge, to be flagged.
-          await this.deps.ledger.takenForNobody(db, charge, now);
+          await this.deps.ledger.takenForNobody(db, charge, now, settings);
           await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
           await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
           await recorder.move(db, payment, outcome.status, settings, now);
