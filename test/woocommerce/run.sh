@@ -13,7 +13,8 @@ fail() { echo "test:woocommerce: $*" >&2; exit 1; }
 # The release files, current stack then older stack. A missing one is a failure, never a silent pass.
 wp_deb=wordpress_6.8.7+dfsg1-0+deb13u1_all.deb
 needed=("$wp_deb" woocommerce-10.0.2.tar.gz woocommerce-subscriptions-7.9.0.tar.gz
-        woocommerce-7.9.0.tar.gz woocommerce-subscriptions-6.3.2.tar.gz)
+        woocommerce-7.9.0.tar.gz woocommerce-subscriptions-6.3.2.tar.gz
+        reepay-checkout-gateway-1.8.15.2.tar.gz woo-vipps-6.0.5.tar.gz)
 [ -d "$releases" ] || fail "release folder $releases is missing (set WOOCOMMERCE_RELEASES to the folder with the WordPress/WooCommerce release files)"
 for f in "${needed[@]}"; do
   [ -f "$releases/$f" ] || fail "release file $releases/$f is missing"
@@ -96,7 +97,11 @@ current_wc="$(unpack woocommerce-10.0.2.tar.gz)/woocommerce"
 current_wcs="$(unpack woocommerce-subscriptions-7.9.0.tar.gz)/woocommerce-subscriptions"
 older_wc="$(unpack woocommerce-7.9.0.tar.gz)/woocommerce"
 older_wcs="$(unpack woocommerce-subscriptions-6.3.2.tar.gz)/woocommerce-subscriptions"
-for d in "$current_wp" "$current_wc" "$current_wcs" "$older_wc" "$older_wcs"; do
+# The providers' own WooCommerce plugins (the card gateway's and the wallet's), active only in the shops of the
+# tests that run them (provider-plugins.test.ts).
+card_plugin="$(unpack reepay-checkout-gateway-1.8.15.2.tar.gz)/reepay-checkout-gateway"
+wallet_plugin="$(unpack woo-vipps-6.0.5.tar.gz)/woo-vipps"
+for d in "$current_wp" "$current_wc" "$current_wcs" "$older_wc" "$older_wcs" "$card_plugin" "$wallet_plugin"; do
   [ -d "$d" ] || fail "unpacked release folder $d is missing (unexpected archive layout)"
 done
 
@@ -109,10 +114,37 @@ for wc in "$older_wc" "$current_wc"; do
   fi
 done
 
+# The card plugin's main file includes vendor/autoload.php, which its git tree does not hold: composer.json maps
+# only its own namespace (PSR-4 `Reepay\Checkout\` -> includes/, no runtime packages). That autoloader is written
+# into the cache copy here; the plugin's own files are not changed.
+if [ ! -f "$card_plugin/vendor/autoload.php" ]; then
+  grep -q '"Reepay\\\\Checkout\\\\": "includes/"' "$card_plugin/composer.json" ||
+    fail "$card_plugin/composer.json no longer maps Reepay\\Checkout\\ to includes/: check the autoloader written here"
+  mkdir -p "$card_plugin/vendor"
+  cat > "$card_plugin/vendor/autoload.php.tmp" <<'PHP'
+<?php
+// Written by test/woocommerce/run.sh: the PSR-4 map of the plugin's composer.json (Reepay\Checkout\ -> includes/).
+spl_autoload_register(
+	static function ( $class ) {
+		$prefix = 'Reepay\\Checkout\\';
+		if ( 0 !== strncmp( $class, $prefix, strlen( $prefix ) ) ) {
+			return;
+		}
+		$file = dirname( __DIR__ ) . '/includes/' . str_replace( '\\', '/', substr( $class, strlen( $prefix ) ) ) . '.php';
+		if ( is_file( $file ) ) {
+			require $file;
+		}
+	}
+);
+PHP
+  mv "$card_plugin/vendor/autoload.php.tmp" "$card_plugin/vendor/autoload.php"
+fi
+
 export SIDECAR_WC_CACHE="$cache"
 export SIDECAR_WC_PHP_DIR="$repo/test/woocommerce/php"
 export SIDECAR_WP_CURRENT="$current_wp" SIDECAR_WC_CURRENT="$current_wc" SIDECAR_WCS_CURRENT="$current_wcs"
 export SIDECAR_NGINX="$nginx_bin" SIDECAR_CHROMIUM="${SIDECAR_CHROMIUM:-/usr/bin/chromium}"
+export SIDECAR_CARD_PLUGIN="$card_plugin" SIDECAR_WALLET_PLUGIN="$wallet_plugin"
 export SIDECAR_WP_OLDER="$older_wp" SIDECAR_WC_OLDER="$older_wc" SIDECAR_WCS_OLDER="$older_wcs"
 
 cd "$repo"

@@ -14,6 +14,9 @@
  *   SIDECAR_COMPANION    optional PHP file loaded as a must-use plugin (e.g. the shop's own companion plugin)
  *   SIDECAR_SALT_<NAME>  optional override of a salt constant (AUTH_KEY ... NONCE_SALT)
  *   SIDECAR_SERVICE_URL  optional SHOP_SIDECAR_SERVICE_URL: where the companion sends its notices (the test's service)
+ *   SIDECAR_PROVIDER_PLUGINS  '1': the providers' own plugins (SIDECAR_CARD_PLUGIN, SIDECAR_WALLET_PLUGIN, unpacked by
+ *                        run.sh) are in this shop's plugins folder, with the must-use plugin that sends their API calls
+ *                        to the test's fakes (the test activates them: driver command provider_plugins)
  *
  * Define SIDECAR_INSTALLING before requiring this file to load WordPress before its tables exist.
  *
@@ -64,6 +67,21 @@ function sidecar_prepare_content( string $content ): void {
 	sidecar_link( rtrim( sidecar_env( 'SIDECAR_WCS_DIR' ), '/' ), "$content/plugins/woocommerce-subscriptions" );
 	foreach ( array( 'sidecar-test-recorder.php', 'sidecar-test-gateways.php' ) as $file ) {
 		sidecar_link( __DIR__ . "/mu-plugins/$file", "$content/mu-plugins/$file" );
+	}
+	// The providers' plugins and the routing of their calls, only in the shops of the tests that run them.
+	$providers = '1' === getenv( 'SIDECAR_PROVIDER_PLUGINS' );
+	foreach ( array( 'SIDECAR_CARD_PLUGIN' => 'reepay-checkout-gateway', 'SIDECAR_WALLET_PLUGIN' => 'woo-vipps' ) as $env => $folder ) {
+		if ( $providers ) {
+			sidecar_link( rtrim( sidecar_env( $env ), '/' ), "$content/plugins/$folder" );
+		} elseif ( is_link( "$content/plugins/$folder" ) ) {
+			unlink( "$content/plugins/$folder" );
+		}
+	}
+	$hosts = "$content/mu-plugins/sidecar-test-provider-hosts.php";
+	if ( $providers ) {
+		sidecar_link( __DIR__ . '/mu-plugins/sidecar-test-provider-hosts.php', $hosts );
+	} elseif ( is_link( $hosts ) ) {
+		unlink( $hosts );
 	}
 	// A theme for the tests that use the front end as a customer does (active only where a test switches to it).
 	sidecar_link( __DIR__ . '/themes/sidecar-test-theme', "$content/themes/sidecar-test-theme" );

@@ -18,6 +18,11 @@ export type Gateway = 'reepay_checkout' | 'vipps_recurring';
 export interface WooCommerceShopOptions {
   /** A PHP file loaded as a must-use plugin in this shop (e.g. the shop's companion plugin). */
   companion?: string;
+  /**
+   * The providers' own plugins (card gateway, wallet) in the shop's plugins folder with the must-use plugin that
+   * sends their API calls to the test's fakes; the test activates them (driver command provider_plugins).
+   */
+  providerPlugins?: boolean;
 }
 
 export interface InstallResult {
@@ -228,6 +233,7 @@ export async function createWooCommerceShop(
     SIDECAR_SALT_NONCE_KEY: WP_SECRETS.nonceKey,
     SIDECAR_SALT_NONCE_SALT: WP_SECRETS.nonceSalt,
     SIDECAR_COMPANION: options.companion ? path.resolve(options.companion) : '',
+    SIDECAR_PROVIDER_PLUGINS: options.providerPlugins ? '1' : '',
   };
 
   const admin = await adminConnection();

@@ -32,6 +32,8 @@ const SIDECAR_COMMANDS = array(
 	'state'           => 'sidecar_cmd_state',
 	'run_actions_mail' => 'sidecar_cmd_run_actions_mail',
 	'option'          => 'sidecar_cmd_option',
+	'provider_plugins' => 'sidecar_cmd_provider_plugins',
+	'gateways'        => 'sidecar_cmd_gateways',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -742,10 +744,14 @@ function sidecar_op_order_refund( int $id, array $a ) {
 			'order_id'       => $id,
 			'amount'         => $a['amount'],
 			'reason'         => $a['reason'] ?? '',
-			'refund_payment' => false,
+			// true: the gateway's own refund, as the order screen's "Refund ... via <gateway>" button asks for it.
+			'refund_payment' => (bool) ( $a['refund_payment'] ?? false ),
 			'restock_items'  => (bool) ( $a['restock_items'] ?? false ),
 		)
 	);
+	if ( is_wp_error( $refund ) && ! empty( $a['refund_payment'] ) ) {
+		return array( 'error' => $refund->get_error_message() );
+	}
 	if ( is_wp_error( $refund ) ) {
 		throw new RuntimeException( 'wc_create_refund: ' . $refund->get_error_message() );
 	}
@@ -853,6 +859,60 @@ function sidecar_cmd_run_actions_mail( array $args ): array {
  * the site's language, taken only when installed; or an e-mail's woocommerce_<id>_settings); value null deletes it.
  * Returns the value it had and the one it has now.
  */
+/**
+ * The providers' own plugins (linked by bootstrap.php when SIDECAR_PROVIDER_PLUGINS is 1) activated as the plugins
+ * screen does, in their test modes with the fakes' test credentials, their API calls sent to the fakes
+ * (mu-plugins/sidecar-test-provider-hosts.php reads sidecar_provider_fakes).
+ * Args: card {url, private_key}, wallet {url, client_id, secret_key, subscription_key, merchant_serial_number}.
+ */
+function sidecar_cmd_provider_plugins( array $args ): array {
+	require_once ABSPATH . 'wp-admin/includes/plugin.php';
+	wp_set_current_user( 1 );
+	update_option( 'sidecar_provider_fakes', array( 'card' => $args['card']['url'], 'wallet' => $args['wallet']['url'] ) );
+	update_option(
+		'woocommerce_reepay_checkout_settings',
+		array(
+			'enabled'             => 'yes',
+			'test_mode'           => 'yes',
+			'private_key_test'    => $args['card']['private_key'],
+			'private_key'         => '',
+			'order_handle_prefix' => 'order-',
+		)
+	);
+	update_option(
+		'woocommerce_vipps_recurring_settings',
+		array(
+			'enabled'                     => 'yes',
+			'test_mode'                   => 'yes',
+			'test_client_id'              => $args['wallet']['client_id'],
+			'test_secret_key'             => $args['wallet']['secret_key'],
+			'test_subscription_key'       => $args['wallet']['subscription_key'],
+			'test_merchant_serial_number' => $args['wallet']['merchant_serial_number'],
+		)
+	);
+	$activated = array();
+	foreach ( array( 'reepay-checkout-gateway/reepay-woocommerce-payment.php', 'woo-vipps/woo-vipps.php' ) as $plugin ) {
+		if ( is_plugin_active( $plugin ) ) {
+			continue;
+		}
+		$result = activate_plugin( $plugin );
+		if ( is_wp_error( $result ) ) {
+			throw new RuntimeException( "activating $plugin: " . $result->get_error_message() );
+		}
+		$activated[] = $plugin;
+	}
+	return array( 'activated' => $activated );
+}
+
+/** Which class answers each gateway id now (the real plugins' or the stand-ins). */
+function sidecar_cmd_gateways( array $args ): array {
+	$classes = array();
+	foreach ( WC()->payment_gateways()->payment_gateways() as $id => $gateway ) {
+		$classes[ $id ] = get_class( $gateway );
+	}
+	return $classes;
+}
+
 function sidecar_cmd_option( array $args ): array {
 	$name     = (string) ( $args['name'] ?? '' );
 	$previous = get_option( $name, null );

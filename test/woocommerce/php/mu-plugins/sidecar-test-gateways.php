@@ -13,6 +13,18 @@ const SIDECAR_TEST_GATEWAYS = array(
 	'vipps_recurring' => 'MobilePay',
 );
 
+/**
+ * Whether the provider's own plugin for a gateway id is active in this shop (provider-plugins.test.ts): then the
+ * stand-in steps aside. Read from the active plugins, as the plugins are loaded only after the must-use plugins.
+ */
+function sidecar_test_real_gateway_active( string $id ): bool {
+	$plugins = array(
+		'reepay_checkout' => 'reepay-checkout-gateway/reepay-woocommerce-payment.php',
+		'vipps_recurring' => 'woo-vipps/woo-vipps.php',
+	);
+	return isset( $plugins[ $id ] ) && in_array( $plugins[ $id ], (array) get_option( 'active_plugins', array() ), true );
+}
+
 // WC_Payment_Gateway exists only once WooCommerce is loaded, after the must-use plugins.
 add_action(
 	'plugins_loaded',
@@ -64,6 +76,10 @@ add_action(
 			'woocommerce_payment_gateways',
 			static function ( $gateways ) {
 				foreach ( SIDECAR_TEST_GATEWAYS as $id => $title ) {
+					// The provider's own plugin, where a test runs it, registers the real gateway of that id.
+					if ( sidecar_test_real_gateway_active( $id ) ) {
+						continue;
+					}
 					$gateways[] = new Sidecar_Test_Gateway( $id, $title );
 				}
 				return $gateways;
@@ -73,6 +89,9 @@ add_action(
 		// Subscriptions fires this to have the gateway charge a renewal. A real gateway charges and then marks the
 		// renewal paid or failed; here the renewal stays pending, which is what the service then acts on.
 		foreach ( array_keys( SIDECAR_TEST_GATEWAYS ) as $id ) {
+			if ( sidecar_test_real_gateway_active( $id ) ) {
+				continue;
+			}
 			add_action( "woocommerce_scheduled_subscription_payment_$id", '__return_null', 10, 2 );
 		}
 	},
