@@ -15,7 +15,13 @@ export interface MeasureRow {
 }
 
 /** One measured scenario: a line of the printed tables. */
-export interface Row { orders: number; target: string; scenario: string; node?: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number; rssMiB?: number; cpuUsPerRequest?: number; non2xxOrErrors: string }
+export interface Row {
+  orders: number; target: string; scenario: string; node?: string; connections?: number; round?: number; rps: number; p50: number; p99: number; mean?: number;
+  rssMiB?: number; cpuUsPerRequest?: number;
+  /** The program's event loop delay over the measured run, ms (bench/loop-delay-probe.ts): p99 and the worst. */
+  loopDelayP99?: number; loopDelayMax?: number;
+  non2xxOrErrors: string;
+}
 
 const root = path.resolve(__dirname, '../..');
 
@@ -46,14 +52,42 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
   });
 }
 
-/** autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured. */
-export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number): Promise<autocannon.Result & { cpuUsPerRequest?: number }> {
+/**
+ * autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured.
+ * `child`, when the program was started with bench/loop-delay-probe.js, also gives its event loop delay over the measured run.
+ */
+export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number, child?: ChildProcess): Promise<autocannon.Result & { cpuUsPerRequest?: number; loopDelay?: LoopDelay }> {
   await autocannon({ url, connections, duration: 3, requests });
+  child?.send('loop-delay:reset');
   const before = cpuSeconds(pid);
   const result = await autocannon({ url, connections, duration, requests });
   const after = cpuSeconds(pid);
+  const loopDelay = child ? await readLoopDelay(child) : undefined;
   // The program's own CPU time per answered request: on a shared machine it varies far less than requests per second do.
-  return before === null || after === null || !result.requests.total ? result : { ...result, cpuUsPerRequest: Math.round(((after - before) * 1e6) / result.requests.total) };
+  const cpuUsPerRequest = before === null || after === null || !result.requests.total ? undefined : Math.round(((after - before) * 1e6) / result.requests.total);
+  return { ...result, cpuUsPerRequest, loopDelay };
+}
+
+/** The event loop's delay over a measured run, in ms (bench/loop-delay-probe.ts). */
+export interface LoopDelay { samples: number; p50: number; p99: number; max: number }
+
+/** Where the order status bench's programs load the event loop probe from. */
+export const LOOP_DELAY_PROBE = path.resolve(root, 'dist/bench/loop-delay-probe.js');
+
+/** Asks a program started with the loop delay probe for its histogram; undefined when it does not answer within 2 s. */
+function readLoopDelay(child: ChildProcess): Promise<LoopDelay | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { child.off('message', answer); resolve(undefined); }, 2000);
+    const answer = (message: unknown) => {
+      const delay = (message as { loopDelay?: LoopDelay } | null)?.loopDelay;
+      if (!delay) return;
+      clearTimeout(timer);
+      child.off('message', answer);
+      resolve(delay);
+    };
+    child.on('message', answer);
+    child.send('loop-delay:read');
+  });
 }
 
 const ticksPerSecond = (() => {
