@@ -56,6 +56,8 @@ const MESSAGES: Record<number, string> = {
   34: 'Invalid card token',
   40: 'Payment method not found',
   42: 'Payment method not active',
+  64: 'Invoice not settled',
+  65: 'Refund amount too high',
   72: 'Currency change not allowed',
   79: 'Invoice already settled',
   80: 'Invoice has processing transaction',
@@ -252,6 +254,7 @@ export class FakeCardGateway extends FakeProviderServer {
     if (req.method === 'POST' && (match = /^\/v1\/charge\/([^/]+)\/cancel$/.exec(pathname))) {
       return this.cancelCharge(decodeURIComponent(match[1]!), pathname);
     }
+    if (req.method === 'POST' && pathname === '/v1/refund') return this.refundRequest(json, rawBody);
     // ERRORS: "404 - Not Found", "405 - Method Not Allowed"; 8 "Not found" (CODES).
     return error(404, 8, pathname);
   }
@@ -436,6 +439,65 @@ export class FakeCardGateway extends FakeProviderServer {
       credit_notes: [],
     });
     return { status: 200, body: charge };
+  }
+
+  /**
+   * POST /v1/refund (REFUND: https://optimize-docs.billwerk.com/reference/createrefund, "Create refund"; the official
+   * plugin's includes/Api.php refund sends `{invoice: <handle>, amount}` and reads `credit_note_id` from the answer):
+   * - `invoice` (required): the invoice's handle or id; unknown: 404 with 31 "Invoice not found" (CODES);
+   * - `amount` (optional, int32 >= 1; REFUND: "if not given, the full refundable amount"); 146 "Non positive amount";
+   * - only a settled invoice is refunded: 64 "Invoice not settled" (CODES);
+   * - never more than what is settled and not yet refunded: 65 "Refund amount too high" (CODES);
+   * - `key` (optional): "multiple requests with the same key and invoice will yield the same result" (REFUND).
+   * The answer is the refund (state `refunded`, `credit_note_id`, `transaction`); the invoice gets the credit note in
+   * `credit_notes` and its `refunded_amount` grows (invoice object: settled_amount, refunded_amount, credit_notes),
+   * as does the charge's of the same handle. The refused ones are 400 "Illegal operation on a resource" (ERRORS).
+   */
+  private refundRequest(json: unknown, rawBody: string): Answer {
+    const path = '/v1/refund';
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+      return invalid(path, rawBody.trim() === '' ? 'a JSON body is required' : 'the body is not a JSON object');
+    }
+    const input = json as Json;
+    if (typeof input.invoice !== 'string' || input.invoice === '') return invalid(path, 'invoice is required');
+    if (input.amount !== undefined && (typeof input.amount !== 'number' || !Number.isInteger(input.amount) || input.amount > INT32_MAX)) return invalid(path, 'amount must be an int32');
+    if (typeof input.amount === 'number' && input.amount < 1) return error(400, 146, path);
+    const invoice = this.invoices.get(input.invoice) ?? [...this.invoices.values()].find((candidate) => candidate.id === input.invoice);
+    if (!invoice) return error(404, 31, path);
+    const handle = String(invoice.handle);
+    const idempotencyKey = typeof input.key === 'string' ? `refund\n${handle}\n${input.key}` : null;
+    const repeated = idempotencyKey === null ? undefined : this.idempotent.get(idempotencyKey);
+    if (repeated) return { status: repeated.status, body: repeated.body };
+    if (invoice.state !== 'settled') return error(400, 64, path);
+    const settled = Number(invoice.settled_amount ?? invoice.amount);
+    const refunded = Number(invoice.refunded_amount ?? 0);
+    const amount = typeof input.amount === 'number' ? input.amount : settled - refunded;
+    if (amount < 1 || amount > settled - refunded) return error(400, 65, path);
+    const now = new Date().toISOString();
+    const creditNote = { id: `cn-${crypto.randomBytes(8).toString('hex')}`, invoice: invoice.id, amount, currency: invoice.currency, created: now };
+    Object.assign(invoice, { settled_amount: settled, refunded_amount: refunded + amount, credit_notes: [...((invoice.credit_notes as Json[] | undefined) ?? []), creditNote] });
+    const charge = this.charges.get(handle);
+    if (charge) charge.refunded_amount = Number(charge.refunded_amount ?? 0) + amount;
+    const body: Json = {
+      id: crypto.randomBytes(16).toString('hex'),
+      state: 'refunded',
+      invoice: invoice.id,
+      amount,
+      currency: invoice.currency,
+      transaction: crypto.randomBytes(16).toString('hex'),
+      error: null,
+      type: 'card',
+      created: now,
+      credit_note_id: creditNote.id,
+      ref_transaction: charge?.transaction ?? null,
+    };
+    if (idempotencyKey !== null) this.idempotent.set(idempotencyKey, { status: 200, body });
+    return { status: 200, body };
+  }
+
+  /** The refunds the gateway made on an invoice (its credit notes), oldest first. */
+  creditNotes(handle: string): Json[] {
+    return [...((this.invoices.get(handle)?.credit_notes as Json[] | undefined) ?? [])];
   }
 
   /**

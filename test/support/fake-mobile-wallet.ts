@@ -262,7 +262,7 @@ export class FakeMobileWallet extends FakeProviderServer {
 
   /** Requests other than GETs and the access token's POST (which creates nothing): what a read-only caller must never send. */
   writes(): import('./fake-provider-server').RecordedRequest[] {
-    return this.requests.filter((request) => request.method !== 'GET' && request.path !== '/accesstoken/get');
+    return this.requests.filter((request) => request.method !== 'GET' && request.path.toLowerCase() !== '/accesstoken/get');
   }
 
   /** Invalidate every issued token, as a key rotation would: the next API call gets 401. */
@@ -318,7 +318,10 @@ export class FakeMobileWallet extends FakeProviderServer {
 
   protected route(req: http.IncomingMessage, pathname: string, json: unknown, rawBody: string): Answer {
     const method = req.method ?? '';
-    if (method === 'POST' && pathname === '/accesstoken/get') return this.issueToken(req);
+    // The access token API's path is written /accesstoken/get in the wallet's documents; its own WooCommerce plugin
+    // calls accessToken/get (woo-vipps 6.0.5: recurring/includes/wc-vipps-recurring-api.php, payment/VippsApi.class.php)
+    // and works in production, so the wallet matches this path without regard to case.
+    if (method === 'POST' && pathname.toLowerCase() === '/accesstoken/get') return this.issueToken(req);
 
     // SPEC Authorization parameter; PROBLEMS not-authorized "JWT token is invalid"; GUIDE "HTTP responses": "401 Unauthorized: Invalid credentials".
     const token = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
@@ -342,6 +345,9 @@ export class FakeMobileWallet extends FakeProviderServer {
     }
     if ((match = /^\/recurring\/v3\/agreements\/([^/]+)\/charges\/([^/]+)$/.exec(pathname)) && method === 'DELETE') {
       return this.cancelChargeRequest(req, decodeURIComponent(match[1]!), decodeURIComponent(match[2]!), rawBody, pathname);
+    }
+    if ((match = /^\/recurring\/v3\/agreements\/([^/]+)\/charges\/([^/]+)\/refund$/.exec(pathname)) && method === 'POST') {
+      return this.refundChargeRequest(req, decodeURIComponent(match[1]!), decodeURIComponent(match[2]!), json, rawBody, pathname);
     }
     if ((match = /^\/recurring\/v3\/agreements\/([^/]+)\/charges$/.exec(pathname)) && method === 'GET') {
       return this.listCharges(decodeURIComponent(match[1]!), new URL(req.url ?? '/', 'http://fake').searchParams.get('status'), pathname);
@@ -615,6 +621,42 @@ export class FakeMobileWallet extends FakeProviderServer {
       return problem(400, 'cancel-charge-failed', `Could not cancel the charge: it is ${String(charge.status)}`, pathname);
     }
     charge.history = [...((charge.history as Json[] | undefined) ?? []), { occurred: now, event: 'CANCEL', amount: amount - summary.captured, idempotencyKey, success: true }];
+    return { status: 204, body: null };
+  }
+
+  /**
+   * SPEC RefundChargeV3 (POST .../charges/{chargeId}/refund, Idempotency-Key required, 204 No Content; body
+   * RefundRequest: `amount` (int32, minor units) and `description` (the reason), both required): refunds money the
+   * charge captured. GUIDE "Charge states": a refund makes the charge PARTIALLY_REFUNDED, or REFUNDED once all that
+   * was captured is refunded; `summary.refunded` counts it. Not published: the problem for a charge with nothing (or
+   * not enough) left to refund; chosen, as for a cancel: 400 `refund-charge-failed` "Could not refund the charge",
+   * for a charge that is not CHARGED or PARTIALLY_REFUNDED and for an amount above captured minus refunded.
+   */
+  private refundChargeRequest(req: http.IncomingMessage, agreementId: string, chargeId: string, json: unknown, rawBody: string, pathname: string): Answer {
+    const key = this.idempotencyKey(req, pathname);
+    if (typeof key !== 'string') return key;
+    const fingerprint = `POST ${pathname}\n${rawBody}`;
+    const replayed = this.replay(key, fingerprint, pathname);
+    if (replayed) return replayed;
+    const answer = this.refundCharge(agreementId, chargeId, key, json, pathname);
+    this.remember(key, fingerprint, answer);
+    return answer;
+  }
+
+  private refundCharge(agreementId: string, chargeId: string, idempotencyKey: string, json: unknown, pathname: string): Answer {
+    const input = (json !== null && typeof json === 'object' && !Array.isArray(json) ? json : {}) as Json;
+    const refuse = (field: string, text: string) => problem(400, 'validation-error', `${field}: ${text}`, pathname, [{ field, text }]);
+    if (typeof input.amount !== 'number' || !Number.isInteger(input.amount) || input.amount < 1 || input.amount > 2 ** 31 - 1) return refuse('amount', 'must be a positive int32');
+    if (typeof input.description !== 'string' || input.description === '') return refuse('description', 'must not be empty');
+    const charge = this.charges.get(`${agreementId}/${chargeId}`);
+    if (!charge) return problem(404, 'charge-not-found', 'Charge not found', pathname);
+    const summary = { captured: 0, refunded: 0, cancelled: 0, ...(charge.summary as Json | undefined) } as { captured: number; refunded: number; cancelled: number };
+    if (!['CHARGED', 'PARTIALLY_REFUNDED'].includes(String(charge.status)) || input.amount > summary.captured - summary.refunded) {
+      return problem(400, 'refund-charge-failed', `Could not refund the charge: it is ${String(charge.status)}, ${summary.captured - summary.refunded} left to refund`, pathname);
+    }
+    const refunded = summary.refunded + input.amount;
+    Object.assign(charge, { status: refunded === summary.captured ? 'REFUNDED' : 'PARTIALLY_REFUNDED', summary: { ...summary, refunded } });
+    charge.history = [...((charge.history as Json[] | undefined) ?? []), { occurred: isoSeconds(this.now()), event: 'REFUND', amount: input.amount, idempotencyKey, success: true }];
     return { status: 204, body: null };
   }
 
