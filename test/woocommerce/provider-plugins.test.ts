@@ -1,7 +1,9 @@
 import path from 'node:path';
 import test from 'ava';
-import { FakeCardGateway } from '../support/fake-card-gateway';
-import { FakeMobileWallet } from '../support/fake-mobile-wallet';
+import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
+import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { request } from '../support/http-client';
+import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
 import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
@@ -17,6 +19,7 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
 const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-for-the-provider-plugins-test';
+const SHOWN_WITHIN_MS = 30_000;
 
 interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet }
 const stages = new Map<StorageMode, Stage>();
@@ -59,5 +62,132 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const gateways = await shop.php<Record<string, string>>('gateways');
     t.is(gateways.reepay_checkout, 'Reepay\\Checkout\\Gateways\\ReepayCheckout');
     t.is(gateways.vipps_recurring, 'WC_Gateway_Vipps_Recurring');
+  });
+}
+
+/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
+async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
+  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
+  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
+}
+
+async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent): Promise<number> {
+  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
+  return (await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body })).status;
+}
+
+/** The order screen's "Refund ... via <gateway>": wc_create_refund with the gateway's refund. */
+async function refundFromOrderScreen(shop: WooCommerceShop, orderId: number, amount: string, reason: string): Promise<{ refund_id?: number; error?: string }> {
+  return (await shop.call('order_refund', orderId, { amount, reason, refund_payment: true }) as { result: { refund_id?: number; error?: string } }).result;
+}
+
+/**
+ * A card renewal that failed at the gateway (soft decline on invoice order-N) and that the service recovered with its
+ * own retry on the subscription's card (invoice order-N-retry1): WooCommerce shows it paid.
+ */
+async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{ orderId: number; total: string; handle: string }> {
+  const { shop, service, card } = stage;
+  const customer = `cust-${tag}`;
+  const token = `ca-${tag}`;
+  card.setPaymentMethod(token, { customer, state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
+  const fixture = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', subscription_meta: { _reepay_token: token } });
+  const orderId = fixture.renewal_order_id!;
+  const handle = `order-${orderId}`;
+  const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
+  const minor = Math.round(Number(total) * 100);
+  card.setCharge(handle, { state: 'failed', amount: minor, customer, error: 'insufficient_funds', error_state: 'soft_declined' });
+  card.queueChargeOutcome({ kind: 'settled' });
+  const failed = await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
+  if (failed.res.status !== 200) throw new Error(`invoice_failed answered ${failed.res.status}`);
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', 90_000, `renewal ${orderId} paid by the service's retry`);
+  return { orderId, total, handle };
+}
+
+const refundsAt = (card: FakeCardGateway) => card.requestsTo('POST', '/v1/refund').map((r) => r.json as { invoice: string; amount: number });
+const pluginNotes = async (shop: WooCommerceShop, orderId: number) =>
+  (await shop.snapshot([orderId])).by_id[orderId]!.notes.map((note) => note.content).filter((content) => content.startsWith('Refunded: '));
+
+for (const storage of ['hpos', 'posts'] as StorageMode[]) {
+  test.serial(`${storage}: a card renewal recovered by the service's retry, refunded in full from the order screen: the card plugin refunds invoice order-N-retry1 at the gateway, order-N is untouched, and the note is the plugin's own`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card, service } = made;
+    const { orderId, total, handle } = await cardRenewalRecoveredByRetry(made, `full-${storage}`);
+    const retry = `${handle}-retry1`;
+    t.like((await shop.snapshot([orderId])).by_id[orderId]!.data, { transaction_id: retry });
+    const before = refundsAt(card).length;
+
+    const refund = await refundFromOrderScreen(shop, orderId, total, 'Customer cancelled');
+    t.is(refund.error, undefined);
+    t.true(Number(refund.refund_id) > 0);
+    const sent = refundsAt(card).slice(before);
+    t.deepEqual(sent, [{ invoice: retry, amount: Math.round(Number(total) * 100) }], 'one refund, of the invoice that holds the money');
+    t.is(card.creditNotes(retry).length, 1);
+    t.deepEqual(card.creditNotes(handle), [], 'the failed invoice untouched');
+    const notes = await pluginNotes(shop, orderId);
+    t.is(notes.length, 1);
+    t.regex(notes[0]!, new RegExp(`^Refunded: ${total.replace('.', '\\.')}\\. Credit Note Id #${String(card.creditNotes(retry)[0]!.id)}\\. Reason: Customer cancelled`));
+
+    // The gateway tells the service of the refund: the service records it, and WooCommerce is not refunded twice.
+    t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_refund', invoice: retry }, card.webhookSecret)).res.status, 200);
+    await eventually(async () => (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [retry]))[0]?.status === 'REFUNDED', SHOWN_WITHIN_MS, 'the service\'s payment refunded');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(after.refunds?.length, 1, 'one refund in WooCommerce');
+    t.is(Number(after.total_refunded), Number(total));
+    t.is(refundsAt(card).length, before + 1, 'the gateway asked once');
+  });
+
+  test.serial(`${storage}: a card renewal recovered by the service's retry, refunded in part and then the rest: both on invoice order-N-retry1, and no more than it holds`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card } = made;
+    const { orderId, total, handle } = await cardRenewalRecoveredByRetry(made, `part-${storage}`);
+    const retry = `${handle}-retry1`;
+    const minor = Math.round(Number(total) * 100);
+    const before = refundsAt(card).length;
+
+    t.is((await refundFromOrderScreen(shop, orderId, '50.00', 'Partly')).error, undefined);
+    const rest = ((minor - 5000) / 100).toFixed(2);
+    t.is((await refundFromOrderScreen(shop, orderId, rest, 'The rest')).error, undefined);
+    t.deepEqual(refundsAt(card).slice(before), [{ invoice: retry, amount: 5000 }, { invoice: retry, amount: minor - 5000 }]);
+    t.deepEqual(card.creditNotes(retry).map((note) => note.amount), [5000, minor - 5000]);
+    t.deepEqual(card.creditNotes(handle), []);
+    t.is((await pluginNotes(shop, orderId)).length, 2);
+    // Nothing is left on the invoice: the gateway refuses another cent (WooCommerce would not ask, the order being
+    // refunded in full).
+    const more = await request(card.url, 'POST', '/v1/refund', {
+      headers: { authorization: `Basic ${Buffer.from(`${card.apiKey}:`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: retry, amount: 1 }),
+    });
+    t.like(more, { status: 400, json: { code: 65 } });
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(Number(after.total_refunded), Number(total));
+  });
+
+  test.serial(`${storage}: a wallet renewal recovered by the service's charge, refunded from the order screen: the wallet plugin refunds that charge at the wallet, once`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, service, wallet } = made;
+    const agreementId = `agr-plugins-${storage}`;
+    const failedCharge = `chr-plugins-${storage}`;
+    const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: failedCharge } });
+    const orderId = fixture.renewal_order_id!;
+    wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
+    wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }), 200);
+    const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`), SHOWN_WITHIN_MS, 'the service\'s wallet charge');
+    const chargeId = String((created!.json as { orderId: string }).orderId);
+    const amount = (created!.json as { amount: number }).amount;
+    wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
+    await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+    const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
+
+    const refund = await refundFromOrderScreen(shop, orderId, total, 'Customer cancelled');
+    t.is(refund.error, undefined);
+    const refunds = wallet.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/refund'));
+    t.deepEqual(refunds.map((r) => r.path), [`/recurring/v3/agreements/${agreementId}/charges/${chargeId}/refund`], 'refunded on the service\'s charge, once');
+    t.like(refunds[0]!.json, { amount: Math.round(Number(total) * 100) });
+    t.like(wallet.charge(agreementId, chargeId), { status: 'REFUNDED', summary: { captured: amount, refunded: amount, cancelled: 0 } });
+    t.is(wallet.charge(agreementId, failedCharge)?.status, 'FAILED', 'the failed charge untouched');
+    t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
   });
 }

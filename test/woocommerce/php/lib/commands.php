@@ -879,11 +879,17 @@ function sidecar_cmd_provider_plugins( array $args ): array {
 			'order_handle_prefix' => 'order-',
 		)
 	);
+	// The same credentials in the live fields too: the plugin's first upgrade (from "before 2.0.0") copies the live
+	// fields into the test fields when test mode is on.
 	update_option(
 		'woocommerce_vipps_recurring_settings',
 		array(
 			'enabled'                     => 'yes',
 			'test_mode'                   => 'yes',
+			'client_id'                   => $args['wallet']['client_id'],
+			'secret_key'                  => $args['wallet']['secret_key'],
+			'subscription_key'            => $args['wallet']['subscription_key'],
+			'merchant_serial_number'      => $args['wallet']['merchant_serial_number'],
 			'test_client_id'              => $args['wallet']['client_id'],
 			'test_secret_key'             => $args['wallet']['secret_key'],
 			'test_subscription_key'       => $args['wallet']['subscription_key'],
