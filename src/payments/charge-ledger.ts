@@ -246,18 +246,24 @@ export class ChargeLedger {
   }
 
   /**
-   * Money taken on `charge`, inside the transaction that records it and before the order is completed: when its
-   * renewal wanted none any more (the order paid or closed in the shop, the subscription ended), the charge says so,
-   * for the second-capture sweep to flag it on the order and in the Payments panel, and the operator's alert
-   * (SidecarSecondCapture) to fire. The reason, or null when the money was wanted.
+   * Money taken on `charge`, inside the transaction that records it and before the order is completed, asked of the
+   * rule. Wanted: nothing to say. Not wanted, the charge says why (the reason it was withdrawn for, or the rule's),
+   * and the operator is told (`charge_taken_unwanted`). When its renewal wanted no money at all any more (the order
+   * paid or closed in the shop, the subscription ended), the charge names that reason, for the second-capture sweep
+   * to flag it on the order and in the Payments panel and the operator's alert (SidecarSecondCapture) to fire: that
+   * reason is returned. Otherwise (the subscription had moved to the other provider, staff had stopped dunning) the
+   * money paid an order that was still unpaid, once: recorded and completed, logged as a warning, not flagged; null.
    */
   async takenForNobody(db: Executor, charge: ChargeRecord, now: Date, settings: ShopSettings): Promise<UnwantedReason | null> {
     // The caller's settings, read before its transaction: read here they could ask the pool inside it.
     const wants = await this.deps.renewals.wants(db, charge, settings, { locked: true });
-    if (wants.wants || !takenForNobody(wants.reason)) return null;
-    await this.deps.charges.markTakenFor(db, charge.id, wants.reason, now);
-    this.deps.log.error('charge_taken_unwanted', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: wants.reason });
-    return wants.reason;
+    if (wants.wants) return null;
+    const nobody = takenForNobody(wants.reason);
+    if (nobody || charge.cancelReason === null) await this.deps.charges.markTakenFor(db, charge.id, nobody ? wants.reason : (charge.cancelReason ?? wants.reason), now);
+    const line = { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: wants.reason, flagged: nobody };
+    if (nobody) this.deps.log.error('charge_taken_unwanted', line);
+    else this.deps.log.warn('charge_taken_unwanted', line);
+    return nobody ? wants.reason : null;
   }
 
   /**

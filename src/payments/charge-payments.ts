@@ -1,3 +1,4 @@
+import type { ChargeLedger } from './charge-ledger';
 import type { ChargeRecord, ChargeLedgerRepository } from '../data-access/charge-ledger-repository';
 import type { OrderWriteRepository } from '../data-access/order-write-repository';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
@@ -28,7 +29,13 @@ export interface ChargeAnswerPayment {
  * provider's word, in the caller's transaction. The payment's status is then moved by the PaymentRecorder.
  */
 export class ChargePayments {
-  constructor(private readonly deps: { payments: PaymentRepository; orderWrites: OrderWriteRepository; charges: ChargeLedgerRepository }) {}
+  constructor(private readonly deps: {
+    payments: PaymentRepository;
+    orderWrites: OrderWriteRepository;
+    charges: ChargeLedgerRepository;
+    /** Money taken is asked of the rule whether the renewal still wanted it (flagged when it wanted none). */
+    ledger: Pick<ChargeLedger, 'takenForNobody'>;
+  }) {}
 
   async paymentOfAnswer(db: Executor, answer: ChargeAnswerPayment, settings: ShopSettings, at: Date): Promise<PaymentRecord> {
     const { payments, orderWrites, charges } = this.deps;
@@ -42,6 +49,7 @@ export class ChargePayments {
     await payments.setMeta(db, payment.id, answer.meta);
     if (answer.charge) {
       await charges.attachPayment(db, answer.charge.id, payment.id, at);
+      if (answer.closes?.state === 'TAKEN') await this.deps.ledger.takenForNobody(db, answer.charge, at, settings);
       if (answer.closes) await charges.close(db, answer.charge, answer.closes.state, answer.closes.result, at);
     }
     return payment;

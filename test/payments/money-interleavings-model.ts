@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Provider } from '../../entities';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 import type { RunningWorker } from '../../src/entry-points/worker/worker';
-import { renewalWantsMoney } from '../../src/payments/renewal-wants-money';
+import { renewalWantsMoney, takenForNobody } from '../../src/payments/renewal-wants-money';
 import { shopEventsKey, signHandOver } from '../../src/woocommerce-handover/handover-signature';
 import { FakeCardGateway, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
@@ -46,7 +46,9 @@ import { createStaffUser, logIn, WP_SECRETS, WP_SECRETS_ENV, type StaffSession, 
 //   most once;
 // - money taken at a moment the renewal no longer wanted it (src/payments/renewal-wants-money.ts, over the facts read
 //   from the database before the provider acted: the order, its subscription, the dunning case, the subscription's
-//   provider) is flagged: its payment carries the meta `second_capture_of`;
+//   provider) is flagged: its payment carries the meta `second_capture_of`; except money that paid the order while it
+//   was still unpaid, once, after the subscription moved to the other provider or staff stopped dunning: the ledger's
+//   charge says why it was not wanted, and the operator is told (charge_taken_unwanted), without a refund flag;
 // - every charge taken is recorded as a payment (CAPTURED or AUTHORIZED) by the end of the settling passes;
 // - once the renewal no longer wants money, no charge of the ledger is still OPEN or CANCELING, and the wallet holds
 //   no PENDING or DUE charge of the service's for it, by the end of the settling passes;
@@ -687,7 +689,12 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
       // Only while the renewal wanted it, or flagged: the facts read last before the provider acted.
       const before = [...snapshots].reverse().find((s) => s.end < take.from);
       const wanted = before ? wants(before.facts, take.provider) : { wants: true as const };
-      if (!wanted.wants && recorded.flag === null) {
+      // A take the rule would not have made but that paid an order still unpaid, once (the subscription had moved to the
+      // other provider, staff had stopped dunning): recorded, the ledger's charge saying why, the operator told
+      // (charge_taken_unwanted, a warning), not flagged for a refund. Anything else is flagged.
+      const [ledgerRow] = await q(`SELECT cancel_reason FROM ${p()}sidecar_charges WHERE provider = ? AND external_id = ?`, [take.provider, take.id]);
+      const paidUnpaidOrder = !wanted.wants && !takenForNobody(wanted.reason) && ledgerRow?.cancel_reason != null && !takenForNobody(String(ledgerRow.cancel_reason));
+      if (!wanted.wants && recorded.flag === null && !paidUnpaidOrder) {
         throw new Error(`renewal ${orderId}: ${take.provider} took ${take.id} when the renewal no longer wanted it (${wanted.reason}: ${JSON.stringify(before!.facts)}), not flagged second_capture_of${await story()}`);
       }
     }

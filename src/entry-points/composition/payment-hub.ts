@@ -115,7 +115,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const renewalAttempts = new RenewalAttempt({
     retries, payments, orders, orderWrites, recorder, failedPayments, subscriptions, settings, log, clock,
     cases: dunningCases, caps: config.dunning.caps, unwantedCharges, refusals, ledger, chargeRules,
-    chargePayments: new ChargePayments({ payments, orderWrites, charges: ledger.repository }),
+    chargePayments: new ChargePayments({ payments, orderWrites, charges: ledger.repository, ledger }),
   });
   const runDueRetries = new RunDueRetries({ retries, attempts: renewalAttempts, clock });
   // A failed renewal's story for staff, and what they may do on it, from the same facts the engine's attempts read.
