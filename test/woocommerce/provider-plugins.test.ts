@@ -82,14 +82,16 @@ async function refundFromOrderScreen(shop: WooCommerceShop, orderId: number, amo
 }
 
 /**
- * A card renewal that failed at the gateway (soft decline on invoice order-N) and that the service recovered with its
- * own retry on the subscription's card (invoice order-N-retry1): WooCommerce shows it paid.
+ * A card renewal that failed and that the service recovered with its own retry on the subscription's card (invoice
+ * order-N-retry1): WooCommerce shows it paid. When it fell due, Subscriptions asked the card plugin to charge it; the
+ * subscription holding no saved card of the plugin's own (only `_reepay_token`), the plugin failed the renewal itself
+ * ("Payment token does not exist") and named invoice order-N in `_reepay_order`; the gateway holds order-N declined.
  */
-async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{ orderId: number; total: string; handle: string }> {
+async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{ orderId: number; subscriptionId: number; total: string; handle: string }> {
   const { shop, service, card } = stage;
   const customer = `cust-${tag}`;
   const token = `ca-${tag}`;
-  card.setPaymentMethod(token, { customer, state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
+  card.setPaymentMethod(token, { customer, state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242', card_type: 'visa' } });
   const fixture = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', subscription_meta: { _reepay_token: token } });
   const orderId = fixture.renewal_order_id!;
   const handle = `order-${orderId}`;
@@ -100,7 +102,7 @@ async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{
   const failed = await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
   if (failed.res.status !== 200) throw new Error(`invoice_failed answered ${failed.res.status}`);
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', 90_000, `renewal ${orderId} paid by the service's retry`);
-  return { orderId, total, handle };
+  return { orderId, subscriptionId: fixture.subscription_id!, total, handle };
 }
 
 const refundsAt = (card: FakeCardGateway) => card.requestsTo('POST', '/v1/refund').map((r) => r.json as { invoice: string; amount: number });
@@ -161,6 +163,34 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.like(more, { status: 400, json: { code: 65 } });
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(Number(after.total_refunded), Number(total));
+  });
+
+  test.serial(`${storage}: after the service recovered a card renewal, the card plugin charges the next renewal itself: once, on the subscription's card, under the next order's own handle, and the recovered order is left as the service paid it`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card } = made;
+    const tag = `next-${storage}`;
+    const { orderId, subscriptionId, handle } = await cardRenewalRecoveredByRetry(made, tag);
+    await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+    const recovered = (await shop.snapshot([orderId])).by_id[orderId]!;
+    // The card saved as the plugin's checkout saves it, then the next payment falls due: Subscriptions asks the plugin
+    // (which charges without settling, and waits 5-10 s for the gateway's invoice).
+    await shop.call('card_plugin_save_card', subscriptionId, { customer: `cust-${tag}`, token: `ca-${tag}` });
+    card.queueChargeOutcome({ kind: 'authorized' });
+    const before = card.requestsTo('POST', '/v1/charge').length;
+    const next = ((await shop.call('subscription_due_renewal', subscriptionId)) as { result: { renewal_order_id: number } }).result.renewal_order_id;
+    t.not(next, orderId);
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    const charges = card.requestsTo('POST', '/v1/charge').slice(before).map((r) => r.json as { handle: string; source: string; amount: number; settle: boolean });
+    t.is(charges.length, 1, 'one charge');
+    t.like(charges[0], { handle: `order-${next}`, source: `ca-${tag}`, settle: false });
+    const nextOrder = (await shop.snapshot([next])).by_id[next]!;
+    t.deepEqual(nextOrder.meta._reepay_order, [`order-${next}`]);
+    t.true(nextOrder.notes.some((note) => note.content.startsWith('Payment has been authorized.')), 'the plugin\'s own note');
+    // The service's recovered order: unchanged by the plugin's charge.
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.deepEqual(after.meta._reepay_order, [`${handle}-retry1`]);
+    t.deepEqual([after.status, after.data.transaction_id], [recovered.status, recovered.data.transaction_id]);
+    t.is(card.requestsTo('POST', '/v1/charge').filter((r) => String((r.json as { handle: string }).handle).startsWith(`order-${next}`)).length, 1, 'the service did not charge it too');
   });
 
   test.serial(`${storage}: a wallet renewal recovered by the service's charge, refunded from the order screen: the wallet plugin refunds that charge at the wallet, once`, async (t) => {

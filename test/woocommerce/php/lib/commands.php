@@ -572,6 +572,8 @@ const SIDECAR_OPS = array(
 	'order_add_note'                => 'sidecar_op_order_add_note',
 	'order_update_meta'             => 'sidecar_op_order_update_meta',
 	'order_refund'                  => 'sidecar_op_order_refund',
+	'subscription_due_renewal'      => 'sidecar_op_subscription_due_renewal',
+	'card_plugin_save_card'         => 'sidecar_op_card_plugin_save_card',
 	'subscription_update_status'    => 'sidecar_op_subscription_update_status',
 	'subscription_payment_failed'   => 'sidecar_op_subscription_payment_failed',
 	'subscription_payment_complete' => 'sidecar_op_subscription_payment_complete',
@@ -756,6 +758,31 @@ function sidecar_op_order_refund( int $id, array $a ) {
 		throw new RuntimeException( 'wc_create_refund: ' . $refund->get_error_message() );
 	}
 	return array( 'refund_id' => $refund->get_id() );
+}
+
+/** The subscription's next payment falls due now (see sidecar_due_renewal): its gateway is asked to charge it. */
+function sidecar_op_subscription_due_renewal( int $id, array $a ) {
+	return array( 'renewal_order_id' => sidecar_due_renewal( $id )->get_id() );
+}
+
+/**
+ * The card plugin's saved card of a customer, as its checkout keeps it (provider-plugins.test.ts): the customer's
+ * handle at the gateway in the user meta the plugin reads, the card read from the gateway into a WooCommerce payment
+ * token by the plugin's own ReepayTokens, and that token assigned to the subscription by the same code.
+ * Args: customer (the gateway's customer handle), token (the card's id at the gateway).
+ */
+function sidecar_op_card_plugin_save_card( int $id, array $a ) {
+	$subscription = sidecar_subscription( $id );
+	update_user_meta( $subscription->get_customer_id(), 'reepay_customer_id', (string) $a['customer'] );
+	$saved = \Reepay\Checkout\Tokens\ReepayTokens::add_payment_token_to_customer( $subscription->get_customer_id(), (string) $a['token'] );
+	if ( ! $saved['token'] instanceof WC_Payment_Token ) {
+		throw new RuntimeException( 'the card plugin made no payment token' );
+	}
+	if ( ! $saved['token']->get_id() ) {
+		$saved['token']->save();
+	}
+	\Reepay\Checkout\Tokens\ReepayTokens::assign_payment_token( $subscription, $saved['token'] );
+	return array( 'token_id' => $saved['token']->get_id() );
 }
 
 function sidecar_op_subscription_update_status( int $id, array $a ) {
