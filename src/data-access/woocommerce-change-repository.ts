@@ -63,7 +63,11 @@ export type ShopChange =
    */
   | { op: 'order_payment_complete'; objectId: number; payload: { transaction_id: string; note: string; paid_at?: number; meta?: PluginPaymentMetas } }
   /** `wc_create_refund()` for what the provider refunded beyond the refunds the order already has. */
-  | { op: 'order_refunded'; objectId: number; payload: { refunded_total: string; reason: string } }
+  /**
+   * credit_note_ids: the card invoice's credit notes this refunded total stands for, registered where the card
+   * plugin registers its own (`_reepay_credit_note_ids`), so that its webhook handler does not refund them again.
+   */
+  | { op: 'order_refunded'; objectId: number; payload: { refunded_total: string; reason: string; credit_note_ids?: string[] } }
   /** On hold until `auto_reactivation`, next payment moved to `next_payment` (GMT), in the staff member's name. */
   | { op: 'subscription_pause'; objectId: number; payload: { next_payment: string; auto_reactivation: string; note: string; user_id: number } }
   /** `update_status('active', note)`, the pause end cleared; by a staff member (`user_id`) or by the service (0). */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import test from 'ava';
-import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
+import { cardGatewayDelivery, FakeCardGateway, sendCardGatewayEvent, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
@@ -105,6 +105,21 @@ async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{
   return { orderId, subscriptionId: fixture.subscription_id!, total, handle };
 }
 
+/**
+ * One card-gateway event as the gateway sends it to every webhook URL of the account during the move: the service's
+ * route, and the card plugin's handler (WooCommerce's wc-api endpoint WC_Gateway_Reepay, its OrderFlow/Webhook.php),
+ * the same signed body to both, in the order given.
+ */
+async function cardEventToBoth(stage: Stage, event: CardGatewayDeliveryEvent, order: Array<'service' | 'plugin'>): Promise<void> {
+  const delivery = cardGatewayDelivery(event, stage.card.webhookSecret);
+  for (const to of order) {
+    const res = to === 'service'
+      ? await request(stage.service.api.url, 'POST', '/payment-hub/v1/webhook/card_gateway', { headers: delivery.headers, body: delivery.body })
+      : await request(stage.served.url, 'POST', '/?wc-api=WC_Gateway_Reepay', { headers: delivery.headers, body: delivery.body });
+    if (res.status !== 200) throw new Error(`${to} answered ${res.status} to ${String(event.event_type)}: ${res.text.slice(0, 500)}`);
+  }
+}
+
 const refundsAt = (card: FakeCardGateway) => card.requestsTo('POST', '/v1/refund').map((r) => r.json as { invoice: string; amount: number });
 const pluginNotes = async (shop: WooCommerceShop, orderId: number) =>
   (await shop.snapshot([orderId])).by_id[orderId]!.notes.map((note) => note.content).filter((content) => content.startsWith('Refunded: '));
@@ -163,6 +178,59 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.like(more, { status: 400, json: { code: 65 } });
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(Number(after.total_refunded), Number(total));
+  });
+
+  test.serial(`${storage}: the card gateway's events for the service's invoice, heard by the card plugin's webhook handler too: the settle changes nothing the service did, and a refund made at the gateway is refunded once in WooCommerce`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card, service } = made;
+    const { orderId, total, handle } = await cardRenewalRecoveredByRetry(made, `hooks-${storage}`);
+    const retry = `${handle}-retry1`;
+    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const before = (await shop.snapshot([orderId])).by_id[orderId]!;
+    const completedBefore = await completed();
+
+    // invoice_settled for the service's invoice, to the service and to the plugin.
+    await cardEventToBoth(made, { event_type: 'invoice_settled', invoice: retry }, ['service', 'plugin']);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const settled = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.deepEqual(
+      [settled.status, settled.data.transaction_id, settled.data.date_paid, settled.meta._reepay_order, settled.meta._reepay_state_settled, settled.refunds?.length ?? 0],
+      [before.status, before.data.transaction_id, before.data.date_paid, before.meta._reepay_order, before.meta._reepay_state_settled, before.refunds?.length ?? 0],
+    );
+    t.is(await completed(), completedBefore, 'no second payment_complete');
+    t.deepEqual(settled.notes.slice(before.notes.length).map((n) => n.content), [], 'no note added');
+
+    // A refund made in the gateway's administration (not from WooCommerce): its invoice_refund reaches the service
+    // first, then the plugin.
+    const atGateway = await request(card.url, 'POST', '/v1/refund', {
+      headers: { authorization: `Basic ${Buffer.from(`${card.apiKey}:`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: retry, amount: 5000 }),
+    });
+    t.is(atGateway.status, 200);
+    const event = { event_type: 'invoice_refund', invoice: retry, credit_note: String(atGateway.json.credit_note_id) };
+    await cardEventToBoth(made, event, ['service']);
+    await eventually(async () => Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded) === 50, SHOWN_WITHIN_MS, 'the service\'s refund in WooCommerce');
+    const reads = () => card.requestsTo('GET', `/v1/invoice/${retry}`).length;
+    const readsBefore = reads();
+    await cardEventToBoth(made, event, ['plugin']);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    t.true(reads() > readsBefore, 'the plugin found the order by its _reepay_order and read the invoice\'s credit notes');
+    const refunded = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(Number(refunded.total_refunded), 50, 'refunded once in WooCommerce');
+    t.is(refunded.refunds?.length, 1);
+
+    // Another, heard by the plugin first: the plugin refunds it in WooCommerce, and the service finds nothing more.
+    const second = await request(card.url, 'POST', '/v1/refund', {
+      headers: { authorization: `Basic ${Buffer.from(`${card.apiKey}:`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: retry, amount: 3000 }),
+    });
+    t.is(second.status, 200);
+    await cardEventToBoth(made, { event_type: 'invoice_refund', invoice: retry, credit_note: String(second.json.credit_note_id) }, ['plugin', 'service']);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const twice = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(Number(twice.total_refunded), 80, 'each refund at the gateway once in WooCommerce');
+    t.is(twice.refunds?.length, 2);
+    t.deepEqual(twice.meta._reepay_credit_note_ids, [[String(atGateway.json.credit_note_id), String(second.json.credit_note_id)]]);
   });
 
   test.serial(`${storage}: after the service recovered a card renewal, the card plugin charges the next renewal itself: once, on the subscription's card, under the next order's own handle, and the recovered order is left as the service paid it`, async (t) => {

@@ -112,7 +112,13 @@ export class CardGatewayEventHandler {
           await this.changes.enqueue(db, {
             op: 'order_refunded',
             objectId: orderId,
-            payload: { refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, invoice.currency, settings.priceDecimals), reason: `Refunded at the card gateway (invoice ${handle}).` },
+            payload: {
+              refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, invoice.currency, settings.priceDecimals),
+              reason: `Refunded at the card gateway (invoice ${handle}).`,
+              // During the move the card plugin hears the same event and refunds in WooCommerce each credit note it has
+              // not registered: those this total stands for are registered with the refund (issue 51).
+              ...((invoice.credit_notes ?? []).length > 0 ? { credit_note_ids: (invoice.credit_notes ?? []).map((note) => String(note.id)) } : {}),
+            },
           }, settings, now);
           return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
         }

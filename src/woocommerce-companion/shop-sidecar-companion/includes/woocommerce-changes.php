@@ -291,6 +291,29 @@ function shop_sidecar_set_payment_metas( WC_Order $order, array $p ) {
 }
 
 /**
+ * The card invoice's credit notes a refund stands for (payload credit_note_ids), added to the order's
+ * `_reepay_credit_note_ids`, where the card gateway's plugin registers the refunds it knows: its webhook handler
+ * (OrderFlow/Webhook.php, invoice_refund) refunds in WooCommerce every credit note not registered there, so without
+ * them a refund the service handed over would be refunded again when the plugin hears the same event. Set on the
+ * order object; the caller saves it.
+ *
+ * @return bool Whether any was added.
+ */
+function shop_sidecar_register_credit_notes( WC_Order $order, array $p ) {
+	if ( empty( $p['credit_note_ids'] ) || ! is_array( $p['credit_note_ids'] ) ) {
+		return false;
+	}
+	$known = $order->get_meta( '_reepay_credit_note_ids' );
+	$known = is_array( $known ) ? $known : array();
+	$added = array_values( array_diff( array_map( 'strval', $p['credit_note_ids'] ), $known ) );
+	if ( ! $added ) {
+		return false;
+	}
+	$order->update_meta_data( '_reepay_credit_note_ids', array_merge( $known, $added ) );
+	return true;
+}
+
+/**
  * One change, made with the calls a payment gateway plugin or a shop manager would make.
  *
  * @return string What was done, stored with the change.
@@ -344,6 +367,9 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 			$order  = shop_sidecar_order( $id );
 			$amount = round( (float) $p['refunded_total'] - (float) $order->get_total_refunded(), wc_get_price_decimals() );
 			if ( $amount <= 0 ) {
+				if ( shop_sidecar_register_credit_notes( $order, $p ) ) {
+					$order->save_meta_data();
+				}
 				return 'nothing more to refund';
 			}
 			$refund = wc_create_refund(
@@ -357,6 +383,9 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 			);
 			if ( is_wp_error( $refund ) ) {
 				throw new Exception( $refund->get_error_message() );
+			}
+			if ( shop_sidecar_register_credit_notes( $order, $p ) ) {
+				$order->save_meta_data();
 			}
 			return 'refunded ' . $amount;
 
