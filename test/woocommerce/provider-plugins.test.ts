@@ -261,7 +261,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.is(card.requestsTo('POST', '/v1/charge').filter((r) => String((r.json as { handle: string }).handle).startsWith(`order-${next}`)).length, 1, 'the service did not charge it too');
   });
 
-  test.serial(`${storage}: a wallet renewal recovered by the service's charge, refunded from the order screen: the wallet plugin refunds that charge at the wallet, once`, async (t) => {
+  test.serial(`${storage}: a wallet renewal recovered by the service's charge: the wallet plugin's webhook handler, hearing the capture, changes nothing; refunded from the order screen, the plugin refunds that charge at the wallet, once`, async (t) => {
     const made = stages.get(storage) ?? await stage(storage);
     const { shop, service, wallet } = made;
     const agreementId = `agr-plugins-${storage}`;
@@ -277,7 +277,21 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
     t.is(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
     await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
-    const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
+    const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
+    const total = String(paid.data.total);
+
+    // The same capture event, heard by the wallet plugin's webhook handler too (as during the move): it finds the
+    // order by _charge_id, the service's charge, and checks it; nothing the service did changes.
+    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completedBefore = await completed();
+    const fetchesBefore = wallet.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/recurring/v3/agreements/${agreementId}`)).length;
+    await shop.php('wallet_plugin_webhook', { body: { eventType: 'recurring.charge-captured.v1', agreementId, chargeId, amount, currency: 'DKK', occurred: new Date().toISOString(), msn: wallet.merchantSerialNumber } });
+    t.true(wallet.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/recurring/v3/agreements/${agreementId}`)).length > fetchesBefore, 'the plugin asked the wallet about the order\'s charge');
+    const heard = (await shop.snapshot([orderId])).by_id[orderId]!;
+    const kept = (o: typeof paid) => [o.status, o.data.transaction_id, o.data.date_paid, o.meta._charge_id, o.meta._agreement_id, o.meta._vipps_recurring_captured, o.meta._vipps_recurring_pending_charge, o.refunds?.length ?? 0];
+    t.deepEqual(kept(heard), kept(paid));
+    t.is(await completed(), completedBefore, 'no second payment_complete');
+    t.deepEqual(heard.notes.slice(paid.notes.length).map((n) => n.content), [], 'no note added');
 
     const refund = await refundFromOrderScreen(shop, orderId, total, 'Customer cancelled');
     t.is(refund.error, undefined);

@@ -34,6 +34,7 @@ const SIDECAR_COMMANDS = array(
 	'option'          => 'sidecar_cmd_option',
 	'provider_plugins' => 'sidecar_cmd_provider_plugins',
 	'gateways'        => 'sidecar_cmd_gateways',
+	'wallet_plugin_webhook' => 'sidecar_cmd_wallet_plugin_webhook',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -935,6 +936,16 @@ function sidecar_cmd_provider_plugins( array $args ): array {
 		$activated[] = $plugin;
 	}
 	return array( 'activated' => $activated );
+}
+
+/**
+ * A wallet event handed to the wallet plugin's own handler as its webhook route does once the delivery's signature
+ * verified (woo-vipps recurring/includes/wc-vipps-recurring.php handle_webhook_callback(), which passes the body to
+ * the gateway's handle_webhook_callback()). Args: body (the event as the wallet sends it).
+ */
+function sidecar_cmd_wallet_plugin_webhook( array $args ): array {
+	WC_Vipps_Recurring::get_instance()->gateway()->handle_webhook_callback( (array) $args['body'] );
+	return array( 'handled' => true );
 }
 
 /** Which class answers each gateway id now (the real plugins' or the stand-ins). */
