@@ -301,5 +301,13 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.like(wallet.charge(agreementId, chargeId), { status: 'REFUNDED', summary: { captured: amount, refunded: amount, cancelled: 0 } });
     t.is(wallet.charge(agreementId, failedCharge)?.status, 'FAILED', 'the failed charge untouched');
     t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
+
+    // The wallet tells the service of the refund: the service records it, and WooCommerce is not refunded twice.
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
+    await eventually(async () => (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'mobile_wallet' AND external_id = ?`, [chargeId]))[0]?.status === 'REFUNDED', SHOWN_WITHIN_MS, 'the service\'s payment refunded');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(after.refunds?.length, 1, 'one refund in WooCommerce');
+    t.is(Number(after.total_refunded), Number(total));
   });
 }
