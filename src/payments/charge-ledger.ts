@@ -193,6 +193,12 @@ export class ChargeLedger {
     return { kind: 'answer', answer: charge.provider === 'card_gateway' ? cardAnswer(charge, read.value as CardGatewayCharge) : walletAnswer(charge, read.value as MobileWalletCharge) };
   }
 
+  /** Whether the provider took the money on an open charge, read back now: its status then, else null (not yet, declined, unknown). */
+  async takenAtProvider(charge: ChargeRecord): Promise<'CAPTURED' | 'AUTHORIZED' | null> {
+    const read = await this.readBack(charge);
+    return read.kind === 'answer' && read.answer.kind === 'paid' ? read.answer.status : null;
+  }
+
   /**
    * An open charge read back at its provider, and closed when the provider's record is final without money taken:
    * declined, cancelled, or never made there (not found, its last request long enough ago). True when it closed.

@@ -8,7 +8,7 @@ import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-s
 import type { ShopSubscription } from '../shop/subscription';
 import type { Logger } from '../logger';
 import type { ChargeCancelledBecause } from '../shop/order-note-words';
-import { gmtDateTimeMs } from '../shop/shop-time';
+import { gmtDateTimeMs, parseGmtDateTime } from '../shop/shop-time';
 import type { CancelOutcome, ChargeLedger } from './charge-ledger';
 import type { RenewalFacts } from './renewal-facts';
 import { RENEWAL_ENDED, type PaymentEvents } from './payment-events';
@@ -26,6 +26,14 @@ const PASS_SPACING_MS = 15_000;
  * wallet's cancels (5 a minute per charge) for nothing.
  */
 const CANCEL_GRACE_MS = 120_000;
+/**
+ * A charge the renewal still wants is read back at its provider from 6 days after it was sent (reconciliation asks
+ * daily until a week after its payment opened), every 6 hours (the wallet takes due charges at two times a day), at
+ * most so many in a pass.
+ */
+const FOLLOW_UP_AFTER_MS = 6 * 86_400_000;
+const READ_BACK_EVERY_MS = 6 * 60 * 60_000;
+const READ_BACKS_PER_PASS = 20;
 
 export interface SettleSummary {
   looked: number;
@@ -34,6 +42,8 @@ export interface SettleSummary {
   waiting: number;
   /** Charges the provider took although the service no longer wanted them (flagged for staff). */
   takenAfterCancel: number;
+  /** Charges still wanted that the provider was found to have taken, their webhook not heard: recorded. */
+  takenReadBack: number;
 }
 
 /** What settling one order's open charge came to, as soon as it is known whether the charge is still wanted. */
@@ -72,9 +82,11 @@ export class SettleOpenCharges {
   }) {}
 
   private lastPassAt = -Infinity;
+  /** When each open charge the renewal still wants was last read back by this process (followUp). */
+  private readonly lastReadBack = new Map<number, { at: number; realAt: number }>();
 
   async pass(): Promise<SettleSummary> {
-    const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0 };
+    const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0, takenReadBack: 0 };
     const at = this.deps.clock().getTime();
     if (at - this.lastPassAt < PASS_SPACING_MS) return summary;
     this.lastPassAt = at;
@@ -83,10 +95,17 @@ export class SettleOpenCharges {
     const settings = await this.deps.settings.current();
     // The charges' subscriptions in one read (which provider each names now), not one per charge every pass.
     const subscriptions = await this.deps.subscriptions.findMany(open.map((charge) => charge.subscriptionId), settings);
+    const budget = { reads: READ_BACKS_PER_PASS };
+    const stillOpen = new Set(open.map((charge) => charge.id));
+    for (const id of this.lastReadBack.keys()) if (!stillOpen.has(id)) this.lastReadBack.delete(id);
     for (const charge of open) {
       summary.looked += 1;
       const unwanted = await this.unwanted(charge, settings, subscriptions.get(charge.subscriptionId) ?? null);
-      if (!unwanted?.toCancel) continue;
+      if (!unwanted) {
+        if (await this.followUp(charge, settings, budget)) summary.takenReadBack += 1;
+        continue;
+      }
+      if (!unwanted.toCancel) continue;
       const outcome = await this.cancel(unwanted.charge, settings);
       if (outcome.kind === 'cancelled') summary.cancelled += 1;
       else if (outcome.kind === 'taken') summary.takenAfterCancel += 1;
@@ -157,6 +176,53 @@ export class SettleOpenCharges {
     return withdrawn ? { charge: withdrawn.charge, toCancel: withdrawn.first } : null;
   }
 
+  /**
+   * A charge the provider took, recorded as the payment it is (the one that closes the charge records it, whoever else
+   * finds it at the same moment: a webhook, reconciliation, a second pass) and asked of the rule whether the renewal
+   * still wanted it. `afterCancel`: its cancel had been asked, which the payment's meta and an error line say.
+   */
+  private async recordTaken(charge: ChargeRecord, status: 'CAPTURED' | 'AUTHORIZED', settings: ShopSettings, afterCancel: boolean): Promise<boolean> {
+    const { payments, orderWrites, recorder, log } = this.deps;
+    const now = this.deps.clock();
+    const recorded = await orderWrites.transaction(async (db) => {
+      const { payment } = await payments.lockOrCreate(db, {
+        provider: charge.provider, externalId: charge.externalId, orderId: charge.orderId, amountMinor: charge.amountMinor, currency: charge.currency,
+      }, gmtDateTimeMs(now));
+      const why = afterCancel ? `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})` : `${status}, read back at the provider`;
+      if (!(await this.deps.ledger.repository.close(db, charge, 'TAKEN', why, now))) return false;
+      // Taken for a renewal that wanted no money (the subscription ended, the order closed): said on the charge, to be flagged.
+      await this.deps.ledger.takenForNobody(db, charge, now, settings);
+      await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
+      if (afterCancel) await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
+      await recorder.move(db, payment, status, settings, now);
+      return true;
+    });
+    if (recorded && afterCancel) log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
+    if (recorded && !afterCancel) log.warn('charge_taken_read_back', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, status });
+    return recorded;
+  }
+
+  /**
+   * A charge the renewal still wants, sent a while ago and still open (a wallet charge the wallet retries up to 14 days
+   * after its due date; a card charge left pending or unanswered), read back at its provider: money taken whose webhook
+   * was lost is recorded within hours, not left unseen. Reconciliation asks about the charge's payment 1, 5, 15 and 60
+   * minutes and then daily for a week after it opened; from FOLLOW_UP_AFTER_MS on, this asks every READ_BACK_EVERY_MS,
+   * and never twice within a minute of real time (the wallet counts its limit of 10 reads a minute per charge in real
+   * minutes, whatever the service's clock says). True when it was recorded.
+   */
+  private async followUp(charge: ChargeRecord, settings: ShopSettings, budget: { reads: number }): Promise<boolean> {
+    if (charge.state !== 'OPEN' || charge.sends === 0 || charge.cancelWantedAt || !charge.lastSentAt || budget.reads <= 0) return false;
+    const now = this.deps.clock().getTime();
+    const sentAt = parseGmtDateTime(charge.lastSentAt)?.getTime();
+    if (sentAt === undefined || now - sentAt < FOLLOW_UP_AFTER_MS) return false;
+    const last = this.lastReadBack.get(charge.id);
+    if (last !== undefined && (now - last.at < READ_BACK_EVERY_MS || Date.now() - last.realAt < 60_000)) return false;
+    this.lastReadBack.set(charge.id, { at: now, realAt: Date.now() });
+    budget.reads -= 1;
+    const taken = await this.deps.ledger.takenAtProvider(charge);
+    return taken ? this.recordTaken(charge, taken, settings, false) : false;
+  }
+
   /** Why the pass cancelled a charge, for its note: the subscription moved to the other provider or ended, its dunning ended, or the order's status in the shop. */
   private async cancelledBecause(charge: ChargeRecord, settings: ShopSettings): Promise<ChargeCancelledBecause> {
     const reason = charge.cancelReason ?? '';
@@ -185,25 +251,11 @@ export class SettleOpenCharges {
         await this.deps.unwantedCharges.recordCancelled(payment, because ?? await this.cancelledBecause(charge, settings), settings);
         break;
       }
-      case 'taken': {
+      case 'taken':
         // Taken although the service had asked to cancel it (or before the cancel arrived): the money is the
         // customer's to get back. Recorded as the payment it is, so the order's payments show it and staff refund it.
-        const recorded = await orderWrites.transaction(async (db) => {
-          const { payment } = await payments.lockOrCreate(db, {
-            provider: charge.provider, externalId: charge.externalId, orderId: charge.orderId, amountMinor: charge.amountMinor, currency: charge.currency,
-          }, gmtDateTimeMs(now));
-          // A second pass, or a webhook, that found the same first: the one that closes the charge records it.
-          if (!(await this.deps.ledger.repository.close(db, charge, 'TAKEN', `taken at the provider after its cancel was asked (${charge.cancelReason ?? 'unwanted'})`, now))) return false;
-          // Taken for a renewal that wanted no money (the subscription ended, the order closed): said on the charge, to be flagged.
-          await this.deps.ledger.takenForNobody(db, charge, now, settings);
-          await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
-          await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
-          await recorder.move(db, payment, outcome.status, settings, now);
-          return true;
-        });
-        if (recorded) log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
+        await this.recordTaken(charge, outcome.status, settings, true);
         break;
-      }
       case 'declined':
         await orderWrites.transaction((db) => this.deps.ledger.repository.close(db, charge, 'DECLINED', `declined at the provider: ${outcome.failure.code ?? ''}`, now));
         break;

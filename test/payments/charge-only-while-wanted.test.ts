@@ -282,3 +282,29 @@ test.serial('Staff\'s Charge now waits in the provider-limit queue past the read
     await narrow.stop();
   }
 });
+
+test.serial('A wallet charge the wallet takes on the tenth of its retry days, its webhook lost: the worker reads it back within hours and records the payment, after reconciliation\'s schedule for it ended', async (t) => {
+  const { orderId, agreementId } = await failedWalletRenewalOf({ shop, wallet, deliver: walletWebhook }, 'wanted-late', { noFunds: true });
+  await tickAfter(12 * HOUR);
+  const [charge] = await chargesOf(orderId);
+  t.like(charge, { provider: 'mobile_wallet', state: 'OPEN' });
+  // Its due date and nine retry days pass with no money on the customer's card; the wallet's webhooks are lost.
+  // (The worker's pass runs twice here: its reads of the charge count against the wallet's limit a minute of real
+  // time, which a test that jumps days in seconds would otherwise spend.)
+  for (let day = 1; day <= 11; day += 1) {
+    advance(DAY);
+    await wallet.advanceTo(now);
+    if (day === 3) await worker.tick();
+  }
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'DUE', 'the wallet still retries it');
+  t.like((await chargesOf(orderId))[0], { state: 'OPEN' });
+  // The customer tops up the card; the wallet takes the charge at its next attempt, and its webhook is lost too.
+  wallet.setAgreementCard(agreementId, 'good');
+  advance(DAY);
+  await wallet.advanceTo(now);
+  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
+  await tickAfter(6 * HOUR);
+  t.like((await chargesOf(orderId))[0], { state: 'TAKEN' });
+  t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').map((p) => p.external_id), [charge.external_id]);
+  t.like(await caseOf(orderId), { status: 'RECOVERED' });
+});
