@@ -70,8 +70,12 @@ const FIXED_SEED = 20261128;
 const NOTICE_ROUTE = '/payment-hub/v1/shop/order-status-changed';
 /** The key the companion signs its notices with (from the site's salts). */
 const NOTICE_KEY = shopEventsKey(`${WP_SECRETS.loggedInKey}${WP_SECRETS.loggedInSalt}`);
-/** The settling passes after each run: the clock moved on by each, then a worker's pass (reconciliation asks 1, 5, 15 and 60 minutes on). */
-const SETTLE_TICKS = [3 * MINUTE, 3 * MINUTE, 3 * MINUTE, 3 * MINUTE, 20 * MINUTE, 20 * MINUTE, 61 * MINUTE];
+/**
+ * The settling passes after each run: the clock moved on by each, then a worker's pass. Reconciliation asks 1, 5, 15
+ * and 60 minutes after a payment opened, then daily for a week, and the settle pass reads a charge still wanted back
+ * every 6 hours from 6 days after it was sent: a take whose webhook was lost is recorded within a day, the bound.
+ */
+const SETTLE_TICKS = [3 * MINUTE, 3 * MINUTE, 3 * MINUTE, 3 * MINUTE, 20 * MINUTE, 20 * MINUTE, 61 * MINUTE, 24 * HOUR];
 /** Money taken, as each provider holds it. */
 const TAKEN_CARD = ['settled', 'authorized'];
 const TAKEN_WALLET = ['CHARGED', 'RESERVED'];
@@ -175,7 +179,9 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
   const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 
   function env() {
-    return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }) });
+    // Reconciliation on, as a shop runs it (RECONCILE_ENABLED defaults to true): a take whose webhook never came is
+    // recorded by it, or by the settle pass's read-back, within the settling passes.
+    return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }), RECONCILE_ENABLED: 'true' });
   }
 
   // -----------------------------------------------------------------------------------------------------------------
