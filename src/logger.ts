@@ -67,45 +67,19 @@ interface LogOutput {
   written(boundMs: number): Promise<void>;
 }
 
-/**
- * How long a line may be held before it is written, and how much may be held: the lines of that time go out in
- * one write. Handing each line to a thread of its own cost the API at one connection a thread hand-over, a
- * wake-up and an extra turn of the event loop per answer, about a tenth of its CPU
- * (bench/results/order-status-one-connection-2026-11-29.md).
- */
-export const LOG_HOLD_MS = 50;
-const LOG_HOLD_BYTES = 64 * 1024;
-
 function fd2(): LogOutput {
-  // Written off the thread, the lines of LOG_HOLD_MS together (sooner when LOG_HOLD_BYTES are held); a write
-  // still in progress then takes the next batch with it. What is still held at exit is written synchronously.
-  const file = pino.destination({ dest: 2, sync: false });
-  let held = '';
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (held === '') return;
-    const chunk = held;
-    held = '';
-    file.write(chunk);
-  };
+  // Written off the thread: a line goes out at once when no write is in progress, and the lines that come
+  // meanwhile go together in the next write, so a busy process writes in batches and a quiet one without
+  // delay. What is still held at exit is written synchronously.
+  const destination = pino.destination({ dest: 2, sync: false });
   process.on('exit', () => {
     try {
-      flush();
-      file.flushSync();
+      destination.flushSync();
     } catch {
       // A write still in progress at exit: what it holds is on its way already.
     }
   });
-  const destination = {
-    write(line: string) {
-      held += line;
-      if (held.length >= LOG_HOLD_BYTES) flush();
-      else timer ??= setTimeout(flush, LOG_HOLD_MS).unref();
-    },
-  };
-  return { destination, written: async () => flush() };
+  return { destination, written: async () => {} };
 }
 
 /**
