@@ -295,7 +295,7 @@ export class ChargeLedger {
     const now = this.deps.clock();
     if (charge.state === 'CANCELING') return this.confirmCancel(charge);
     const answer: { ok: true; status?: number; state?: string } | ProviderFailure = charge.provider === 'mobile_wallet'
-      ? await this.deps.mobileWallet.cancelCharge(charge.paymentMethod, charge.externalId, key === 'first' ? cancelKey(charge.externalId) : cancelKey(charge.externalId, 'found'))
+      ? await this.deps.mobileWallet.cancelCharge(charge.paymentMethod, charge.externalId, cancelKey(charge.externalId, key))
       : await this.deps.cardGateway.cancelCharge(charge.externalId).then((read) => (read.ok ? { ok: true as const, state: read.value?.state } : read));
     if (answer.ok) {
       if (charge.provider === 'card_gateway') {
