@@ -83,7 +83,7 @@ export class SettleOpenCharges {
 
   private lastPassAt = -Infinity;
   /** When each open charge the renewal still wants was last read back by this process (followUp). */
-  private readonly lastReadBack = new Map<number, { at: number; realAt: number }>();
+  private readonly lastReadBack = new Map<number, number>();
 
   async pass(): Promise<SettleSummary> {
     const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0, takenReadBack: 0 };
@@ -206,9 +206,10 @@ export class SettleOpenCharges {
    * A charge the renewal still wants, sent a while ago and still open (a wallet charge the wallet retries up to 14 days
    * after its due date; a card charge left pending or unanswered), read back at its provider: money taken whose webhook
    * was lost is recorded within hours, not left unseen. Reconciliation asks about the charge's payment 1, 5, 15 and 60
-   * minutes and then daily for a week after it opened; from FOLLOW_UP_AFTER_MS on, this asks every READ_BACK_EVERY_MS,
-   * and never twice within a minute of real time (the wallet counts its limit of 10 reads a minute per charge in real
-   * minutes, whatever the service's clock says). True when it was recorded.
+   * minutes and then daily for a week after it opened; from FOLLOW_UP_AFTER_MS on, this asks every READ_BACK_EVERY_MS
+   * by the shop's clock. The wallet's limit of reads a minute per charge is kept where every read is made (the client's
+   * ResourceBudget, in real minutes across processes): a read over it is not made, and this asks again at the next
+   * turn. True when it was recorded.
    */
   private async followUp(charge: ChargeRecord, settings: ShopSettings, budget: { reads: number }): Promise<boolean> {
     if (charge.state !== 'OPEN' || charge.sends === 0 || charge.cancelWantedAt || !charge.lastSentAt || budget.reads <= 0) return false;
@@ -216,8 +217,8 @@ export class SettleOpenCharges {
     const sentAt = parseGmtDateTime(charge.lastSentAt)?.getTime();
     if (sentAt === undefined || now - sentAt < FOLLOW_UP_AFTER_MS) return false;
     const last = this.lastReadBack.get(charge.id);
-    if (last !== undefined && (now - last.at < READ_BACK_EVERY_MS || Date.now() - last.realAt < 60_000)) return false;
-    this.lastReadBack.set(charge.id, { at: now, realAt: Date.now() });
+    if (last !== undefined && now - last < READ_BACK_EVERY_MS) return false;
+    this.lastReadBack.set(charge.id, now);
     budget.reads -= 1;
     const taken = await this.deps.ledger.takenAtProvider(charge);
     return taken ? this.recordTaken(charge, taken, settings, false) : false;
