@@ -1,15 +1,14 @@
 import test from 'ava';
 import fc from 'fast-check';
-import type { DataSource } from 'typeorm';
 import type { Provider } from '../../entities';
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
-import type { RunningWorker } from '../../src/entry-points/worker/worker';
 import { renewalWantsMoney, takenForNobody } from '../../src/payments/renewal-wants-money';
 import { shopEventsKey, signHandOver } from '../../src/woocommerce-handover/handover-signature';
 import { FakeCardGateway, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
-import { announceCompanion, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
+import { announceCompanion, openHub, processCardGatewayEvent } from '../support/payment-hub-fixture';
+import { startPacedWorkerProcess, type PacedWorkerProcess } from '../support/paced-worker-process';
 import { providerEnvironment } from '../support/provider-environment';
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
 import { createTestShop, startApi, type RunningApi, type TestShop } from '../support/test-shop';
@@ -31,13 +30,13 @@ import { createStaffUser, logIn, WP_SECRETS, WP_SECRETS_ENV, type StaffSession, 
 // provider acts on it or after it acted with its answer on its way; it is let through at a later step, so the
 // caller's answer comes steps later (with the clock moved meanwhile), or never, when its worker "crashes".
 //
-// Worker crashes are in-process: the worker's database connections are destroyed at once (its transactions end
-// uncommitted, it writes nothing more), its requests stalled at the providers are lost (one stalled before never
-// reaches the provider: the ledger row written, the request never made; one stalled after was acted on and its answer
-// never arrives), it is stopped without grace, and a new worker takes its place. A crash may also come a few
-// milliseconds into a pass, at whatever point the pass has reached. Real child-process kills (test/support/
-// service-process.ts) are not used: a real worker runs its loops on its own timers and on the host's clock, while
-// this model drives every pass under one pinned clock that jumps by days.
+// The two workers are processes of their own (test/support/paced-worker-process.ts), each the service's worker with
+// its passes asked for and its clock set by the model, so that one pinned clock jumps by days for every process. A
+// crash is SIGKILL: the process ends wherever it is (its transactions uncommitted, its connections cut by the system),
+// its requests held at the providers are lost (one held before the provider never reaches it: the ledger row written,
+// the request never made; one held after was acted on and its answer never arrives), and a new process (a spare
+// started ahead, as PM2 restarts one) takes its place. A kill may also come a few milliseconds into a pass, at
+// whatever point the pass has reached.
 //
 // After the steps, stalled requests are let through, whatever is in flight ends, faults end, and the workers settle
 // (SETTLE_TICKS passes, the clock moved on between them, the wallet enacting the cancels it accepted). Then, per
@@ -57,9 +56,10 @@ import { createStaffUser, logIn, WP_SECRETS, WP_SECRETS_ENV, type StaffSession, 
 //
 // `npm test` (and so CI) runs a fixed set per storage mode: MONEY_RUNS runs (the file's default) from the seed
 // 20261128. `npm run soak:money` runs more from a random seed: MONEY_RUNS of them, or for MONEY_SOAK_SECONDS. A
-// failure prints the seed and path that replay it: MONEY_SEED=<seed> MONEY_PATH=<path> npx ava <the file>. Steps run
-// at once, and crashes a few milliseconds into a pass, depend on real timing: a replay takes the same path, but may
-// meet the race at another point. MONEY_TRACE=1 prints each run's steps.
+// failure prints the seed and the number of runs that replay it: MONEY_SEED=<seed> MONEY_RUNS=<runs> npx ava <the
+// file> (each run starts where the one before left the shop and the clock, so a run is replayed with those before it).
+// Steps run at once, and kills a few milliseconds into a pass, depend on real timing: a replay takes the same steps,
+// but may meet the race at another point. MONEY_TRACE=1 prints each run's steps and the workers' log lines.
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -167,22 +167,32 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
   let card: FakeCardGateway;
   let wallet: FakeMobileWallet;
   let hub: PaymentHub & { close(): Promise<void> };
-  const workers: (RunningWorker & { dataSource: DataSource })[] = [];
+  /** The two workers, each a process of its own; `spare` a third started ahead, to take a killed one's place at once. */
+  const workers: PacedWorkerProcess[] = [];
+  let spare: Promise<PacedWorkerProcess> | undefined;
   let staffApi: RunningStaffApi;
   let api: RunningApi;
   let manager: StaffUser;
   let now = new Date('2026-11-23T08:00:00Z');
   const clock = () => now;
+  /** Moves the clock: the test's, and the one each worker process sees. */
+  const setNow = (to: Date) => {
+    now = to;
+    for (const running of workers) running.setClock(to);
+  };
+  /** A new worker process, its clock the test's. */
+  const workerProcess = () => startPacedWorkerProcess(shop.environment(environment()), now);
   let crashes = 0;
   let stepsAtOnce = 0;
 
   const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
 
-  function env() {
+  function environment() {
     // Reconciliation on, as a shop runs it (RECONCILE_ENABLED defaults to true): a take whose webhook never came is
     // recorded by it, or by the settle pass's read-back, within the settling passes.
-    return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }), RECONCILE_ENABLED: 'true' });
+    return { ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }), RECONCILE_ENABLED: 'true' };
   }
+  const env = () => shop.config(environment());
 
   // -----------------------------------------------------------------------------------------------------------------
   // The shop as WooCommerce keeps it, in either storage mode.
@@ -262,7 +272,8 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     hub = await openHub(env(), clock);
     await hub.registrations.add({ registrationId: 'reg-money', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.charge-canceled.v1'], secret: WALLET_SECRET });
     // Two worker processes' worth of workers, each with its own pool, as PM2 would run them.
-    workers.push(await startPacedWorker(env(), clock), await startPacedWorker(env(), clock));
+    workers.push(...await Promise.all([workerProcess(), workerProcess()]));
+    spare = workerProcess();
     staffApi = await startStaffApi(env(), { clock });
     // The whole API, for the companion's notices.
     api = await startApi(env(), undefined, clock);
@@ -272,7 +283,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
   test.after.always(async () => {
     await staffApi?.stop();
     await api?.stop();
-    for (const running of workers) await running.stop();
+    await Promise.allSettled([...workers.map((running) => running.stop()), spare?.then((waiting) => waiting.stop())]);
     await hub?.close();
     await Promise.allSettled([card?.stop(), wallet?.stop()]);
     await shop?.drop();
@@ -349,20 +360,6 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     }
   }
 
-  /**
-   * Abrupt end of a worker's database work: its pool refuses every further connection and its connections are cut, so
-   * what it had not committed never lands and it writes nothing more (mysql2's pool fields, read defensively).
-   */
-  function killConnections(dataSource: DataSource) {
-    type Connection = { destroy(): void };
-    const pool = (dataSource.driver as unknown as { pool?: { _closed?: boolean; _allConnections?: { toArray?: () => Connection[] } & Iterable<Connection> } }).pool;
-    if (!pool) throw new Error('no mysql2 pool under the worker\'s data source');
-    pool._closed = true;
-    const all = pool._allConnections;
-    const connections = all ? (typeof all.toArray === 'function' ? all.toArray() : [...all]) : [];
-    for (const connection of connections) connection.destroy();
-  }
-
   async function run(input: Scenario): Promise<void> {
     card.clearFaults();
     wallet.clearFaults();
@@ -396,7 +393,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     const ticking: (Promise<void> | null)[] = [null, null];
     /** A new worker starting in a crashed one's place. */
     const starting: (Promise<void> | undefined)[] = [undefined, undefined];
-    const crashed = new Set<RunningWorker>();
+    const crashed = new Set<PacedWorkerProcess>();
     const stopping = new Set<Promise<void>>();
     const failures: unknown[] = [];
 
@@ -434,7 +431,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
         case 'tick': {
           const index = one.worker;
           if (ticking[index]) return; // its pass is still running (waiting on a stalled answer)
-          let running: RunningWorker | undefined;
+          let running: PacedWorkerProcess | undefined;
           const pass: Promise<void> = (async () => {
             await starting[index];
             running = workers[index]!;
@@ -444,7 +441,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
           try {
             await pass;
           } catch (error) {
-            // A crashed worker's pass ends as it may: its connections were cut under it.
+            // A killed worker's pass ends with its process.
             if (!running || !crashed.has(running)) throw error;
           } finally {
             if (ticking[index] === pass) ticking[index] = null;
@@ -452,7 +449,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
           return;
         }
         case 'advance':
-          now = new Date(now.getTime() + one.ms);
+          setNow(new Date(now.getTime() + one.ms));
           session.value = null;
           return;
         case 'charge_now': {
@@ -568,7 +565,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
           if (!found || found.status !== 'OPEN' || !found.deadline_at) return;
           const deadline = new Date(`${String(found.deadline_at).replace(' ', 'T')}Z`);
           if (Number.isNaN(deadline.getTime()) || deadline.getTime() < now.getTime()) return;
-          now = new Date(deadline.getTime() + MINUTE);
+          setNow(new Date(deadline.getTime() + MINUTE));
           session.value = null;
           return;
         }
@@ -589,6 +586,8 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
             await setPaymentMethod(renewal.subscriptionId, 'vipps_recurring');
             state.switchedTo = { provider: 'mobile_wallet', method: agreement };
           }
+          // A new card saved earlier is no longer what the subscription pays with: the move is what must be charged now.
+          state.newCard = null;
           await snapshot();
           // Only a move the case was still open for must be charged before the deadline cancels (not one after).
           state.movedWhileOpen = snapshots[snapshots.length - 1]!.facts.dunningCase === 'OPEN';
@@ -609,16 +608,25 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
           const victim = workers[index]!;
           crashes += 1;
           crashed.add(victim);
+          // SIGKILL: the process ends where it is, its transactions uncommitted, its connections cut by the system.
+          const killed = victim.kill();
           if (ticking[index]) {
-            // Whatever it had on its way to a provider dies with it (another caller's stalled request only hears a reset).
+            // Requests held on their way to a provider die with it, dropped before their connections' close is heard:
+            // one held before the provider never reaches it (the ledger row written, the request never made), one
+            // held after was acted on and its answer is lost (another caller's held request only hears a reset).
             card.dropStalled();
             wallet.dropStalled();
           }
-          killConnections(victim.dataSource);
           ticking[index] = null;
-          stopping.add(victim.stop(0).catch(() => undefined));
-          // PM2 starts a new one; a pass asked of this worker meanwhile waits for it.
-          starting[index] = startPacedWorker(env(), clock).then((replacement) => { workers[index] = replacement; });
+          stopping.add(killed);
+          // PM2 starts a new one (the spare, started ahead); a pass asked of this worker meanwhile waits for it.
+          const replacement = spare ?? workerProcess();
+          spare = undefined;
+          starting[index] = replacement.then((next) => {
+            next.setClock(now);
+            workers[index] = next;
+            spare = workerProcess();
+          });
           await starting[index];
           return;
         }
@@ -641,7 +649,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     await snapshot();
     for (const [i, ms] of SETTLE_TICKS.entries()) {
       wallet.enactAcceptedCancels();
-      now = new Date(now.getTime() + ms);
+      setNow(new Date(now.getTime() + ms));
       await workers[i % 2]!.tick();
     }
     await snapshot();
@@ -766,7 +774,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     if (details.failed) {
       t.fail(`failed after ${details.numRuns} runs: ${String((details.errorInstance as Error | undefined)?.stack ?? details.errorInstance ?? '')}\n`
         + `counterexample: ${JSON.stringify(details.counterexample)}\n`
-        + `replay: npm run build && MONEY_SEED=${seed} MONEY_PATH=${details.counterexamplePath} npx ava dist/test/payments/${file}`);
+        + `replay (the runs before it shape the shop and the clock): npm run build && MONEY_SEED=${seed} MONEY_RUNS=${details.numRuns} npx ava dist/test/payments/${file}`);
     } else {
       t.pass();
     }

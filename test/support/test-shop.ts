@@ -30,6 +30,8 @@ export interface TestShop {
   seeder: ShopSeeder;
   /** The service configuration for this shop, with overrides as environment variables. */
   config(env?: Record<string, string>): Config;
+  /** The environment `config` reads, for a service process of its own (a child worker). */
+  environment(env?: Record<string, string>): Record<string, string>;
   drop(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     sequentialPlugin: options.sequentialPlugin ?? 'none',
     siteUrl: 'https://shop.example.dk',
   });
-  const config = (env: Record<string, string> = {}) => loadConfig({
+  const environment = (env: Record<string, string> = {}): Record<string, string> => ({
     DB_NAME: dbName,
     DB_TABLE_PREFIX: prefix,
     HELPDESK_API_KEY: HELPDESK_KEY,
@@ -62,6 +64,7 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     ...(options.host === undefined && options.port === undefined ? {} : { DB_HOST: server.host, DB_PORT: String(server.port) }),
     ...env,
   });
+  const config = (env: Record<string, string> = {}) => loadConfig(environment(env));
   const migrations = createShopDataSource(config().db, 1);
   await migrations.initialize();
   await migrations.runMigrations({ transaction: 'each' });
@@ -72,6 +75,7 @@ export async function createTestShop(name: string, options: TestShopOptions = {}
     db,
     seeder: new ShopSeeder(db, prefix, mode, options.timezone ?? 'Europe/Copenhagen'),
     config,
+    environment,
     async drop() {
       await db.end();
       const conn = await mysql.createConnection({ ...server, user: 'root' });
