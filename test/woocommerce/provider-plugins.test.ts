@@ -6,6 +6,7 @@ import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
 import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
+import { shopManagerSession } from './support/shop-manager-session';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -21,7 +22,7 @@ const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mo
 const WALLET_SECRET = 'wallet-secret-for-the-provider-plugins-test';
 const SHOWN_WITHIN_MS = 30_000;
 
-interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet }
+interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet; managerHeaders: Record<string, string> }
 const stages = new Map<StorageMode, Stage>();
 
 async function stage(storage: StorageMode): Promise<Stage> {
@@ -42,7 +43,9 @@ async function stage(storage: StorageMode): Promise<Stage> {
     DUNNING_PLAN: '2s,2s,2s,2s,2s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
   shop.env.SIDECAR_SERVICE_URL = `${service.api.url}/`;
-  const made = { shop, served, service, card, wallet };
+  const [{ siteurl }] = await shop.sql<{ siteurl: string }>(`SELECT option_value AS siteurl FROM ${shop.prefix}options WHERE option_name = 'siteurl'`);
+  const manager = await shopManagerSession(shop, { login: `mona.plugins.${storage}`, displayName: 'Mona Plugins', password: 'mona-plugins-test-password' }, siteurl);
+  const made = { shop, served, service, card, wallet, managerHeaders: manager.headers };
   stages.set(storage, made);
   return made;
 }
@@ -103,6 +106,51 @@ async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{
   if (failed.res.status !== 200) throw new Error(`invoice_failed answered ${failed.res.status}`);
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', 90_000, `renewal ${orderId} paid by the service's retry`);
   return { orderId, subscriptionId: fixture.subscription_id!, total, handle };
+}
+
+/**
+ * A card renewal hard-declined (the card expired: the service plans no retry of its own and asks the customer), then
+ * recovered by staff's Charge now on the subscription's card (renewed at the bank), or by the customer's new card:
+ * the gateway announces it and the card plugin switches the subscription's `_reepay_token` to it, through WooCommerce.
+ * Answers the invoice that holds the money (the order's transaction id).
+ */
+async function cardRenewalRecoveredBy(stage: Stage, tag: string, by: 'charge_now' | 'new_card'): Promise<{ orderId: number; total: string; handle: string; invoice: string }> {
+  const { shop, service, card } = stage;
+  const customer = `cust-${tag}`;
+  const token = `ca-${tag}`;
+  card.setPaymentMethod(token, { customer, state: by === 'charge_now' ? 'active' : 'failed', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242', card_type: 'visa' } });
+  const fixture = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', subscription_meta: { _reepay_token: token } });
+  const orderId = fixture.renewal_order_id!;
+  const subscriptionId = fixture.subscription_id!;
+  const handle = `order-${orderId}`;
+  const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
+  card.setCharge(handle, { state: 'failed', amount: Math.round(Number(total) * 100), customer, error: 'credit_card_expired', error_state: 'hard_declined' });
+  precondition((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status === 200, 'invoice_failed answered 200');
+  await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, `subscription ${subscriptionId} on hold`);
+  card.queueChargeOutcome({ kind: 'settled' });
+  if (by === 'charge_now') {
+    // The Payments panel's Charge now, as the shop manager's browser sends it; the service's case may still be opening.
+    await eventually(async () => {
+      const answer = await request(service.api.url, 'POST', `/payment-hub/v1/orders/${orderId}/charge-now`, { headers: stage.managerHeaders, body: {} });
+      if (answer.status >= 500) throw new Error(`charge now answered ${answer.status}: ${answer.text}`);
+      return answer.status === 200 || answer.status === 202;
+    }, SHOWN_WITHIN_MS, `staff's Charge now on renewal ${orderId} accepted`);
+  } else {
+    const newCard = `ca-${tag}-new`;
+    card.setPaymentMethod(newCard, { customer, state: 'active', card: { exp_date: '11-31', masked_card: '520000XXXXXX0007', card_type: 'mc' } });
+    precondition((await sendCardGatewayEvent(service.api.url, { event_type: 'customer_payment_method_added', customer, payment_method: newCard }, card.webhookSecret)).res.status === 200, 'customer_payment_method_added answered 200');
+    await shop.call('order_update_meta', subscriptionId, { key: '_reepay_token', value: newCard });
+  }
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', 90_000, `renewal ${orderId} paid (${by})`);
+  const invoice = String((await shop.snapshot([orderId])).by_id[orderId]!.data.transaction_id);
+  const [charge] = await shop.sql<{ requested_by: string }>(`SELECT requested_by FROM ${shop.prefix}sidecar_charges WHERE provider = 'card_gateway' AND external_id = ?`, [invoice]);
+  precondition(charge?.requested_by === (by === 'charge_now' ? 'staff' : 'new_method'), `the money taken by ${by}, the ledger says ${JSON.stringify(charge)}`);
+  return { orderId, total, handle, invoice };
+}
+
+/** A precondition of a scenario: a failure names what went wrong before the test's own assertions. */
+function precondition(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`not as expected: ${what}`);
 }
 
 /**
@@ -179,6 +227,27 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(Number(after.total_refunded), Number(total));
   });
+
+  for (const by of ['charge_now', 'new_card'] as const) {
+    const how = by === 'charge_now' ? 'staff\'s Charge now' : 'the customer\'s new card';
+    test.serial(`${storage}: a card renewal recovered by ${how}, refunded from the order screen in part and then the rest: both on the invoice that took the money, the failed invoice untouched, the notes the plugin's own`, async (t) => {
+      const made = stages.get(storage) ?? await stage(storage);
+      const { shop, card } = made;
+      const { orderId, total, handle, invoice } = await cardRenewalRecoveredBy(made, `${by.replace('_', '')}-${storage}`, by);
+      t.not(invoice, handle);
+      t.deepEqual((await shop.snapshot([orderId])).by_id[orderId]!.meta._reepay_order, [invoice], 'the card plugin reads the invoice that holds the money');
+      const minor = Math.round(Number(total) * 100);
+      const before = refundsAt(card).length;
+
+      t.is((await refundFromOrderScreen(shop, orderId, '25.00', 'Partly')).error, undefined);
+      t.is((await refundFromOrderScreen(shop, orderId, ((minor - 2500) / 100).toFixed(2), 'The rest')).error, undefined);
+      t.deepEqual(refundsAt(card).slice(before), [{ invoice, amount: 2500 }, { invoice, amount: minor - 2500 }]);
+      t.deepEqual(card.creditNotes(invoice).map((note) => note.amount), [2500, minor - 2500]);
+      t.deepEqual(card.creditNotes(handle), [], 'the failed invoice untouched');
+      t.is((await pluginNotes(shop, orderId)).length, 2);
+      t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
+    });
+  }
 
   test.serial(`${storage}: the card gateway's events for the service's invoice, heard by the card plugin's webhook handler too: the settle changes nothing the service did, and a refund made at the gateway is refunded once in WooCommerce`, async (t) => {
     const made = stages.get(storage) ?? await stage(storage);

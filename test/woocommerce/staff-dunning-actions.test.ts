@@ -8,9 +8,9 @@ import { FakeCardGateway, RAISED_LIMITS_ENV } from '../support/fake-card-gateway
 import { request, type TestResponse } from '../support/http-client';
 import { openHub, processCardGatewayEvent } from '../support/payment-hub-fixture';
 import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
-import type { TestShop } from '../support/test-shop';
-import { cookieHeader, loggedInCookieValue, restNonce, setSessions, WP_SECRETS_ENV, wpGeneratePassword } from '../support/wordpress-fixtures';
+import { WP_SECRETS_ENV } from '../support/wordpress-fixtures';
 import { comparable, DUNNING_EMAIL } from './service-matches-woocommerce';
+import { shopManagerSession } from './support/shop-manager-session';
 import { createWooCommerceShop, type OrderSnapshot, type RecordedEvent, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -69,19 +69,9 @@ function staffDunningTwins(mode: StorageMode): void {
     await migrations.destroy();
 
     // A shop manager as the users screen makes one, with a display name of their own, logged in as wp_signon does.
-    const made = await shop.php<{ id: number }>('user', { login: MANAGER.login, role: 'shop_manager', password: MANAGER.password });
-    managerId = made.id;
-    await q(`UPDATE ${shop.prefix}users SET display_name = ? WHERE ID = ?`, [MANAGER.displayName, managerId]);
-    const [{ user_pass: userPass }] = await q<{ user_pass: string }>(`SELECT user_pass FROM ${shop.prefix}users WHERE ID = ?`, [managerId]);
-    const now = Math.floor(Date.now() / 1000);
-    const token = wpGeneratePassword(43);
-    const expiration = now + 2 * 86400;
-    await setSessions({ db, prefix: shop.prefix } as unknown as TestShop, managerId, [{ token, expiration }]);
-    headers = {
-      cookie: cookieHeader(loggedInCookieValue({ login: MANAGER.login, userPass, expiration, token }), siteUrl),
-      'x-wp-nonce': restNonce({ uid: managerId, token, nowSeconds: now }),
-      'x-forwarded-proto': 'https',
-    };
+    const session = await shopManagerSession(shop, MANAGER, siteUrl);
+    managerId = session.id;
+    headers = session.headers;
     hub = await openHub(config, () => new Date());
     api = await startStaffApi(config);
   });
