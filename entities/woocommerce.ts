@@ -119,3 +119,15 @@ export class SubscriptionPaymentRetry {
   @Column({ type: 'datetime', name: 'date_gmt' }) dateGmt!: string;
   @Column({ type: 'text', name: 'rule_raw', nullable: true }) ruleRaw!: string | null;
 }
+
+/** WooCommerce's saved payment methods (WC_Payment_Token): a gateway plugin's saved card of a customer. */
+@Entity({ name: 'woocommerce_payment_tokens', synchronize: false })
+@Index('user_id', ['userId'])
+export class PaymentToken {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'token_id' }) id!: string;
+  @Column({ type: 'varchar', length: 200, name: 'gateway_id' }) gatewayId!: string;
+  @Column({ type: 'text', name: 'token' }) token!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'user_id', default: 0 }) userId!: string;
+  @Column({ type: 'varchar', length: 200, name: 'type' }) type!: string;
+  @Column({ type: 'tinyint', name: 'is_default', default: 0 }) isDefault!: number;
+}

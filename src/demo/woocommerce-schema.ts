@@ -288,6 +288,17 @@ function schema(p: string): string[] {
       PRIMARY KEY (retry_id),
       KEY order_id (order_id)
     ) ${TABLE_OPTIONS}`,
+    // WooCommerce's saved payment methods (WC_Payment_Token), one per card a gateway's plugin saved for a customer.
+    `CREATE TABLE IF NOT EXISTS ${p}woocommerce_payment_tokens (
+      token_id bigint(20) unsigned NOT NULL auto_increment,
+      gateway_id varchar(200) NOT NULL,
+      token text NOT NULL,
+      user_id bigint(20) unsigned NOT NULL DEFAULT '0',
+      type varchar(200) NOT NULL,
+      is_default tinyint(1) NOT NULL DEFAULT '0',
+      PRIMARY KEY (token_id),
+      KEY user_id (user_id)
+    ) ${TABLE_OPTIONS}`,
   ];
 }
 

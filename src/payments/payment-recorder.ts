@@ -2,6 +2,7 @@ import type { PaymentStatus } from '../../entities';
 import type { Executor } from '../data-access/transaction';
 import type { PaymentRecord, PaymentRepository } from '../data-access/payment-repository';
 import type { RetryRepository } from '../data-access/retry-repository';
+import type { SavedCardRepository } from '../data-access/saved-card-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
 import type { WooCommerceChangeRepository } from '../data-access/woocommerce-change-repository';
 import type { FailedPaymentHandling, PaymentFailure } from './failed-payment-handling';
@@ -44,6 +45,7 @@ export class PaymentRecorder {
     private readonly retries: Pick<RetryRepository, 'cancelPendingOfOrder'>,
     private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly ledger?: Pick<ChargeLedger, 'onPaymentMoved' | 'withdraw'> & Partial<Pick<ChargeLedger, 'chargeOfPayment'>>,
+    private readonly savedCards?: Pick<SavedCardRepository, 'cardPluginTokenId'>,
   ) {}
 
   async move(db: Executor, payment: PaymentRecord, to: PaymentStatus, settings: ShopSettings, now: Date, details: MoveDetails = {}): Promise<MoveOutcome> {
@@ -67,7 +69,8 @@ export class PaymentRecorder {
     // A charge of the service's own pays the order as the provider's plugin would have: with the metas the plugin
     // reads to refund, capture or check it (plugin-payment-metas.ts), in the same change as the payment.
     const own = PAID.includes(to) && was !== 'CAPTURED' ? await this.ledger?.chargeOfPayment?.(db, payment) : null;
-    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED') : undefined;
+    const savedCardId = own?.provider === 'card_gateway' ? (await this.savedCards?.cardPluginTokenId(db, own.paymentMethod)) ?? null : null;
+    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED', savedCardId) : undefined;
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
       const note = orderNoteWords(settings).paymentReceived({ reference: payment.externalId, captured, at: providerTime ?? null });

@@ -33,6 +33,9 @@ export interface PluginPaymentMetas {
 export const CARD_ORDER_HANDLE_META = '_reepay_order';
 export const CARD_SETTLED_META = '_reepay_state_settled';
 export const CARD_AUTHORIZED_META = '_reepay_state_authorized';
+/** The saved card the card plugin charged, as its assign_payment_token() names it on the order. */
+export const CARD_TOKEN_ID_META = '_reepay_token_id';
+export const CARD_TOKEN_METAS = ['reepay_token', '_reepay_token'];
 export const WALLET_CHARGE_META = '_charge_id';
 export const WALLET_AGREEMENT_META = '_agreement_id';
 export const WALLET_LATEST_STATUS_META = '_vipps_recurring_latest_api_status';
@@ -42,12 +45,16 @@ export const WALLET_FAILED_METAS = ['_vipps_recurring_failed_charge', '_vipps_re
 
 /**
  * What the plugin of `charge.provider` would have on the order had it made this charge itself, once the money is
- * `to`. `charge.paymentMethod` is the ledger's: the wallet's agreement ID, the card's payment method.
+ * `to`. `charge.paymentMethod` is the ledger's: the wallet's agreement ID, the card's payment method. `savedCardId`
+ * is WooCommerce's saved card (WC_Payment_Token) of that card payment method, if it has one: before a renewal charge
+ * of its own the card plugin names it on the order (`Tokens/ReepayTokens.php` assign_payment_token(): its ID, then the
+ * gateway's token twice), and names nothing when WooCommerce has no such card.
  */
-export function pluginPaymentMetas(charge: { provider: Provider; externalId: string; paymentMethod: string }, to: 'CAPTURED' | 'AUTHORIZED'): PluginPaymentMetas {
+export function pluginPaymentMetas(charge: { provider: Provider; externalId: string; paymentMethod: string }, to: 'CAPTURED' | 'AUTHORIZED', savedCardId: number | null = null): PluginPaymentMetas {
   if (charge.provider === 'card_gateway') {
+    const card = savedCardId === null ? {} : { [CARD_TOKEN_ID_META]: String(savedCardId), ...Object.fromEntries(CARD_TOKEN_METAS.map((key) => [key, charge.paymentMethod])) };
     return {
-      set: { [CARD_ORDER_HANDLE_META]: charge.externalId, ...(to === 'CAPTURED' ? { [CARD_SETTLED_META]: '1' } : { [CARD_AUTHORIZED_META]: '1' }) },
+      set: { ...card, [CARD_ORDER_HANDLE_META]: charge.externalId, ...(to === 'CAPTURED' ? { [CARD_SETTLED_META]: '1' } : { [CARD_AUTHORIZED_META]: '1' }) },
       delete: [],
     };
   }

@@ -147,6 +147,27 @@ export function pluginPaymentMetaScenarios(name: string, storage: { hpos: boolea
     t.deepEqual(change.meta, cardMetas(`order-${orderId}-retry1`));
   });
 
+  test.serial('card, a card WooCommerce has saved for the plugin: the change also names that saved card (its ID, then the gateway\'s token twice) as the plugin\'s assign_payment_token() does before a renewal charge of its own', async (t) => {
+    // The card the checkout saved, as the card plugin saves it (WC_Payment_Token_CC under its gateway), and another
+    // gateway's card with the same token, which is not the plugin's.
+    serial += 1;
+    const token = `ca-${name}-saved-${serial}`;
+    await q(`INSERT INTO ${shop.prefix}woocommerce_payment_tokens (gateway_id, token, user_id, type, is_default) VALUES ('other_gateway', ?, 7, 'CC', 0), ('reepay_checkout', ?, 7, 'Reepay', 1)`, [token, token]);
+    const [saved] = await q(`SELECT token_id FROM ${shop.prefix}woocommerce_payment_tokens WHERE gateway_id = 'reepay_checkout' AND token = ?`, [token]);
+    const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now, meta: { _reepay_token: token } });
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
+    card.setPaymentMethod(token, { customer: `cust-${name}-saved`, state: 'active' });
+    card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer: `cust-${name}-saved`, error: 'insufficient_funds', error_state: 'soft_declined' });
+    t.is(await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` }), 'PROCESSED');
+    await setStatus(orderId, 'failed');
+    await setStatus(subscriptionId, 'on-hold');
+    await tickAfter(12 * HOUR);
+    t.like(await serviceCharge(orderId), { external_id: `order-${orderId}-retry1`, state: 'TAKEN' });
+    const change = await paymentChange(orderId);
+    t.deepEqual(change.meta, { set: { _reepay_token_id: String(saved.token_id), reepay_token: token, _reepay_token: token, _reepay_order: `order-${orderId}-retry1`, _reepay_state_settled: '1' }, delete: [] });
+    t.deepEqual(Object.keys(change.meta!.set), ['_reepay_token_id', 'reepay_token', '_reepay_token', '_reepay_order', '_reepay_state_settled'], 'in the order the plugin writes them');
+  });
+
   test.serial('card, staff\'s Charge now: the same metas, naming the handle staff\'s charge took', async (t) => {
     const { orderId } = await failedCardRenewal();
     advance(MINUTE);

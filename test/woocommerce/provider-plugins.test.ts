@@ -90,13 +90,16 @@ async function refundFromOrderScreen(shop: WooCommerceShop, orderId: number, amo
  * subscription holding no saved card of the plugin's own (only `_reepay_token`), the plugin failed the renewal itself
  * ("Payment token does not exist") and named invoice order-N in `_reepay_order`; the gateway holds order-N declined.
  */
-async function cardRenewalRecoveredByRetry(stage: Stage, tag: string): Promise<{ orderId: number; subscriptionId: number; total: string; handle: string }> {
+async function cardRenewalRecoveredByRetry(stage: Stage, tag: string, options: { savedCard?: boolean } = {}): Promise<{ orderId: number; subscriptionId: number; total: string; handle: string }> {
   const { shop, service, card } = stage;
   const customer = `cust-${tag}`;
   const token = `ca-${tag}`;
   card.setPaymentMethod(token, { customer, state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242', card_type: 'visa' } });
   const fixture = await shop.fixture({ kind: 'subscription', gateway: 'reepay_checkout', subscription_meta: { _reepay_token: token } });
   const orderId = fixture.renewal_order_id!;
+  // The customer's card saved in WooCommerce as the card plugin saves it (a WC_Payment_Token of its gateway, named on
+  // the subscription), after the plugin failed this renewal.
+  if (options.savedCard) await shop.call('card_plugin_save_card', fixture.subscription_id!, { customer, token });
   const handle = `order-${orderId}`;
   const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
   const minor = Math.round(Number(total) * 100);
@@ -300,6 +303,37 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.is(Number(twice.total_refunded), 80, 'each refund at the gateway once in WooCommerce');
     t.is(twice.refunds?.length, 2);
     t.deepEqual(twice.meta._reepay_credit_note_ids, [[String(atGateway.json.credit_note_id), String(second.json.credit_note_id)]]);
+  });
+
+  test.serial(`${storage}: the card metas of a renewal the service recovered are the card plugin's own for a renewal it charged itself, field by field`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card, served } = made;
+    const tag = `fidelity-${storage}`;
+    const { orderId, subscriptionId } = await cardRenewalRecoveredByRetry(made, tag, { savedCard: true });
+    await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+    const cardMetas = (meta: Record<string, unknown[]>) => Object.fromEntries(Object.entries(meta).filter(([key]) => /^_?reepay_/.test(key)).map(([key, values]) => [key, values.map(String)]));
+    const service = cardMetas((await shop.snapshot([orderId])).by_id[orderId]!.meta);
+
+    // The twin: the next renewal, charged by the plugin itself on the same saved card, as Subscriptions asks it
+    // (authorised; WCS's scheduled payment does not settle).
+    card.queueChargeOutcome({ kind: 'authorized' });
+    const next = ((await shop.call('subscription_due_renewal', subscriptionId)) as { result: { renewal_order_id: number } }).result.renewal_order_id;
+    await eventually(async () => ((await shop.snapshot([next])).by_id[next]!.meta._reepay_state_authorized ?? []).length > 0, SHOWN_WITHIN_MS, 'the plugin\'s own charge authorised');
+    const plugin = cardMetas((await shop.snapshot([next])).by_id[next]!.meta);
+    t.log('service', JSON.stringify(service), 'plugin', JSON.stringify(plugin));
+
+    // Field by field: the same saved card (its ID and the gateway's token, twice), each order's own invoice, and the
+    // state of the money, settled at once by the service's charge, authorised by the plugin's.
+    t.true((service._reepay_token_id ?? []).length === 1);
+    t.deepEqual(service._reepay_token_id, plugin._reepay_token_id);
+    t.deepEqual(service._reepay_token, plugin._reepay_token);
+    t.deepEqual(service.reepay_token, plugin.reepay_token);
+    t.deepEqual(service._reepay_order, [`order-${orderId}-retry1`]);
+    t.deepEqual(plugin._reepay_order, [`order-${next}`]);
+    t.deepEqual(service._reepay_state_settled, ['1']);
+    t.deepEqual(plugin._reepay_state_authorized, ['1']);
+    const settledOrAuthorised = (keys: string[]) => keys.map((key) => (key === '_reepay_state_settled' ? '_reepay_state_authorized' : key)).sort();
+    t.deepEqual(settledOrAuthorised(Object.keys(service)), Object.keys(plugin).sort(), 'no other meta on either order');
   });
 
   test.serial(`${storage}: after the service recovered a card renewal, the card plugin charges the next renewal itself: once, on the subscription's card, under the next order's own handle, and the recovered order is left as the service paid it`, async (t) => {

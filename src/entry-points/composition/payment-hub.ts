@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { PaymentRepository } from '../../data-access/payment-repository';
+import { SavedCardRepository } from '../../data-access/saved-card-repository';
 import { RetryRepository } from '../../data-access/retry-repository';
 import { redisNamespace } from '../../data-access/redis';
 import { buildShopData, type ShopData } from './shop-data';
@@ -91,7 +92,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   // Whether a renewal still wants money (renewal-wants-money.ts): the one rule the ledger, the settle pass and the deadline ask.
   const renewals = new RenewalFacts({ orderWrites, subscriptions, cases: dunningCases });
   const ledger = new ChargeLedger({ charges: new ChargeLedgerRepository(dataSource), orderWrites, cardGateway, mobileWallet, renewals, settings, log, clock });
-  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, events, ledger);
+  const recorder = new PaymentRecorder(payments, failedPayments, renewalCompletion, changes, retries, events, ledger, new SavedCardRepository(dataSource));
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
   // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
   events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
