@@ -1,16 +1,11 @@
 import test from 'ava';
-import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
-import type { RunningWorker } from '../../src/entry-points/worker/worker';
-import { FakeCardGateway, RAISED_LIMITS_ENV, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
-import { announceCompanion, eventually, handleWalletEvent, openHub, processCardGatewayEvent, startPacedWorker } from '../support/payment-hub-fixture';
-import { providerEnvironment } from '../support/provider-environment';
-import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
-import { failedWalletRenewal as failedWalletRenewalOf, heldByWooCommerce } from '../support/failed-renewals';
-import { createTestShop, type TestShop } from '../support/test-shop';
+import { eventually } from '../support/payment-hub-fixture';
+import { paymentsStage } from '../support/payments-stage';
+import { startStaffApi } from '../support/staff-api';
+import { failedWalletRenewal as failedWalletRenewalOf, hardDeclinedCardRenewal, softDeclinedCardRenewal } from '../support/failed-renewals';
 import { secondCaptureUnresolved } from '../../src/payments/second-captures';
-import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
+import { logIn } from '../support/wordpress-fixtures';
 
 // A charge only while its renewal wants one (src/payments/renewal-wants-money.ts), as users met the gaps: the
 // customer cancels the subscription (or the renewal order is trashed) while the service's wallet charge is DUE; the
@@ -21,108 +16,36 @@ import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUs
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
-const WALLET_SECRET = 'wallet-secret-wanted';
 
-let shop: TestShop;
-let card: FakeCardGateway;
-let wallet: FakeMobileWallet;
-let hub: PaymentHub & { close(): Promise<void> };
-let worker: RunningWorker;
-let api: RunningStaffApi;
-let manager: StaffUser;
-let session: StaffSession;
-let now = new Date('2026-11-23T08:00:00Z');
-const clock = () => now;
-const advance = (ms: number) => { now = new Date(now.getTime() + ms); };
-async function tickAfter(ms: number) {
-  advance(ms);
-  await worker.tick();
-}
+const stage = paymentsStage('charge_only_while_wanted', { start: new Date('2026-11-23T08:00:00Z'), manager: { login: 'wanda.wanted', displayName: 'Wanda Wanted' } });
+const { clock, advance, tickAfter, q, walletWebhook, cardWebhook } = stage;
+const chargesOf = async (orderId: number) => q(`SELECT external_id, provider, requested_by, state, sends, cancel_reason, result FROM ${stage.shop.prefix}sidecar_charges WHERE order_id = ? ORDER BY id`, [orderId]);
+const paymentsOf = async (orderId: number) => q(`SELECT id, provider, external_id, status FROM ${stage.shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
+const caseOf = async (orderId: number) => (await q(`SELECT status, recovered_by, deadline_at FROM ${stage.shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]))[0];
+const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${stage.shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
+const cancellationsOf = async (subscriptionId: number) => q(`SELECT id FROM ${stage.shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'subscription_cancel_after_dunning'`, [subscriptionId]);
+const walletCreates = (agreementId: string) => stage.wallet.requests.filter((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`);
+const walletCancels = (agreementId: string) => stage.wallet.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith(`/recurring/v3/agreements/${agreementId}/charges/`));
+const cardChargesOf = (orderId: number) => stage.card.requestsTo('POST', '/v1/charge').filter((r) => String((r.json as { handle?: string }).handle).startsWith(`order-${orderId}-`));
 
-const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
-const chargesOf = async (orderId: number) => q(`SELECT external_id, provider, requested_by, state, sends, cancel_reason, result FROM ${shop.prefix}sidecar_charges WHERE order_id = ? ORDER BY id`, [orderId]);
-const paymentsOf = async (orderId: number) => q(`SELECT id, provider, external_id, status FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]);
-const caseOf = async (orderId: number) => (await q(`SELECT status, recovered_by, deadline_at FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]))[0];
-const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
-const cancellationsOf = async (subscriptionId: number) => q(`SELECT id FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'subscription_cancel_after_dunning'`, [subscriptionId]);
-const walletCreates = (agreementId: string) => wallet.requests.filter((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`);
-const walletCancels = (agreementId: string) => wallet.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith(`/recurring/v3/agreements/${agreementId}/charges/`));
-const cardChargesOf = (orderId: number) => card.requestsTo('POST', '/v1/charge').filter((r) => String((r.json as { handle?: string }).handle).startsWith(`order-${orderId}-`));
-
-function env(extra: Record<string, string> = {}) {
-  return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }), ...extra });
-}
-const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent(hub, event, card.webhookSecret);
-const failedWalletRenewal = () => failedWalletRenewalOf({ shop, wallet, deliver: walletWebhook }, 'wanted');
+const failedWalletRenewal = () => failedWalletRenewalOf({ shop: stage.shop, wallet: stage.wallet, deliver: walletWebhook }, 'wanted');
 
 /** What the wallet did on its own up to `at` (its due charges taken or failed), told to the service as its webhooks. */
 async function walletRunsTo(at: Date) {
-  for (const { event } of await wallet.advanceTo(at)) await walletWebhook(event);
+  for (const { event } of await stage.wallet.advanceTo(at)) await walletWebhook(event);
 }
 
-let serial = 0;
-/** A card renewal declined hard on the subscription's own card: the customer is asked, and the case has a deadline. */
-async function hardDeclinedCardRenewal() {
-  serial += 1;
-  const customer = `cust-wanted-${serial}`;
-  const oldCard = `ca-wanted-old-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', nextPaymentGmt: now, meta: { _reepay_token: oldCard } });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
-  card.setPaymentMethod(oldCard, { customer, state: 'failed' });
-  card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'credit_card_expired', error_state: 'hard_declined' });
-  if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(shop, orderId, subscriptionId);
-  return { orderId, subscriptionId, customer };
-}
-
-/** A card renewal that failed with a soft decline: attempt 1 is planned 12 h later. */
-async function softDeclinedCardRenewal() {
-  serial += 1;
-  const customer = `cust-wanted-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', startGmt: new Date('2026-10-23T08:00:00Z'), nextPaymentGmt: now });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
-  card.setCharge(`order-${orderId}`, { state: 'failed', amount: 14900, currency: 'DKK', customer, error: 'insufficient_funds', error_state: 'soft_declined' });
-  card.setPaymentMethod(`ca-wanted-${serial}`, { customer, state: 'active' });
-  if ((await cardWebhook({ event_type: 'invoice_failed', invoice: `order-${orderId}` })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(shop, orderId, subscriptionId);
-  return { orderId, subscriptionId };
-}
+const hardDeclined = () => hardDeclinedCardRenewal({ ...stage, now: stage.now }, 'wanted');
+const softDeclined = () => softDeclinedCardRenewal({ ...stage, now: stage.now }, 'wanted');
 
 /** WooCommerce's change of a subscription's payment method to the wallet plugin's gateway, with the agreement it made. */
 async function switchedToWallet(subscriptionId: number, agreementId: string) {
-  wallet.setAgreement(agreementId);
+  stage.wallet.setAgreement(agreementId);
   for (const [key, value] of Object.entries({ _payment_method: 'vipps_recurring', _payment_method_title: 'MobilePay', _agreement_id: agreementId })) {
-    await q(`DELETE FROM ${shop.prefix}postmeta WHERE post_id = ? AND meta_key = ?`, [subscriptionId, key]);
-    await q(`INSERT INTO ${shop.prefix}postmeta (post_id, meta_key, meta_value) VALUES (?, ?, ?)`, [subscriptionId, key, value]);
+    await q(`DELETE FROM ${stage.shop.prefix}postmeta WHERE post_id = ? AND meta_key = ?`, [subscriptionId, key]);
+    await q(`INSERT INTO ${stage.shop.prefix}postmeta (post_id, meta_key, meta_value) VALUES (?, ?, ?)`, [subscriptionId, key, value]);
   }
 }
-
-test.before(async () => {
-  shop = await createTestShop('charge_only_while_wanted', { hpos: false });
-  card = new FakeCardGateway();
-  wallet = new FakeMobileWallet({ now: clock });
-  await Promise.all([card.start(), wallet.start()]);
-  manager = await createStaffUser(shop, { login: 'wanda.wanted', displayName: 'Wanda Wanted', roles: ['shop_manager'] });
-  hub = await openHub(env(), clock);
-  await hub.registrations.add({ registrationId: 'reg-wanted', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1', 'recurring.charge-canceled.v1'], secret: WALLET_SECRET });
-  worker = await startPacedWorker(env(), clock);
-  api = await startStaffApi(env(), { clock });
-  await announceCompanion(shop, true);
-});
-
-test.beforeEach(async () => {
-  session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
-});
-
-test.after.always(async () => {
-  await api?.stop();
-  await worker?.stop();
-  await hub?.close();
-  await Promise.allSettled([card?.stop(), wallet?.stop()]);
-  await shop?.drop();
-});
 
 test.serial('The customer cancels the subscription in My Account while the service\'s wallet charge is DUE: the worker\'s next pass cancels it at the wallet, and it is never taken', async (t) => {
   const { orderId, subscriptionId, agreementId } = await failedWalletRenewal();
@@ -132,19 +55,19 @@ test.serial('The customer cancels the subscription in My Account while the servi
   t.is(walletCreates(agreementId).length, 1);
 
   // WooCommerce Subscriptions cancels the subscription; the renewal order stays failed.
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ?`, [subscriptionId]);
+  await q(`UPDATE ${stage.shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ?`, [subscriptionId]);
   await tickAfter(MINUTE);
   t.is(walletCancels(agreementId).length, 1, 'cancelled at the wallet');
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'subscription_cancelled' });
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
   const notes = await notesOf(orderId);
   t.true(notes.some((note) => note.includes(charge.external_id) && /the subscription is cancelled|abonnementet er annulleret/.test(note)), `the order note says why: ${notes.join(' / ')}`);
 
   // Its due date and the wallet's retry days pass: nothing is taken.
   advance(20 * DAY);
-  await walletRunsTo(now);
-  await worker.tick();
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+  await walletRunsTo(stage.now);
+  await stage.worker.tick();
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
   t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED'), []);
   t.is((await caseOf(orderId)).status, 'LOST');
   t.is(walletCreates(agreementId).length, 1, 'nothing charged again');
@@ -157,16 +80,16 @@ test.serial('The renewal order trashed while the service\'s wallet charge is DUE
   t.like(charge, { state: 'OPEN' });
 
   // WordPress's trash: the post's status, with the one it had kept for a restore.
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'trash' WHERE ID = ?`, [orderId]);
-  await q(`INSERT INTO ${shop.prefix}postmeta (post_id, meta_key, meta_value) VALUES (?, '_wp_trash_meta_status', 'wc-failed')`, [orderId]);
+  await q(`UPDATE ${stage.shop.prefix}posts SET post_status = 'trash' WHERE ID = ?`, [orderId]);
+  await q(`INSERT INTO ${stage.shop.prefix}postmeta (post_id, meta_key, meta_value) VALUES (?, '_wp_trash_meta_status', 'wc-failed')`, [orderId]);
   await tickAfter(MINUTE);
   t.is(walletCancels(agreementId).length, 1);
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'order_trash' });
   const notes = await notesOf(orderId);
   t.true(notes.some((note) => note.includes(charge.external_id) && /moved to the bin|lagt i papirkurven/.test(note)), `the order note says why: ${notes.join(' / ')}`);
   advance(20 * DAY);
-  await walletRunsTo(now);
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+  await walletRunsTo(stage.now);
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
   t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED'), []);
 });
 
@@ -176,33 +99,33 @@ test.serial('Money the wallet takes all the same after the customer cancelled (i
   const [charge] = await chargesOf(orderId);
   // The wallet takes the charge before the service hears of the cancellation; its webhook is lost.
   advance(3 * DAY);
-  await wallet.advanceTo(now);
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
-  await q(`UPDATE ${shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ?`, [subscriptionId]);
+  await stage.wallet.advanceTo(stage.now);
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
+  await q(`UPDATE ${stage.shop.prefix}posts SET post_status = 'wc-cancelled' WHERE ID = ?`, [subscriptionId]);
   await tickAfter(MINUTE);
   const taken = (await paymentsOf(orderId)).find((p) => p.external_id === charge.external_id);
   t.is(taken?.status, 'CAPTURED', 'the money taken is recorded as the payment it is');
   t.like((await chargesOf(orderId))[0], { state: 'TAKEN', cancel_reason: 'subscription_cancelled' });
   await tickAfter(2 * MINUTE);
-  const flag = await q(`SELECT meta_value FROM ${shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'second_capture_of'`, [taken.id]);
+  const flag = await q(`SELECT meta_value FROM ${stage.shop.prefix}sidecar_payment_meta WHERE payment_id = ? AND meta_key = 'second_capture_of'`, [taken.id]);
   t.deepEqual(flag.map((row) => row.meta_value), ['0'], 'flagged for a refund');
   t.true((await notesOf(orderId)).some((note) => /^(Taken for a subscription that had ended|Trukket for et abonnement, der var afsluttet)/.test(note) && note.includes(charge.external_id)), 'the order note tells staff to refund it');
-  session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
-  const view = await request(api.url, 'GET', `/payment-hub/v1/orders/${orderId}/payments`, { headers: session.headers });
+  stage.session = await logIn(stage.shop, stage.manager, { nowSeconds: Math.floor(stage.now.getTime() / 1000) });
+  const view = await request(stage.api.url, 'GET', `/payment-hub/v1/orders/${orderId}/payments`, { headers: stage.session.headers });
   t.is(view.status, 200, view.text);
   t.like(view.json.warnings[0], { code: 'captured_twice', refund: { external_id: charge.external_id } });
   t.regex(view.json.warnings[0].message, /subscription that had ended/);
   // What /metrics serves as sidecar_payments_captured_twice_unresolved, which SidecarSecondCapture alerts on.
-  const flagged = (await hub.secondCaptureRecords.flagged()).filter((capture) => capture.provider === 'mobile_wallet');
+  const flagged = (await stage.hub.secondCaptureRecords.flagged()).filter((capture) => capture.provider === 'mobile_wallet');
   t.true(flagged.some((capture) => secondCaptureUnresolved(capture.status, capture.keptStatus, capture.paidOutside)), 'the alert\'s gauge counts it');
 });
 
 test.serial('The deadline while the customer\'s new method\'s charge is open: the case waits for its outcome, and the wallet\'s money recovers the renewal instead of the subscription being cancelled', async (t) => {
-  const { orderId, subscriptionId } = await hardDeclinedCardRenewal();
+  const { orderId, subscriptionId } = await hardDeclined();
   const deadline = new Date(`${String((await caseOf(orderId)).deadline_at).replace(' ', 'T')}Z`);
   // One day before the deadline the customer moves the subscription to MobilePay: its charge falls due two days later.
-  now = new Date(deadline.getTime() - DAY);
-  const agreementId = `agr-wanted-new-${serial}`;
+  stage.now = new Date(deadline.getTime() - DAY);
+  const agreementId = `agr-wanted-new-${orderId}`;
   await switchedToWallet(subscriptionId, agreementId);
   await tickAfter(MINUTE);
   await tickAfter(MINUTE);
@@ -210,7 +133,7 @@ test.serial('The deadline while the customer\'s new method\'s charge is open: th
   t.like(walletCharge, { requested_by: 'new_method', state: 'OPEN' });
 
   // The deadline passes while the charge is due: the case stays open, the subscription is not cancelled.
-  now = new Date(deadline.getTime() + MINUTE);
+  stage.now = new Date(deadline.getTime() + MINUTE);
   for (let i = 0; i < 3; i += 1) await tickAfter(2 * MINUTE);
   t.is((await caseOf(orderId)).status, 'OPEN');
   t.is((await cancellationsOf(subscriptionId)).length, 0);
@@ -218,9 +141,9 @@ test.serial('The deadline while the customer\'s new method\'s charge is open: th
 
   // The wallet takes it on its due date.
   advance(2 * DAY);
-  await walletRunsTo(now);
+  await walletRunsTo(stage.now);
   await tickAfter(MINUTE);
-  t.is(wallet.charge(agreementId, walletCharge.external_id)?.status, 'CHARGED');
+  t.is(stage.wallet.charge(agreementId, walletCharge.external_id)?.status, 'CHARGED');
   t.like(await caseOf(orderId), { status: 'RECOVERED' });
   t.is((await cancellationsOf(subscriptionId)).length, 0, 'never cancelled');
   t.is((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').length, 1);
@@ -233,58 +156,58 @@ test.serial('The deadline while a planned wallet charge is still open: withdrawn
   t.like(charge, { requested_by: 'plan', state: 'OPEN' });
   // The case's deadline comes while the wallet still holds the charge (a deadline the operator shortened, say).
   const gmt = (at: Date) => at.toISOString().replace('T', ' ').replace('Z', '');
-  await q(`UPDATE ${shop.prefix}sidecar_dunning_cases SET deadline_at = ?, customer_asked_at = ? WHERE order_id = ?`, [gmt(new Date(now.getTime() + HOUR)), gmt(now), orderId]);
+  await q(`UPDATE ${stage.shop.prefix}sidecar_dunning_cases SET deadline_at = ?, customer_asked_at = ? WHERE order_id = ?`, [gmt(new Date(stage.now.getTime() + HOUR)), gmt(stage.now), orderId]);
   advance(HOUR + 30_000);
-  await hub.dunningDeadlines.execute();
+  await stage.hub.dunningDeadlines.execute();
   t.is(walletCancels(agreementId).length, 1, 'its cancel asked before the case ends');
   t.like((await chargesOf(orderId))[0], { state: 'CANCELED', cancel_reason: 'deadline' });
   t.is((await cancellationsOf(subscriptionId)).length, 0, 'not cancelled in the same pass');
   advance(2 * MINUTE);
-  await hub.dunningDeadlines.execute();
+  await stage.hub.dunningDeadlines.execute();
   t.is((await caseOf(orderId)).status, 'LOST');
   t.is((await cancellationsOf(subscriptionId)).length, 1);
   advance(20 * DAY);
-  await walletRunsTo(now);
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
+  await walletRunsTo(stage.now);
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CANCELLED');
   t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED'), []);
 });
 
 test.serial('Staff\'s Charge now waits in the provider-limit queue past the read-back window while the planned attempt runs: the attempt does not close it as never made, and one charge settles', async (t) => {
   // An API process allowed one gateway call in flight, already taken by another renewal's charge held at the gateway.
-  const narrow = await startStaffApi(env({ CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '1' }), { clock });
+  const narrow = await startStaffApi(stage.env({ CARD_GATEWAY_MAX_CONCURRENT_REQUESTS: '1' }), { clock });
   try {
-    const other = await softDeclinedCardRenewal();
-    const { orderId } = await softDeclinedCardRenewal();
+    const other = await softDeclined();
+    const { orderId } = await softDeclined();
     advance(12 * HOUR - 5 * MINUTE);
-    session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
-    card.holdRequests((path) => path === '/v1/charge');
-    const ahead = request(narrow.url, 'POST', `/payment-hub/v1/orders/${other.orderId}/charge-now`, { headers: session.headers, body: {} });
-    await eventually(async () => card.heldInFlight === 1, 10_000, 'the other renewal\'s charge at the gateway');
-    const click = request(narrow.url, 'POST', `/payment-hub/v1/orders/${orderId}/charge-now`, { headers: session.headers, body: {} });
+    stage.session = await logIn(stage.shop, stage.manager, { nowSeconds: Math.floor(stage.now.getTime() / 1000) });
+    stage.card.holdRequests((path) => path === '/v1/charge');
+    const ahead = request(narrow.url, 'POST', `/payment-hub/v1/orders/${other.orderId}/charge-now`, { headers: stage.session.headers, body: {} });
+    await eventually(async () => stage.card.heldInFlight === 1, 10_000, 'the other renewal\'s charge at the gateway');
+    const click = request(narrow.url, 'POST', `/payment-hub/v1/orders/${orderId}/charge-now`, { headers: stage.session.headers, body: {} });
     // Staff's charge is written and counted sent, and its request waits for its place.
     await eventually(async () => (await chargesOf(orderId)).some((charge) => charge.requested_by === 'staff' && charge.sends === 1), 10_000, 'staff\'s charge counted sent');
     // Minutes later by the service's clock (past the two-minute read-back window), the planned attempt falls due.
     await tickAfter(5 * MINUTE + 3 * MINUTE);
     t.deepEqual(cardChargesOf(orderId), [], 'the worker charged nothing while staff\'s request waits');
     t.false((await chargesOf(orderId)).some((charge) => charge.result === 'never made at the provider'), 'not closed as never made');
-    card.releaseHeld();
+    stage.card.releaseHeld();
     const answer = await click;
     t.is(answer.status, 200, answer.text);
     await ahead;
     await tickAfter(10 * MINUTE);
     await tickAfter(10 * MINUTE);
-    const settled = cardChargesOf(orderId).map((r) => (r.json as { handle: string }).handle).filter((handle) => card.charge(handle)?.state === 'settled');
+    const settled = cardChargesOf(orderId).map((r) => (r.json as { handle: string }).handle).filter((handle) => stage.card.charge(handle)?.state === 'settled');
     t.is(settled.length, 1, `one settled charge: ${settled.join(', ')}`);
     t.is((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').length, 1);
     t.false((await chargesOf(orderId)).some((charge) => charge.result === 'never made at the provider'), 'nothing closed as never made');
   } finally {
-    card.releaseHeld();
+    stage.card.releaseHeld();
     await narrow.stop();
   }
 });
 
 test.serial('A wallet charge the wallet takes on the tenth of its retry days, its webhook lost: the worker reads it back within hours and records the payment, after reconciliation\'s schedule for it ended', async (t) => {
-  const { orderId, agreementId } = await failedWalletRenewalOf({ shop, wallet, deliver: walletWebhook }, 'wanted-late', { noFunds: true });
+  const { orderId, agreementId } = await failedWalletRenewalOf({ shop: stage.shop, wallet: stage.wallet, deliver: walletWebhook }, 'wanted-late', { noFunds: true });
   await tickAfter(12 * HOUR);
   const [charge] = await chargesOf(orderId);
   t.like(charge, { provider: 'mobile_wallet', state: 'OPEN' });
@@ -293,16 +216,16 @@ test.serial('A wallet charge the wallet takes on the tenth of its retry days, it
   // time, which a test that jumps days in seconds would otherwise spend.)
   for (let day = 1; day <= 11; day += 1) {
     advance(DAY);
-    await wallet.advanceTo(now);
-    if (day === 3) await worker.tick();
+    await stage.wallet.advanceTo(stage.now);
+    if (day === 3) await stage.worker.tick();
   }
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'DUE', 'the wallet still retries it');
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'DUE', 'the wallet still retries it');
   t.like((await chargesOf(orderId))[0], { state: 'OPEN' });
   // The customer tops up the card; the wallet takes the charge at its next attempt, and its webhook is lost too.
-  wallet.setAgreementCard(agreementId, 'good');
+  stage.wallet.setAgreementCard(agreementId, 'good');
   advance(DAY);
-  await wallet.advanceTo(now);
-  t.is(wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
+  await stage.wallet.advanceTo(stage.now);
+  t.is(stage.wallet.charge(agreementId, charge.external_id)?.status, 'CHARGED');
   await tickAfter(6 * HOUR);
   t.like((await chargesOf(orderId))[0], { state: 'TAKEN' });
   t.deepEqual((await paymentsOf(orderId)).filter((p) => p.status === 'CAPTURED').map((p) => p.external_id), [charge.external_id]);

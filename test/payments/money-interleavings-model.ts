@@ -747,7 +747,7 @@ export function moneyInterleavings(file: string, storage: { hpos: boolean }, ciR
     }
   }
 
-  test.serial(`One renewal, one payment, money only while it is wanted (${mode}): ${RUNS} randomised interleavings of workers that crash, steps at once, stalled answers, staff, customers, the shop and provider faults`, async (t) => {
+  test.serial(`One renewal, one payment, money only while it is wanted (${mode}): ${SOAK_SECONDS ? `${SOAK_SECONDS} s of` : RUNS} randomised interleavings of workers that crash, steps at once, stalled answers, staff, customers, the shop and provider faults`, async (t) => {
     t.timeout(SOAK_SECONDS ? (SOAK_SECONDS + 600) * 1000 : Math.max(30 * 60_000, RUNS * 3000));
     // A fixed set unless asked for another: the same runs in every CI run.
     const asked = process.env.MONEY_SEED ?? String(FIXED_SEED);

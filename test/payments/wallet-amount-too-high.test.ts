@@ -1,15 +1,6 @@
 import test from 'ava';
-import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
-import type { RunningWorker } from '../../src/entry-points/worker/worker';
-import { FakeCardGateway, RAISED_LIMITS_ENV } from '../support/fake-card-gateway';
-import { FakeMobileWallet, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
-import { request } from '../support/http-client';
-import { announceCompanion, handleWalletEvent, openHub, startPacedWorker } from '../support/payment-hub-fixture';
-import { providerEnvironment } from '../support/provider-environment';
-import { startStaffApi, type RunningStaffApi } from '../support/staff-api';
+import { paymentsStage } from '../support/payments-stage';
 import { heldByWooCommerce } from '../support/failed-renewals';
-import { createTestShop, type TestShop } from '../support/test-shop';
-import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUser } from '../support/wordpress-fixtures';
 
 // The wallet's refusal to create a charge above the agreement's maximum (problem `charge-amount-too-high`), through the
 // worker (as main.ts starts it, ticked under a pinned clock) and the Payments panel's route, against the strict fake
@@ -20,40 +11,20 @@ import { createStaffUser, logIn, WP_SECRETS_ENV, type StaffSession, type StaffUs
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
-const WALLET_SECRET = 'wallet-secret-amount';
 
-let shop: TestShop;
-let card: FakeCardGateway;
-let wallet: FakeMobileWallet;
-let hub: PaymentHub & { close(): Promise<void> };
-let worker: RunningWorker;
-let api: RunningStaffApi;
-let session: StaffSession;
-let manager: StaffUser;
 // The 10th: far from payday, so no payday attempt comes into it (test/payments/dunning-payday.test.ts).
-let now = new Date('2026-12-10T08:00:00Z');
-const clock = () => now;
-const advance = (ms: number) => { now = new Date(now.getTime() + ms); };
-async function tickAfter(ms: number) {
-  advance(ms);
-  await worker.tick();
-}
-
-const q = async (sql: string, values: unknown[] = []) => (await shop.db.query(sql, values))[0] as any[];
+const stage = paymentsStage('wallet_amount', {
+  start: new Date('2026-12-10T08:00:00Z'), manager: { login: 'ane.amount', displayName: 'Ane Amount' },
+  walletEvents: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'],
+});
+const { tickAfter, q, walletWebhook, asManager } = stage;
 // The test shop is Danish (WPLANG da_DK), so the service's notes are in Danish.
-const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
-const retriesOf = async (orderId: number) => q(`SELECT attempt, plan, status, scheduled_at FROM ${shop.prefix}sidecar_payment_retries WHERE order_id = ? ORDER BY attempt`, [orderId]);
-const caseOf = async (orderId: number) => (await q(`SELECT * FROM ${shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]))[0];
-const emailsOf = async (subscriptionId: number) => (await q(`SELECT payload FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'customer_payment_method_needed' ORDER BY id`, [subscriptionId]))
+const notesOf = async (id: number) => (await q(`SELECT comment_content FROM ${stage.shop.prefix}comments WHERE comment_post_ID = ? ORDER BY comment_ID`, [id])).map((row) => String(row.comment_content));
+const retriesOf = async (orderId: number) => q(`SELECT attempt, plan, status, scheduled_at FROM ${stage.shop.prefix}sidecar_payment_retries WHERE order_id = ? ORDER BY attempt`, [orderId]);
+const caseOf = async (orderId: number) => (await q(`SELECT * FROM ${stage.shop.prefix}sidecar_dunning_cases WHERE order_id = ?`, [orderId]))[0];
+const emailsOf = async (subscriptionId: number) => (await q(`SELECT payload FROM ${stage.shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'customer_payment_method_needed' ORDER BY id`, [subscriptionId]))
   .map((row) => JSON.parse(row.payload));
-const createsOn = (agreementId: string) => wallet.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/agreements/${agreementId}/charges`));
-const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-const asManager = (method: string, path: string) => request(api.url, method, path, { headers: session.headers, body: {} });
-
-function env() {
-  return shop.config({ ...WP_SECRETS_ENV, ...RAISED_LIMITS_ENV, ...providerEnvironment(card, wallet, { url: WALLET_WEBHOOK_URL, secret: WALLET_SECRET }) });
-}
+const createsOn = (agreementId: string) => stage.wallet.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/agreements/${agreementId}/charges`));
 
 let serial = 0;
 /**
@@ -65,39 +36,14 @@ async function renewalAboveTheMaximum() {
   serial += 1;
   const agreementId = `agr-amount-${serial}`;
   const chargeId = `chr-amount-${serial}`;
-  const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', meta: { _agreement_id: agreementId } });
-  const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
-  wallet.setAgreement(agreementId, { pricing: { type: 'VARIABLE', currency: 'DKK', suggestedMaxAmount: 9900, maxAmount: 9900 } });
-  wallet.setCharge(agreementId, chargeId, { status: 'FAILED', amount: 9900 });
+  const subscriptionId = await stage.shop.seeder.createSubscription({ status: 'active', total: '149.00', meta: { _agreement_id: agreementId } });
+  const orderId = await stage.shop.seeder.createOrder({ status: 'pending', total: '149.00', createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId), _charge_id: chargeId } });
+  stage.wallet.setAgreement(agreementId, { pricing: { type: 'VARIABLE', currency: 'DKK', suggestedMaxAmount: 9900, maxAmount: 9900 } });
+  stage.wallet.setCharge(agreementId, chargeId, { status: 'FAILED', amount: 9900 });
   if ((await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId })) !== 'PROCESSED') throw new Error('failure not processed');
-  await heldByWooCommerce(shop, orderId, subscriptionId);
+  await heldByWooCommerce(stage.shop, orderId, subscriptionId);
   return { orderId, subscriptionId, agreementId };
 }
-
-test.before(async () => {
-  shop = await createTestShop('wallet_amount', { hpos: false });
-  card = new FakeCardGateway();
-  wallet = new FakeMobileWallet({ now: clock });
-  await Promise.all([card.start(), wallet.start()]);
-  manager = await createStaffUser(shop, { login: 'ane.amount', displayName: 'Ane Amount', roles: ['shop_manager'] });
-  hub = await openHub(env(), clock);
-  await hub.registrations.add({ registrationId: 'reg-amount', url: WALLET_WEBHOOK_URL, events: ['recurring.charge-failed.v1', 'recurring.charge-captured.v1'], secret: WALLET_SECRET });
-  worker = await startPacedWorker(env(), clock);
-  api = await startStaffApi(env(), { clock });
-  await announceCompanion(shop, true);
-});
-
-test.beforeEach(async () => {
-  session = await logIn(shop, manager, { nowSeconds: Math.floor(now.getTime() / 1000) });
-});
-
-test.after.always(async () => {
-  await api?.stop();
-  await worker?.stop();
-  await hub?.close();
-  await Promise.allSettled([card?.stop(), wallet?.stop()]);
-  await shop?.drop();
-});
 
 test.serial('charge-amount-too-high at creation: one e-mail to the customer, the reason on the panel, no second try before something changed', async (t) => {
   const { orderId, subscriptionId, agreementId } = await renewalAboveTheMaximum();
@@ -106,10 +52,10 @@ test.serial('charge-amount-too-high at creation: one e-mail to the customer, the
 
   // The planned attempt: the wallet refuses to create the charge (14900 above the agreement's 9900).
   await tickAfter(12 * HOUR);
-  const refusedAt = now;
+  const refusedAt = stage.now;
   t.is(createsOn(agreementId).length, 1);
   t.like(createsOn(agreementId)[0].json, { amount: 14900 });
-  t.is(wallet.charge(agreementId, String((createsOn(agreementId)[0].json as { orderId: string }).orderId)), undefined, 'no charge exists at the wallet');
+  t.is(stage.wallet.charge(agreementId, String((createsOn(agreementId)[0].json as { orderId: string }).orderId)), undefined, 'no charge exists at the wallet');
 
   // The customer is e-mailed at once through WooCommerce, saying what to change; the case has its deadline.
   const emails = await emailsOf(subscriptionId);
@@ -141,13 +87,13 @@ test.serial('charge-amount-too-high at creation: one e-mail to the customer, the
   t.is((await emailsOf(subscriptionId)).length, 1, 'one e-mail');
 
   // The customer raises the maximum in the app: the same agreement is charged once more, and the wallet creates it.
-  wallet.setMaxAmount(agreementId, 20000);
+  stage.wallet.setMaxAmount(agreementId, 20000);
   await tickAfter(6 * MINUTE);
   await tickAfter(5000);
   t.is(createsOn(agreementId).length, 2, 'charged again once the maximum changed');
   const second = createsOn(agreementId)[1].json as { orderId: string; amount: number };
   t.is(second.amount, 14900);
-  t.like(wallet.charge(agreementId, second.orderId), { status: 'DUE', amount: 14900 }, 'made, and shown to the customer in the app');
+  t.like(stage.wallet.charge(agreementId, second.orderId), { status: 'DUE', amount: 14900 }, 'made, and shown to the customer in the app');
   t.true((await notesOf(orderId)).some((n) => n.startsWith('MobilePay-aftalens maksimum eller pris er ændret, siden MobilePay afviste beløbet: fornyelsen trækkes igen på aftalen')));
   const after = await caseOf(orderId);
   t.is(after.deadline_at, found.deadline_at, 'the case keeps its deadline');
