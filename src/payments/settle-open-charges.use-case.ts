@@ -34,6 +34,12 @@ const CANCEL_GRACE_MS = 120_000;
 const FOLLOW_UP_AFTER_MS = 6 * 86_400_000;
 const READ_BACK_EVERY_MS = 6 * 60 * 60_000;
 const READ_BACKS_PER_PASS = 20;
+/**
+ * Read-backs of one charge within a real minute, at most: half the wallet's limit of 10 reads a minute per charge
+ * (the client's ResourceBudget keeps the limit itself), so that a clock that jumps by hours between passes (a test's,
+ * or a host's put right) never leaves the charge's own webhook unable to read it.
+ */
+const READ_BACKS_A_REAL_MINUTE = 5;
 
 export interface SettleSummary {
   looked: number;
@@ -83,7 +89,8 @@ export class SettleOpenCharges {
 
   private lastPassAt = -Infinity;
   /** When each open charge the renewal still wants was last read back by this process (followUp). */
-  private readonly lastReadBack = new Map<number, number>();
+  /** Per charge: the shop time of its last read-back, and the real times of those within the last real minute. */
+  private readonly lastReadBack = new Map<number, { at: number; real: number[] }>();
 
   async pass(): Promise<SettleSummary> {
     const summary: SettleSummary = { looked: 0, cancelled: 0, waiting: 0, takenAfterCancel: 0, takenReadBack: 0 };
@@ -207,9 +214,7 @@ export class SettleOpenCharges {
    * after its due date; a card charge left pending or unanswered), read back at its provider: money taken whose webhook
    * was lost is recorded within hours, not left unseen. Reconciliation asks about the charge's payment 1, 5, 15 and 60
    * minutes and then daily for a week after it opened; from FOLLOW_UP_AFTER_MS on, this asks every READ_BACK_EVERY_MS
-   * by the shop's clock. The wallet's limit of reads a minute per charge is kept where every read is made (the client's
-   * ResourceBudget, in real minutes across processes): a read over it is not made, and this asks again at the next
-   * turn. True when it was recorded.
+   * by the shop's clock, and at most READ_BACKS_A_REAL_MINUTE times in a real minute. True when it was recorded.
    */
   private async followUp(charge: ChargeRecord, settings: ShopSettings, budget: { reads: number }): Promise<boolean> {
     if (charge.state !== 'OPEN' || charge.sends === 0 || charge.cancelWantedAt || !charge.lastSentAt || budget.reads <= 0) return false;
@@ -217,8 +222,10 @@ export class SettleOpenCharges {
     const sentAt = parseGmtDateTime(charge.lastSentAt)?.getTime();
     if (sentAt === undefined || now - sentAt < FOLLOW_UP_AFTER_MS) return false;
     const last = this.lastReadBack.get(charge.id);
-    if (last !== undefined && now - last < READ_BACK_EVERY_MS) return false;
-    this.lastReadBack.set(charge.id, now);
+    const realNow = Date.now();
+    const real = (last?.real ?? []).filter((at) => realNow - at < 60_000);
+    if (last !== undefined && (now - last.at < READ_BACK_EVERY_MS || real.length >= READ_BACKS_A_REAL_MINUTE)) return false;
+    this.lastReadBack.set(charge.id, { at: now, real: [...real, realNow] });
     budget.reads -= 1;
     const taken = await this.deps.ledger.takenAtProvider(charge);
     return taken ? this.recordTaken(charge, taken, settings, false) : false;
