@@ -228,6 +228,9 @@ function orderStatusTargets(rows: Row[]): string[] {
   return lines.length ? ['| target | measured | |', '|---|---:|---|', ...lines, ''] : [];
 }
 
+/** The floor issue 52 measures the API against (bench/ceiling-restify.ts). */
+const BARE_RESTIFY = 'bare restify + mysql2';
+
 /**
  * Issue 52's targets for the API against the bare restify program (the floor: the same framework and reads, nothing
  * of the service's own), from the rounds of this run (a match among recent
@@ -235,16 +238,13 @@ function orderStatusTargets(rows: Row[]): string[] {
  * at ten connections at least 0.9. Each ratio is the median of the rounds' own ratios (API over the bare program
  * measured next to it), which a shared machine's drift disturbs less than a ratio of medians.
  */
-const BARE_RESTIFY = 'bare restify + mysql2';
-
 function bareRatioTargets(rows: Row[]): string[] {
   const lines: string[] = [];
-  const bareLabel = BARE_RESTIFY;
   for (const orders of [...new Set(rows.map((r) => r.orders))]) {
     for (const connections of [...new Set(rows.map((r) => r.connections ?? 10))]) {
       const of = (target: string) => rows.filter((r) => r.orders === orders && r.connections === connections && r.target === target && r.scenario === 'match' && r.node === process.version);
       const api = of('shop-sidecar API');
-      const bare = of(bareLabel);
+      const bare = of(BARE_RESTIFY);
       const pairs = api.map((r) => [r, bare.find((b) => b.round === r.round)] as const).filter((pair): pair is readonly [Row, Row] => pair[1] !== undefined);
       if (!pairs.length) continue;
       const rps = median(pairs.map(([a, b]) => a.rps / b.rps));

@@ -88,8 +88,10 @@ export class SettleOpenCharges {
   }) {}
 
   private lastPassAt = -Infinity;
-  /** When each open charge the renewal still wants was last read back by this process (followUp). */
-  /** Per charge: the shop time of its last read-back, and the real times of those within the last real minute. */
+  /**
+   * Each open charge the renewal still wants that this process read back (followUp): the shop time of its last
+   * read-back, and the real times of those within the last real minute.
+   */
   private readonly lastReadBack = new Map<number, { at: number; real: number[] }>();
 
   async pass(): Promise<SettleSummary> {
