@@ -69,7 +69,12 @@ const cardWebhook = (event: CardGatewayDeliveryEvent) => processCardGatewayEvent
 const walletWebhook = (event: MobileWalletDeliveryEvent) => handleWalletEvent(hub, event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
 
 let serial = 0;
-/** A renewal of its own customer whose card charge just failed (a soft decline: an attempt is planned on the dunning plan). */
+/**
+ * A renewal of its own customer whose card charge just failed (a soft decline: an attempt is planned on the dunning plan).
+ * `settle_blocked`, not `insufficient_funds`: a decline for lack of funds may instead get an attempt on payday
+ * (DUNNING_PAYDAYS), and whether payday falls within the case's window depends on today's date, which these tests
+ * do not pin (the payday attempt has its own tests: test/woocommerce/panels-dunning-timing.test.ts and the dunning ones).
+ */
 async function failedCardRenewal() {
   serial += 1;
   const customer = `cust-staff-${serial}`;
@@ -77,7 +82,7 @@ async function failedCardRenewal() {
   const subscriptionId = await shop.seeder.createSubscription({ status: 'active', total: '149.00', billingPeriod: 'month', billing, nextPaymentGmt: new Date() });
   const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK', billing, createdVia: 'subscription', meta: { _subscription_renewal: String(subscriptionId) } });
   const handle = `order-${orderId}`;
-  card.setCharge(handle, { state: 'failed', amount: 14900, customer, error: 'insufficient_funds', error_state: 'soft_declined' });
+  card.setCharge(handle, { state: 'failed', amount: 14900, customer, error: 'settle_blocked', error_state: 'soft_declined' });
   card.setPaymentMethod(`ca-staff-${serial}`, { customer });
   if ((await cardWebhook({ event_type: 'invoice_failed', invoice: handle })) !== 'PROCESSED') throw new Error('failure not processed');
   return { orderId, subscriptionId, handle, customer };
@@ -120,9 +125,9 @@ test.serial('The story of a failed renewal: the first decline, the planned attem
   const { dunning } = res.json;
   t.deepEqual(Object.keys(dunning), ['status', 'provider', 'amount', 'currency', 'failure', 'timeline', 'deadline', 'next', 'actions']);
   t.like(dunning, { status: 'open', provider: 'card_gateway', amount: 14900, currency: 'DKK', deadline: null });
-  t.like(dunning.failure, { reason: 'insufficient_funds', state: 'soft_declined' });
+  t.like(dunning.failure, { reason: 'settle_blocked', state: 'soft_declined' });
   t.deepEqual(dunning.timeline.map((entry: Record<string, unknown>) => ({ ...entry, at: undefined })), [
-    { at: undefined, event: 'renewal_failed', reason: 'insufficient_funds', state: 'soft_declined' },
+    { at: undefined, event: 'renewal_failed', reason: 'settle_blocked', state: 'soft_declined' },
     { at: undefined, event: 'attempt_planned', attempt: 1 },
   ]);
   const planned = res.json.retries[0];
