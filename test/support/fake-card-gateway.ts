@@ -58,6 +58,7 @@ const MESSAGES: Record<number, string> = {
   42: 'Payment method not active',
   64: 'Invoice not settled',
   65: 'Refund amount too high',
+  70: 'Transaction not found',
   72: 'Currency change not allowed',
   79: 'Invoice already settled',
   80: 'Invoice has processing transaction',
@@ -233,6 +234,16 @@ export class FakeCardGateway extends FakeProviderServer {
     if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)$/.exec(pathname))) {
       return found(this.invoices.get(decodeURIComponent(match[1]!)), 31, pathname);
     }
+    // GET /v1/invoice/{id}/transaction/{transaction}: one transaction of an invoice (named by its id or handle), as the
+    // card plugin reads the `transaction` of an invoice event (reepay-woocommerce-payment includes/OrderFlow/Webhook.php,
+    // invoice_settled; reference/payment-providers.md "invoice_settled"); unknown: 404 with 31 "Invoice not found" or
+    // 70 "Transaction not found" (CODES).
+    if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)\/transaction\/([^/]+)$/.exec(pathname))) {
+      const invoice = this.invoiceByIdOrHandle(decodeURIComponent(match[1]!));
+      if (!invoice) return error(404, 31, pathname);
+      const transaction = ((invoice.transactions as Json[] | undefined) ?? []).find((candidate) => candidate.id === decodeURIComponent(match![2]!));
+      return found(transaction, 70, pathname);
+    }
     if (req.method === 'GET' && (match = /^\/v1\/charge\/([^/]+)$/.exec(pathname))) {
       return found(this.charges.get(decodeURIComponent(match[1]!)), 31, pathname);
     }
@@ -403,6 +414,7 @@ export class FakeCardGateway extends FakeProviderServer {
     // CREATE: "Errors relating to the payment method or acquirer processing, e.g. insufficient funds ... will
     // result in a HTTP 200 OK with a charge object with state failed and error indication in the error_state and
     // error parameters"; "The pending state is only used for asynchronous payment methods".
+    const transaction = crypto.randomBytes(16).toString('hex');
     const charge: Json = {
       handle,
       state: outcome.kind,
@@ -410,7 +422,7 @@ export class FakeCardGateway extends FakeProviderServer {
       amount,
       currency,
       created: now,
-      transaction: crypto.randomBytes(16).toString('hex'),
+      transaction,
       processing: outcome.kind === 'pending',
       recurring_payment_method: method.id,
       source: {
@@ -427,18 +439,60 @@ export class FakeCardGateway extends FakeProviderServer {
     if (outcome.kind === 'failed') Object.assign(charge, { error: outcome.error, error_state: outcome.errorState });
     this.charges.set(handle, charge);
     this.customers.add(customer);
+    const invoiceId = (this.invoices.get(handle)?.id as string | undefined) ?? crypto.randomBytes(16).toString('hex');
+    // The invoice keeps every attempt's transaction (a failed charge "can be retried with the same handle", CREATE).
+    const earlier = (this.invoices.get(handle)?.transactions as Json[] | undefined) ?? [];
     this.invoices.set(handle, {
-      id: (this.invoices.get(handle)?.id as string | undefined) ?? crypto.randomBytes(16).toString('hex'),
+      id: invoiceId,
       handle,
       customer,
       state: outcome.kind,
       amount,
       currency,
       created: now,
-      transactions: [],
+      ...(outcome.kind === 'settled' ? { settled: now, authorized: now, settled_amount: amount, authorized_amount: amount } : {}),
+      ...(outcome.kind === 'authorized' ? { authorized: now, authorized_amount: amount } : {}),
+      transactions: [...earlier, this.transactionOf(transaction, invoiceId, outcome, amount, currency, now, method, card)],
       credit_notes: [],
     });
     return { status: 200, body: charge };
+  }
+
+  /**
+   * The invoice's transaction for a charge (the transaction object of https://optimize-docs.billwerk.com/reference/gettransaction:
+   * `id`, `state`, `invoice`, `type` authorization | settle | refund | cancel, `amount`, the step's time, `payment_type`
+   * and, for a card, `card_transaction` with the card and, when it failed, `error` and `acquirer_message`). A charge that
+   * settles at once is one settle transaction; the charge's `transaction` names it.
+   */
+  private transactionOf(id: string, invoiceId: string, outcome: Exclude<FakeChargeOutcome, { kind: 'slow' | 'http' }>, amount: number, currency: string, now: string, method: Json, card: Json): Json {
+    const failed = outcome.kind === 'failed';
+    return {
+      id,
+      state: outcome.kind === 'pending' ? 'processing' : outcome.kind,
+      invoice: invoiceId,
+      type: outcome.kind === 'authorized' ? 'authorization' : 'settle',
+      amount,
+      currency,
+      created: now,
+      ...(outcome.kind === 'settled' ? { settled: now } : outcome.kind === 'authorized' ? { authorized: now } : failed ? { failed: now } : {}),
+      payment_type: method.payment_type ?? 'card',
+      card_transaction: {
+        card: method.id,
+        card_type: card.card_type ?? 'visa',
+        exp_date: card.exp_date ?? '12-30',
+        masked_card: card.masked_card ?? '457199XXXXXX1234',
+        ...(failed ? { error: outcome.error, error_state: outcome.errorState, acquirer_message: `Declined: ${outcome.error}` } : {}),
+      },
+    };
+  }
+
+  private invoiceByIdOrHandle(idOrHandle: string): Json | undefined {
+    return this.invoices.get(idOrHandle) ?? [...this.invoices.values()].find((candidate) => candidate.id === idOrHandle);
+  }
+
+  /** An invoice as the gateway holds it now (its transactions and credit notes included), or undefined. */
+  invoice(handle: string): Json | undefined {
+    return this.invoices.get(handle);
   }
 
   /**
@@ -462,7 +516,7 @@ export class FakeCardGateway extends FakeProviderServer {
     if (typeof input.invoice !== 'string' || input.invoice === '') return invalid(path, 'invoice is required');
     if (input.amount !== undefined && (typeof input.amount !== 'number' || !Number.isInteger(input.amount) || input.amount > INT32_MAX)) return invalid(path, 'amount must be an int32');
     if (typeof input.amount === 'number' && input.amount < 1) return error(400, 146, path);
-    const invoice = this.invoices.get(input.invoice) ?? [...this.invoices.values()].find((candidate) => candidate.id === input.invoice);
+    const invoice = this.invoiceByIdOrHandle(input.invoice);
     if (!invoice) return error(404, 31, path);
     const handle = String(invoice.handle);
     const idempotencyKey = typeof input.key === 'string' ? `refund\n${handle}\n${input.key}` : null;
@@ -478,13 +532,17 @@ export class FakeCardGateway extends FakeProviderServer {
     Object.assign(invoice, { settled_amount: settled, refunded_amount: refunded + amount, credit_notes: [...((invoice.credit_notes as Json[] | undefined) ?? []), creditNote] });
     const charge = this.charges.get(handle);
     if (charge) charge.refunded_amount = Number(charge.refunded_amount ?? 0) + amount;
+    const refundId = crypto.randomBytes(16).toString('hex');
+    // The refund is a transaction of the invoice; an `invoice_refund` event's `transaction` "equals the refund id"
+    // (reference/payment-providers.md, webhook fields).
+    invoice.transactions = [...((invoice.transactions as Json[] | undefined) ?? []), { id: refundId, state: 'refunded', invoice: invoice.id, type: 'refund', amount, currency: invoice.currency, created: now, refunded: now, payment_type: 'card' }];
     const body: Json = {
-      id: crypto.randomBytes(16).toString('hex'),
+      id: refundId,
       state: 'refunded',
       invoice: invoice.id,
       amount,
       currency: invoice.currency,
-      transaction: crypto.randomBytes(16).toString('hex'),
+      transaction: refundId,
       error: null,
       type: 'card',
       created: now,
@@ -512,9 +570,13 @@ export class FakeCardGateway extends FakeProviderServer {
     if (charge.state === 'settled') return error(400, 79, path);
     if (charge.state === 'cancelled') return error(400, 29, path);
     const now = new Date().toISOString();
-    Object.assign(charge, { state: 'cancelled', cancelled: now, processing: false, transaction: crypto.randomBytes(16).toString('hex') });
+    const transaction = crypto.randomBytes(16).toString('hex');
+    Object.assign(charge, { state: 'cancelled', cancelled: now, processing: false, transaction });
     const invoice = this.invoices.get(handle);
-    if (invoice) invoice.state = 'cancelled';
+    if (invoice) {
+      invoice.state = 'cancelled';
+      invoice.transactions = [...((invoice.transactions as Json[] | undefined) ?? []), { id: transaction, state: 'cancelled', invoice: invoice.id, type: 'cancel', amount: charge.amount, currency: charge.currency, created: now, cancelled: now, payment_type: 'card' }];
+    }
     return { status: 200, body: charge };
   }
 }
