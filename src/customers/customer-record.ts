@@ -1,5 +1,5 @@
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { formatAmount } from '../order-status/lookup-order-status.use-case';
+import { formatAmount } from '../shared/currency';
 import type { ShopOrder } from '../shop/order';
 import { isoInZone } from '../shop/shop-time';
 import type { ShopSubscription } from '../shop/subscription';

@@ -1,4 +1,5 @@
 import type { OrderRepository } from '../data-access/order-repository';
+import { formatAmount } from '../shared/currency';
 import type { ShopSettings, ShopSettingsRepository } from '../data-access/shop-settings-repository';
 import { displayedOrderNumber, emptyAddress, withPaymentsHandedOver, type ShopOrder } from '../shop/order';
 import { isoInZone, localDateInZone } from '../shop/shop-time';
@@ -103,14 +104,3 @@ function needsPayment(order: ShopOrder): boolean {
   return ['pending', 'failed'].includes(order.status) && Number(order.total) > 0;
 }
 
-/** The stored decimal with the shop's number of decimals, without float rounding surprises. */
-export function formatAmount(stored: string, decimals: number): string {
-  const match = /^(-?)(\d*)(?:\.(\d*))?$/.exec(stored.trim());
-  if (!match) return stored;
-  const [, sign, whole, fraction = ''] = match;
-  const scaled = BigInt((whole || '0') + fraction.padEnd(decimals + 1, '0').slice(0, decimals + 1));
-  const rounded = (scaled + 5n) / 10n;
-  const digits = rounded.toString().padStart(decimals + 1, '0');
-  const text = decimals ? `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}` : digits;
-  return rounded === 0n ? text : `${sign}${text}`;
-}

@@ -1,6 +1,6 @@
 import type { DiscountRecord, DiscountTypeRecord } from '../data-access/renewal-discount-repository';
 import type { ShopSettings } from '../data-access/shop-settings-repository';
-import { formatAmount } from '../order-status/lookup-order-status.use-case';
+import { formatAmount } from '../shared/currency';
 import { orderEditUrl } from '../shop/admin-urls';
 import { isoInZone, parseGmtDateTime } from '../shop/shop-time';
 import { schemeOf, type DiscountScheme } from './discount-schemes';

@@ -105,3 +105,21 @@ export function fromMinorUnits(provider: Provider, currency: string, minor: numb
   const major = exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
   return { ok: true, text: minor < 0 ? `-${major}` : major };
 }
+
+/** The stored decimal with the shop's number of decimals, without float rounding surprises. */
+export function formatAmount(stored: string, decimals: number): string {
+  const match = /^(-?)(\d*)(?:\.(\d*))?$/.exec(stored.trim());
+  if (!match) return stored;
+  const [, sign, whole, fraction = ''] = match;
+  const scaled = BigInt((whole || '0') + fraction.padEnd(decimals + 1, '0').slice(0, decimals + 1));
+  const rounded = (scaled + 5n) / 10n;
+  const digits = rounded.toString().padStart(decimals + 1, '0');
+  const text = decimals ? `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}` : digits;
+  return rounded === 0n ? text : `${sign}${text}`;
+}
+
+/** An amount in the provider's minor units of `currency` as WooCommerce's decimal text with the shop's decimals. */
+export function minorToShopAmount(provider: Provider, currency: string, minor: number, decimals: number): string {
+  const amount = fromMinorUnits(provider, currency, minor);
+  return formatAmount(amount.ok ? amount.text : (minor / 100).toFixed(2), decimals);
+}

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { isoInZone, localDateInZone, parseLocalDateTime, shopTimeZone } from '../../src/shop/shop-time';
-import { formatAmount } from '../../src/order-status/lookup-order-status.use-case';
+import { formatAmount } from '../../src/shared/currency';
 
 const copenhagen = shopTimeZone('Europe/Copenhagen', '0');
 

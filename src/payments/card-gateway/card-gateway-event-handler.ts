@@ -13,14 +13,8 @@ import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } f
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
 import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
-import { fromMinorUnits } from '../../shared/currency';
-import { formatAmount } from '../../order-status/lookup-order-status.use-case';
+import { minorToShopAmount } from '../../shared/currency';
 
-/** An amount in the card gateway's minor units of `currency` as WooCommerce's decimal text (ISK has none). */
-function minorToDecimal(minor: number, currency: string, decimals: number): string {
-  const amount = fromMinorUnits('card_gateway', currency, minor);
-  return formatAmount(amount.ok ? amount.text : (minor / 100).toFixed(2), decimals);
-}
 
 /**
  * When the gateway authorized or settled the invoice: its own timestamp of that step when it gives one
@@ -113,7 +107,7 @@ export class CardGatewayEventHandler {
             op: 'order_refunded',
             objectId: orderId,
             payload: {
-              refunded_total: minorToDecimal(invoice.refunded_amount ?? 0, invoice.currency, settings.priceDecimals),
+              refunded_total: minorToShopAmount('card_gateway', invoice.currency, invoice.refunded_amount ?? 0, settings.priceDecimals),
               reason: `Refunded at the card gateway (invoice ${handle}).`,
               // During the move the card plugin hears the same event and refunds in WooCommerce each credit note it has
               // not registered: those this total stands for are registered with the refund (issue 51).
