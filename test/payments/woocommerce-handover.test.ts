@@ -3,7 +3,8 @@ import type { PaymentHub } from '../../src/entry-points/composition/payment-hub'
 import { setOption } from '../../src/demo/woocommerce-schema';
 import { hposIsAuthoritative, settingsFromOptions } from '../../src/data-access/shop-settings-repository';
 import { cardGatewayDelivery, FakeCardGateway, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { openHub, startTestWorker } from '../support/payment-hub-fixture';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
+import { handleWalletEvent, openHub, startTestWorker } from '../support/payment-hub-fixture';
 import { basic, request } from '../support/http-client';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type TestShop } from '../support/test-shop';
 
@@ -117,6 +118,35 @@ test.serial('When the invoice is refunded in two parts, Then each event asks Woo
     t.is(await statusOf(orderId), 'wc-processing');
   } finally {
     await hub.close();
+  }
+});
+
+test.serial('When a wallet charge is refunded in two parts (from the order screen, whose answer was lost, or in the wallet\'s portal), Then each refund event asks WooCommerce for the charge\'s refunded total so far', async (t) => {
+  const wallet = new FakeMobileWallet();
+  await wallet.start();
+  const signing = { secret: 'wallet-secret-handover', url: 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet' };
+  const hub = await openHub(shop.config({
+    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
+    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
+    MOBILE_WALLET_WEBHOOK_URL: signing.url, MOBILE_WALLET_WEBHOOK_SECRET: signing.secret,
+  }), clock);
+  try {
+    await hub.registrations.add({ registrationId: 'reg-handover', url: signing.url, events: ['recurring.charge-refunded.v1'], secret: signing.secret });
+    const orderId = await shop.seeder.createOrder({ status: 'processing', total: '300.00', currency: 'DKK', meta: { _charge_id: 'chr-refunded', _agreement_id: 'agr-refunded' } });
+    wallet.setAgreement('agr-refunded');
+    wallet.setCharge('agr-refunded', 'chr-refunded', { status: 'PARTIALLY_REFUNDED', amount: 30000, currency: 'DKK', summary: { captured: 30000, refunded: 10000, cancelled: 0 } });
+    t.is(await handleWalletEvent(hub, { eventType: 'recurring.charge-refunded.v1', agreementId: 'agr-refunded', chargeId: 'chr-refunded' }, signing), 'PROCESSED');
+    wallet.setCharge('agr-refunded', 'chr-refunded', { status: 'REFUNDED', amount: 30000, currency: 'DKK', summary: { captured: 30000, refunded: 30000, cancelled: 0 } });
+    t.is(await handleWalletEvent(hub, { eventType: 'recurring.charge-refunded.v1', agreementId: 'agr-refunded', chargeId: 'chr-refunded' }, signing), 'PROCESSED');
+    const changes = await changesOf(orderId);
+    t.deepEqual(changes.map((row) => [row.op, JSON.parse(row.payload).refunded_total, JSON.parse(row.payload).reason]), [
+      ['order_refunded', '100.00', 'Refunded at the mobile wallet (charge chr-refunded).'],
+      ['order_refunded', '300.00', 'Refunded at the mobile wallet (charge chr-refunded).'],
+    ]);
+    t.is((await q(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'mobile_wallet' AND external_id = 'chr-refunded'`))[0].status, 'REFUNDED');
+  } finally {
+    await hub.close();
+    await wallet.stop();
   }
 });
 
