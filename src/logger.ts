@@ -67,11 +67,25 @@ interface LogOutput {
   written(boundMs: number): Promise<void>;
 }
 
+/**
+ * Lines are held for at most HOLD_MS, or until HOLD_BYTES have come, and then written together. Written one at a
+ * time (each access-log line of an unhurried API on its own), every line was a hand-over to libuv's thread pool,
+ * a wake-up and one more turn of the event loop: a tenth of an order status answer's CPU at one connection
+ * (bench/results/order-status-one-connection-2026-11-29.md). A twentieth of a second is nothing to a reader of
+ * the log; what is held when the process exits is written then.
+ */
+const HOLD_MS = 50;
+const HOLD_BYTES = 4096;
+
 function fd2(): LogOutput {
-  // Written off the thread: a line goes out at once when no write is in progress, and the lines that come
-  // meanwhile go together in the next write, so a busy process writes in batches and a quiet one without
-  // delay. What is still held at exit is written synchronously.
-  const destination = pino.destination({ dest: 2, sync: false });
+  // Written off the thread, HOLD_BYTES at a time (sonic-boom's minLength), and what is held at most HOLD_MS
+  // after its first line; what is still held at exit is written synchronously.
+  const destination = pino.destination({ dest: 2, sync: false, minLength: HOLD_BYTES });
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    destination.flush();
+  };
   process.on('exit', () => {
     try {
       destination.flushSync();
@@ -79,14 +93,29 @@ function fd2(): LogOutput {
       // A write still in progress at exit: what it holds is on its way already.
     }
   });
-  return { destination, written: async () => {} };
+  return {
+    destination: {
+      write(line: string) {
+        destination.write(line);
+        if (timer === undefined) timer = setTimeout(flush, HOLD_MS).unref();
+      },
+    },
+    written: (boundMs) => new Promise((resolve) => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      const bound = setTimeout(resolve, boundMs).unref();
+      destination.flush(() => {
+        clearTimeout(bound);
+        resolve();
+      });
+    }),
+  };
 }
 
 /**
  * Under PM2's cluster mode the process runs inside PM2's container, whose fd 1 and 2 are the daemon's own (its
  * pm2.log): PM2 puts in the app's log files, and in `pm2 logs`, only what goes through process.stdout.write and
- * process.stderr.write, which it replaces. So there the lines go through process.stderr, batched as above: the
- * lines of one turn of the event loop in one write. PM2 writes them to the file asynchronously; `written` waits
+ * process.stderr.write, which it replaces. So there the lines go through process.stderr, held and batched as above. PM2 writes them to the file asynchronously; `written` waits
  * for its callbacks, so a process that exits right after a line (it cannot start) does not lose it.
  */
 function pm2ClusterStderr(): LogOutput {
@@ -111,8 +140,9 @@ function pm2ClusterStderr(): LogOutput {
   return {
     destination: {
       write(line: string) {
-        if (held === '') setImmediate(flush);
+        if (held === '') setTimeout(flush, HOLD_MS).unref();
         held += line;
+        if (held.length >= HOLD_BYTES) flush();
       },
     },
     written(boundMs) {
