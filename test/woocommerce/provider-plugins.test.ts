@@ -151,6 +151,32 @@ async function cardRenewalRecoveredBy(stage: Stage, tag: string, by: 'charge_now
   return { orderId, total, handle, invoice };
 }
 
+/**
+ * A wallet renewal whose charge, made by the wallet plugin when Subscriptions asked it (`_charge_id`, and its pending
+ * flag `_vipps_recurring_pending_charge`, as set_order_as_pending() leaves it after creating a renewal charge), failed;
+ * the service heard the failure first, charged the agreement again itself and the wallet took that charge: WooCommerce
+ * shows the renewal paid. `beforeCapture` runs while the service's charge is still due at the wallet.
+ */
+async function walletRenewalRecoveredByService(stage: Stage, tag: string, beforeCapture?: (renewal: { orderId: number; chargeId: string }) => Promise<void>): Promise<{ orderId: number; agreementId: string; chargeId: string; failedCharge: string; amount: number }> {
+  const { shop, service, wallet } = stage;
+  const agreementId = `agr-${tag}`;
+  const failedCharge = `chr-${tag}`;
+  const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: failedCharge, _vipps_recurring_pending_charge: '1' } });
+  const orderId = fixture.renewal_order_id!;
+  wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
+  wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }) === 200, 'charge-failed answered 200');
+  const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`), SHOWN_WITHIN_MS, 'the service\'s wallet charge');
+  const chargeId = String((created!.json as { orderId: string }).orderId);
+  const amount = (created!.json as { amount: number }).amount;
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed', SHOWN_WITHIN_MS, 'the renewal failed in WooCommerce');
+  await beforeCapture?.({ orderId, chargeId });
+  wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }) === 200, 'charge-captured answered 200');
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  return { orderId, agreementId, chargeId, failedCharge, amount };
+}
+
 /** A precondition of a scenario: a failure names what went wrong before the test's own assertions. */
 function precondition(condition: boolean, what: string): void {
   if (!condition) throw new Error(`not as expected: ${what}`);
@@ -261,8 +287,11 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const before = (await shop.snapshot([orderId])).by_id[orderId]!;
     const completedBefore = await completed();
 
-    // invoice_settled for the service's invoice, to the service and to the plugin.
-    await cardEventToBoth(made, { event_type: 'invoice_settled', invoice: retry }, ['service', 'plugin']);
+    // invoice_settled for the service's invoice, to the service and to the plugin, naming the settle's transaction as
+    // the gateway does (the plugin reads it: GET /v1/invoice/{id}/transaction/{transaction}).
+    const settle = ((card.invoice(retry)?.transactions ?? []) as Array<{ id: string; type: string }>).find((transaction) => transaction.type === 'settle');
+    precondition(settle !== undefined, `invoice ${retry} has its settle transaction`);
+    await cardEventToBoth(made, { event_type: 'invoice_settled', invoice: retry, transaction: settle!.id }, ['service', 'plugin']);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const settled = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.deepEqual(
@@ -279,7 +308,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
       body: JSON.stringify({ invoice: retry, amount: 5000 }),
     });
     t.is(atGateway.status, 200);
-    const event = { event_type: 'invoice_refund', invoice: retry, credit_note: String(atGateway.json.credit_note_id) };
+    const event = { event_type: 'invoice_refund', invoice: retry, credit_note: String(atGateway.json.credit_note_id), transaction: String(atGateway.json.id) };
     await cardEventToBoth(made, event, ['service']);
     await eventually(async () => Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded) === 50, SHOWN_WITHIN_MS, 'the service\'s refund in WooCommerce');
     const reads = () => card.requestsTo('GET', `/v1/invoice/${retry}`).length;
@@ -297,7 +326,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
       body: JSON.stringify({ invoice: retry, amount: 3000 }),
     });
     t.is(second.status, 200);
-    await cardEventToBoth(made, { event_type: 'invoice_refund', invoice: retry, credit_note: String(second.json.credit_note_id) }, ['plugin', 'service']);
+    await cardEventToBoth(made, { event_type: 'invoice_refund', invoice: retry, credit_note: String(second.json.credit_note_id), transaction: String(second.json.id) }, ['plugin', 'service']);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const twice = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(Number(twice.total_refunded), 80, 'each refund at the gateway once in WooCommerce');
@@ -367,19 +396,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
   test.serial(`${storage}: a wallet renewal recovered by the service's charge: the wallet plugin's webhook handler, hearing the capture, changes nothing; refunded from the order screen, the plugin refunds that charge at the wallet, once`, async (t) => {
     const made = stages.get(storage) ?? await stage(storage);
     const { shop, service, wallet } = made;
-    const agreementId = `agr-plugins-${storage}`;
-    const failedCharge = `chr-plugins-${storage}`;
-    const fixture = await shop.fixture({ kind: 'subscription', gateway: 'vipps_recurring', subscription_meta: { _agreement_id: agreementId }, meta: { _charge_id: failedCharge } });
-    const orderId = fixture.renewal_order_id!;
-    wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
-    wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }), 200);
-    const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`), SHOWN_WITHIN_MS, 'the service\'s wallet charge');
-    const chargeId = String((created!.json as { orderId: string }).orderId);
-    const amount = (created!.json as { amount: number }).amount;
-    wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
-    await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+    const { orderId, agreementId, chargeId, failedCharge, amount } = await walletRenewalRecoveredByService(made, `plugins-${storage}`);
     const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
     const total = String(paid.data.total);
 
@@ -412,5 +429,108 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(after.refunds?.length, 1, 'one refund in WooCommerce');
     t.is(Number(after.total_refunded), Number(total));
+  });
+
+  test.serial(`${storage}: the wallet plugin's check of pending charges, run while the service's charge is due and after it was taken, changes nothing the service did`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, wallet } = made;
+    const check = async () => (await shop.php<{ checked: number[] }>('wallet_plugin_check_charges', { limit: 100 })).checked;
+    const writes = () => wallet.writes().length;
+    let whileDue: { checked: number[]; before: { status?: string; chargeId?: unknown }; after: { status?: string; chargeId?: unknown }; notesAdded: string[]; writes: number } | undefined;
+    const { orderId, agreementId, chargeId, failedCharge } = await walletRenewalRecoveredByService(made, `check-${storage}`, async ({ orderId: id }) => {
+      // The renewal failed, the plugin's pending flag still set from its own charge, the service's charge due: the
+      // plugin's job picks the order up, sees it failed and only lowers its flag (check_charge_status()).
+      const before = (await shop.snapshot([id])).by_id[id]!;
+      const writesBefore = writes();
+      const checked = await check();
+      const after = (await shop.snapshot([id])).by_id[id]!;
+      whileDue = {
+        checked,
+        before: { status: before.status, chargeId: before.meta._charge_id },
+        after: { status: after.status, chargeId: after.meta._charge_id },
+        notesAdded: after.notes.slice(before.notes.length).map((n) => n.content),
+        writes: writes() - writesBefore,
+      };
+      t.deepEqual(after.meta._vipps_recurring_pending_charge?.map(String), [''], 'the plugin lowered its own flag');
+    });
+    t.true(whileDue!.checked.includes(orderId), 'the plugin checked the failed renewal its flag named');
+    t.deepEqual(whileDue!.after, whileDue!.before, 'still failed, still naming the plugin\'s charge');
+    t.deepEqual(whileDue!.notesAdded, []);
+    t.is(whileDue!.writes, 0, 'nothing asked of the wallet');
+    t.is(wallet.charge(agreementId, chargeId)?.status, 'CHARGED');
+
+    // Paid by the service's charge, with the flag the plugin leaves after a charge of its own went through: the job
+    // does not pick the order up, and nothing changes (no second payment_complete, which would name another charge).
+    const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.deepEqual([paid.meta._charge_id, paid.meta._vipps_recurring_pending_charge].map((v) => v?.map(String)), [[chargeId], ['']]);
+    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completedBefore = await completed();
+    const writesBefore = writes();
+    t.false((await check()).includes(orderId));
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.deepEqual([after.status, after.data.transaction_id, after.data.date_paid, after.meta._charge_id, after.notes.length], [paid.status, paid.data.transaction_id, paid.data.date_paid, paid.meta._charge_id, paid.notes.length]);
+    t.is(await completed(), completedBefore);
+    t.is(writes(), writesBefore);
+    t.is(wallet.charge(agreementId, failedCharge)?.status, 'FAILED');
+  });
+
+  test.serial(`${storage}: a wallet refund from the order screen whose answer the wallet plugin never got: WooCommerce refuses it at first, and shows it once the wallet's refund event reaches the service; a second try refunds nothing more`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, service, wallet } = made;
+    const { orderId, agreementId, chargeId, amount } = await walletRenewalRecoveredByService(made, `lost-refund-${storage}`);
+    const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
+    const refundPath = `/recurring/v3/agreements/${agreementId}/charges/${chargeId}/refund`;
+    wallet.loseAnswers((method, path) => method === 'POST' && path === refundPath);
+
+    // The wallet refunds, its answer is lost: the plugin reads an error, tries to cancel the charge instead (a full
+    // refund), which the wallet refuses for a refunded charge, so WooCommerce drops the refund and says why.
+    const first = await refundFromOrderScreen(shop, orderId, total, 'Customer cancelled');
+    t.truthy(first.error, 'the staff member is told the refund did not go through');
+    t.like(wallet.charge(agreementId, chargeId), { status: 'REFUNDED', summary: { captured: amount, refunded: amount, cancelled: 0 } }, 'the wallet did refund');
+    t.deepEqual(wallet.requests.filter((r) => r.method === 'DELETE').map((r) => r.path), [`/recurring/v3/agreements/${agreementId}/charges/${chargeId}`], 'the plugin\'s cancel-instead, refused');
+    t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), 0, 'not shown refunded in WooCommerce yet');
+
+    // The wallet's event for the refund reaches the service: WooCommerce shows the money returned, once.
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
+    await eventually(async () => Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded) === Number(total), SHOWN_WITHIN_MS, 'the refund shown in WooCommerce');
+    const shown = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(shown.refunds?.length, 1);
+    t.is((await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'mobile_wallet' AND external_id = ?`, [chargeId]))[0]?.status, 'REFUNDED');
+
+    // Staff try again: WooCommerce has nothing left to refund, and the wallet is asked nothing more.
+    const refundsAsked = wallet.requests.filter((r) => r.method === 'POST' && r.path === refundPath).length;
+    const again = await refundFromOrderScreen(shop, orderId, '1.00', 'Again');
+    t.truthy(again.error);
+    t.is(wallet.requests.filter((r) => r.method === 'POST' && r.path === refundPath).length, refundsAsked);
+    t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
+  });
+
+  test.serial(`${storage}: staff complete, then cancel, a card renewal the service recovered: the card plugin reads the settled invoice, captures nothing, cancels nothing, and the payment stays as the service recorded it`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card } = made;
+    const { orderId, handle } = await cardRenewalRecoveredByRetry(made, `status-${storage}`);
+    const retry = `${handle}-retry1`;
+    const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
+    const writesBefore = card.writes().length;
+    const readsBefore = card.requestsTo('GET', `/v1/invoice/${retry}`).length;
+    const kept = (o: typeof paid) => [o.data.transaction_id, o.data.date_paid, o.meta._reepay_order, o.meta._reepay_state_settled, o.refunds?.length ?? 0];
+
+    // Completed: the plugin's capture on a status change (OrderFlow/OrderCapture.php capture_full_order()) finds the
+    // invoice settled in full, nothing left to capture.
+    await shop.call('order_update_status', orderId, { status: 'completed', manual: true });
+    const completed = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(completed.status, 'completed');
+    t.deepEqual(kept(completed), kept(paid));
+    // Cancelled: its cancel (OrderFlow/OrderStatuses.php, can_cancel()) is only for an authorised invoice.
+    await shop.call('order_update_status', orderId, { status: 'cancelled', manual: true });
+    const cancelled = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(cancelled.status, 'cancelled');
+    t.deepEqual(kept(cancelled), kept(paid));
+    t.true(card.requestsTo('GET', `/v1/invoice/${retry}`).length > readsBefore, 'the plugin read the service\'s invoice');
+    t.deepEqual(card.writes().slice(writesBefore).map((r) => `${r.method} ${r.path}`), [], 'no settle, cancel, charge or refund asked of the gateway');
+    t.is(card.invoice(retry)?.state, 'settled');
+    t.is(card.charge(handle)?.state, 'failed', 'the failed invoice untouched');
+    const [payment] = await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [retry]);
+    t.is(payment?.status, 'CAPTURED');
   });
 }

@@ -35,6 +35,7 @@ const SIDECAR_COMMANDS = array(
 	'provider_plugins' => 'sidecar_cmd_provider_plugins',
 	'gateways'        => 'sidecar_cmd_gateways',
 	'wallet_plugin_webhook' => 'sidecar_cmd_wallet_plugin_webhook',
+	'wallet_plugin_check_charges' => 'sidecar_cmd_wallet_plugin_check_charges',
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -946,6 +947,17 @@ function sidecar_cmd_provider_plugins( array $args ): array {
 function sidecar_cmd_wallet_plugin_webhook( array $args ): array {
 	WC_Vipps_Recurring::get_instance()->gateway()->handle_webhook_callback( (array) $args['body'] );
 	return array( 'handled' => true );
+}
+
+/**
+ * The wallet plugin's check of pending charges, as its one-minute WP-Cron event runs it
+ * (woocommerce_vipps_recurring_check_order_statuses -> check_order_statuses(): the orders of its gateway whose
+ * `_vipps_recurring_pending_charge` is 1, each through check_charge_status()). Args: limit (the plugin's own
+ * check_charges_amount by default). The IDs of the orders it checked.
+ */
+function sidecar_cmd_wallet_plugin_check_charges( array $args ): array {
+	$orders = WC_Vipps_Recurring::get_instance()->check_order_statuses( isset( $args['limit'] ) ? (int) $args['limit'] : '' );
+	return array( 'checked' => array_map( static fn( $order ) => $order->get_id(), $orders ) );
 }
 
 /** Which class answers each gateway id now (the real plugins' or the stand-ins). */
