@@ -260,7 +260,7 @@ export class RenewalAttempt {
         return { kind: 'pending', externalId: result.externalId };
       }
       // The recorder completes the renewal: the payment is this attempt's (retry_of above).
-      await this.deps.recorder.move(db, payment, result.status, settings, at);
+      await this.deps.recorder.move(db, payment, result.status, settings, at, { providerTransaction: result.transaction });
       await retries.finish(db, retry.id, 'SUCCEEDED', `charge ${result.externalId} ${result.status}`, at);
       return { kind: 'paid', externalId: result.externalId };
     });
@@ -333,7 +333,7 @@ export class RenewalAttempt {
 function resultOf(answer: Exclude<ChargeAnswer, { kind: 'withdrawn' }>): ChargeResult {
   const externalId = answer.charge.externalId;
   switch (answer.kind) {
-    case 'paid': return { kind: 'paid', externalId, status: answer.status };
+    case 'paid': return { kind: 'paid', externalId, status: answer.status, transaction: answer.transaction };
     case 'pending': return { kind: 'pending', externalId };
     case 'declined': return { kind: 'declined', externalId, failure: answer.failure };
     // Cancelled at the provider before it was taken (staff at the provider, the gateway's own): not paid, a decline here.

@@ -27,7 +27,8 @@ const NEVER_MADE_AFTER_MS = 2 * 60_000;
  * itself and made nothing (the charge is closed REFUSED); `cancelled`: the provider says the charge was cancelled.
  */
 export type ChargeAnswer =
-  | { kind: 'paid'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED' }
+  /** `transaction`: the provider's own ID of the step that took the money, when it names one (the card gateway's settle). */
+  | { kind: 'paid'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED'; transaction?: string }
   | { kind: 'pending'; charge: ChargeRecord }
   | { kind: 'declined'; charge: ChargeRecord; failure: PaymentFailure }
   | { kind: 'cancelled'; charge: ChargeRecord }
@@ -54,7 +55,7 @@ export type CancelOutcome =
   | { kind: 'cancelled'; charge: ChargeRecord }
   /** The provider accepted the cancel and has not enacted it yet (the wallet's 202): read back later. */
   | { kind: 'canceling'; charge: ChargeRecord }
-  | { kind: 'taken'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED' }
+  | { kind: 'taken'; charge: ChargeRecord; status: 'CAPTURED' | 'AUTHORIZED'; transaction?: string }
   | { kind: 'declined'; charge: ChargeRecord; failure: PaymentFailure }
   | { kind: 'unreachable'; charge: ChargeRecord; message: string };
 
@@ -193,10 +194,10 @@ export class ChargeLedger {
     return { kind: 'answer', answer: charge.provider === 'card_gateway' ? cardAnswer(charge, read.value as CardGatewayCharge) : walletAnswer(charge, read.value as MobileWalletCharge) };
   }
 
-  /** Whether the provider took the money on an open charge, read back now: its status then, else null (not yet, declined, unknown). */
-  async takenAtProvider(charge: ChargeRecord): Promise<'CAPTURED' | 'AUTHORIZED' | null> {
+  /** Whether the provider took the money on an open charge, read back now: its status then (and the step's transaction), else null (not yet, declined, unknown). */
+  async takenAtProvider(charge: ChargeRecord): Promise<{ status: 'CAPTURED' | 'AUTHORIZED'; transaction?: string } | null> {
     const read = await this.readBack(charge);
-    return read.kind === 'answer' && read.answer.kind === 'paid' ? read.answer.status : null;
+    return read.kind === 'answer' && read.answer.kind === 'paid' ? { status: read.answer.status, transaction: read.answer.transaction } : null;
   }
 
   /**
@@ -342,7 +343,7 @@ export class ChargeLedger {
         await this.deps.orderWrites.transaction((db) => this.deps.charges.close(db, charge, 'CANCELED', 'cancelled at the provider', now));
         return { kind: 'cancelled', charge };
       case 'paid':
-        return { kind: 'taken', charge, status: answer.status };
+        return { kind: 'taken', charge, status: answer.status, transaction: answer.transaction };
       case 'declined':
         return { kind: 'declined', charge, failure: answer.failure };
       case 'unreachable':
@@ -365,7 +366,8 @@ function neverMade(charge: ChargeRecord, now: Date): boolean {
 }
 
 function cardAnswer(charge: ChargeRecord, read: CardGatewayCharge): ChargeAnswer {
-  if (read.state === 'settled') return { kind: 'paid', charge, status: 'CAPTURED' };
+  // The charge's `transaction` is its last step's: the settle that took the money.
+  if (read.state === 'settled') return { kind: 'paid', charge, status: 'CAPTURED', ...(read.transaction ? { transaction: read.transaction } : {}) };
   if (read.state === 'authorized') return { kind: 'paid', charge, status: 'AUTHORIZED' };
   if (read.state === 'failed') {
     return { kind: 'declined', charge, failure: { code: read.error ?? read.state, description: read.source?.acquirer_message ?? read.error ?? null, state: read.error_state ?? null } };

@@ -24,6 +24,8 @@ export interface MoveDetails {
   providerTime?: Date | null;
   /** Reconciliation found the change by asking the provider (no webhook told of it). */
   via?: 'reconciliation';
+  /** The provider's ID of the step that took the money (the card gateway's settle transaction), when it named one. */
+  providerTransaction?: string;
 }
 
 const PAID: readonly (PaymentStatus | null)[] = ['AUTHORIZED', 'CAPTURED'];
@@ -70,7 +72,7 @@ export class PaymentRecorder {
     // reads to refund, capture or check it (plugin-payment-metas.ts), in the same change as the payment.
     const own = PAID.includes(to) && was !== 'CAPTURED' ? await this.ledger?.chargeOfPayment?.(db, payment) : null;
     const savedCardId = own?.provider === 'card_gateway' ? (await this.savedCards?.cardPluginTokenId(db, own.paymentMethod)) ?? null : null;
-    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED', savedCardId) : undefined;
+    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED', savedCardId, details.providerTransaction ?? null) : undefined;
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
       const note = orderNoteWords(settings).paymentReceived({ reference: payment.externalId, captured, at: providerTime ?? null });

@@ -33,6 +33,8 @@ export interface PluginPaymentMetas {
 export const CARD_ORDER_HANDLE_META = '_reepay_order';
 export const CARD_SETTLED_META = '_reepay_state_settled';
 export const CARD_AUTHORIZED_META = '_reepay_state_authorized';
+/** The settle transaction that took the money, as the card plugin keeps it after a settled charge of its own. */
+export const CARD_CAPTURE_TRANSACTION_META = '_reepay_capture_transaction';
 /** The saved card the card plugin charged, as its assign_payment_token() names it on the order. */
 export const CARD_TOKEN_ID_META = '_reepay_token_id';
 export const CARD_TOKEN_METAS = ['reepay_token', '_reepay_token'];
@@ -48,15 +50,19 @@ export const WALLET_FAILED_METAS = ['_vipps_recurring_failed_charge', '_vipps_re
  * `to`. `charge.paymentMethod` is the ledger's: the wallet's agreement ID, the card's payment method. `savedCardId`
  * is WooCommerce's saved card (WC_Payment_Token) of that card payment method, if it has one: before a renewal charge
  * of its own the card plugin names it on the order (`Tokens/ReepayTokens.php` assign_payment_token(): its ID, then the
- * gateway's token twice), and names nothing when WooCommerce has no such card.
+ * gateway's token twice), and names nothing when WooCommerce has no such card. `captureTransaction`: the gateway's
+ * settle transaction of a settled charge, which the plugin keeps in `_reepay_capture_transaction` (`includes/Api.php`
+ * process_charge_result() for a charge answered settled, settle(), and its webhook handler's invoice_settled).
  */
-export function pluginPaymentMetas(charge: { provider: Provider; externalId: string; paymentMethod: string }, to: 'CAPTURED' | 'AUTHORIZED', savedCardId: number | null = null): PluginPaymentMetas {
+export function pluginPaymentMetas(
+  charge: { provider: Provider; externalId: string; paymentMethod: string }, to: 'CAPTURED' | 'AUTHORIZED', savedCardId: number | null = null, captureTransaction: string | null = null,
+): PluginPaymentMetas {
   if (charge.provider === 'card_gateway') {
     const card = savedCardId === null ? {} : { [CARD_TOKEN_ID_META]: String(savedCardId), ...Object.fromEntries(CARD_TOKEN_METAS.map((key) => [key, charge.paymentMethod])) };
-    return {
-      set: { ...card, [CARD_ORDER_HANDLE_META]: charge.externalId, ...(to === 'CAPTURED' ? { [CARD_SETTLED_META]: '1' } : { [CARD_AUTHORIZED_META]: '1' }) },
-      delete: [],
-    };
+    const settled: Record<string, string> = to === 'CAPTURED'
+      ? { ...(captureTransaction ? { [CARD_CAPTURE_TRANSACTION_META]: captureTransaction } : {}), [CARD_SETTLED_META]: '1' }
+      : { [CARD_AUTHORIZED_META]: '1' };
+    return { set: { ...card, [CARD_ORDER_HANDLE_META]: charge.externalId, ...settled }, delete: [] };
   }
   if (to === 'AUTHORIZED') {
     // A reserved wallet charge: the plugin names it, and leaves the capture to whoever reserved it.

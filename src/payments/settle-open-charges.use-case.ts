@@ -190,7 +190,7 @@ export class SettleOpenCharges {
    * finds it at the same moment: a webhook, reconciliation, a second pass) and asked of the rule whether the renewal
    * still wanted it. `afterCancel`: its cancel had been asked, which the payment's meta and an error line say.
    */
-  private async recordTaken(charge: ChargeRecord, status: 'CAPTURED' | 'AUTHORIZED', settings: ShopSettings, afterCancel: boolean): Promise<boolean> {
+  private async recordTaken(charge: ChargeRecord, status: 'CAPTURED' | 'AUTHORIZED', settings: ShopSettings, afterCancel: boolean, transaction?: string): Promise<boolean> {
     const { payments, orderWrites, recorder, log } = this.deps;
     const now = this.deps.clock();
     const recorded = await orderWrites.transaction(async (db) => {
@@ -203,7 +203,7 @@ export class SettleOpenCharges {
       await this.deps.ledger.takenForNobody(db, charge, now, settings);
       await this.deps.ledger.repository.attachPayment(db, charge.id, payment.id, now);
       if (afterCancel) await payments.setMeta(db, payment.id, { taken_after_cancel: gmtDateTimeMs(now), cancel_because: charge.cancelReason ?? undefined });
-      await recorder.move(db, payment, status, settings, now);
+      await recorder.move(db, payment, status, settings, now, { providerTransaction: transaction });
       return true;
     });
     if (recorded && afterCancel) log.error('charge_taken_after_cancel', { orderId: charge.orderId, provider: charge.provider, externalId: charge.externalId, reason: charge.cancelReason });
@@ -230,7 +230,7 @@ export class SettleOpenCharges {
     this.lastReadBack.set(charge.id, { at: now, real: [...real, realNow] });
     budget.reads -= 1;
     const taken = await this.deps.ledger.takenAtProvider(charge);
-    return taken ? this.recordTaken(charge, taken, settings, false) : false;
+    return taken ? this.recordTaken(charge, taken.status, settings, false, taken.transaction) : false;
   }
 
   /** Why the pass cancelled a charge, for its note: the subscription moved to the other provider or ended, its dunning ended, or the order's status in the shop. */
@@ -264,7 +264,7 @@ export class SettleOpenCharges {
       case 'taken':
         // Taken although the service had asked to cancel it (or before the cancel arrived): the money is the
         // customer's to get back. Recorded as the payment it is, so the order's payments show it and staff refund it.
-        await this.recordTaken(charge, outcome.status, settings, true);
+        await this.recordTaken(charge, outcome.status, settings, true, outcome.transaction);
         break;
       case 'declined':
         await orderWrites.transaction((db) => this.deps.ledger.repository.close(db, charge, 'DECLINED', `declined at the provider: ${outcome.failure.code ?? ''}`, now));

@@ -106,7 +106,9 @@ export function pluginPaymentMetaScenarios(name: string, storage: { hpos: boolea
     return { orderId, subscriptionId, agreementId, chargeId };
   }
 
-  const cardMetas = (handle: string) => ({ set: { _reepay_order: handle, _reepay_state_settled: '1' }, delete: [] });
+  /** The settle transaction of the gateway's charge that took the money, which the plugin keeps after a settled charge of its own. */
+  const settledBy = (handle: string) => String(card.charge(handle)?.transaction);
+  const cardMetas = (handle: string) => ({ set: { _reepay_order: handle, _reepay_capture_transaction: settledBy(handle), _reepay_state_settled: '1' }, delete: [] });
   const walletMetas = (chargeId: string, agreementId: string) => ({
     set: { _charge_id: chargeId, _agreement_id: agreementId, _vipps_recurring_latest_api_status: 'CHARGED', _vipps_recurring_pending_charge: '', _vipps_recurring_captured: '1' },
     delete: ['_vipps_recurring_failed_charge', '_vipps_recurring_failed_charge_reason', '_vipps_recurring_failed_charge_description'],
@@ -164,8 +166,9 @@ export function pluginPaymentMetaScenarios(name: string, storage: { hpos: boolea
     await tickAfter(12 * HOUR);
     t.like(await serviceCharge(orderId), { external_id: `order-${orderId}-retry1`, state: 'TAKEN' });
     const change = await paymentChange(orderId);
-    t.deepEqual(change.meta, { set: { _reepay_token_id: String(saved.token_id), reepay_token: token, _reepay_token: token, _reepay_order: `order-${orderId}-retry1`, _reepay_state_settled: '1' }, delete: [] });
-    t.deepEqual(Object.keys(change.meta!.set), ['_reepay_token_id', 'reepay_token', '_reepay_token', '_reepay_order', '_reepay_state_settled'], 'in the order the plugin writes them');
+    const retry = `order-${orderId}-retry1`;
+    t.deepEqual(change.meta, { set: { _reepay_token_id: String(saved.token_id), reepay_token: token, _reepay_token: token, _reepay_order: retry, _reepay_capture_transaction: settledBy(retry), _reepay_state_settled: '1' }, delete: [] });
+    t.deepEqual(Object.keys(change.meta!.set), ['_reepay_token_id', 'reepay_token', '_reepay_token', '_reepay_order', '_reepay_capture_transaction', '_reepay_state_settled'], 'in the order the plugin writes them');
   });
 
   test.serial('card, staff\'s Charge now: the same metas, naming the handle staff\'s charge took', async (t) => {
@@ -201,12 +204,12 @@ export function pluginPaymentMetaScenarios(name: string, storage: { hpos: boolea
   });
 
   test.serial('card, reconciliation: a charge the gateway answered pending, settled since without a webhook; Ask the provider now records it with the same metas', async (t) => {
-    const { orderId, customer } = await failedCardRenewal();
+    const { orderId } = await failedCardRenewal();
     card.queueChargeOutcome({ kind: 'pending' });
     await tickAfter(12 * HOUR);
     const handle = `order-${orderId}-retry1`;
     t.like(await serviceCharge(orderId), { external_id: handle, state: 'OPEN' });
-    card.setInvoice(handle, { state: 'settled', amount: 14900, currency: 'DKK', customer });
+    card.settlePendingCharge(handle);
     const asked = await asManager('POST', `/payment-hub/v1/orders/${orderId}/reconcile`);
     t.is(asked.status, 200, asked.text);
     t.like(await serviceCharge(orderId), { state: 'TAKEN' });

@@ -490,6 +490,23 @@ export class FakeCardGateway extends FakeProviderServer {
     return this.invoices.get(idOrHandle) ?? [...this.invoices.values()].find((candidate) => candidate.id === idOrHandle);
   }
 
+  /**
+   * A charge the gateway answered `pending` (an asynchronous payment method: CREATE "The pending state is only used
+   * for asynchronous payment methods") completes at the gateway, on its own: the charge, its invoice and its
+   * transaction are settled. Returns the `invoice_settled` event the gateway sends, with the transaction it names.
+   */
+  settlePendingCharge(handle: string): CardGatewayDeliveryEvent {
+    const charge = this.charges.get(handle);
+    const invoice = this.invoices.get(handle);
+    if (charge?.state !== 'pending' || !invoice) throw new Error(`no pending charge ${handle} at the fake gateway`);
+    const now = new Date().toISOString();
+    Object.assign(charge, { state: 'settled', processing: false, authorized: now, settled: now, authorized_amount: charge.amount });
+    Object.assign(invoice, { state: 'settled', authorized: now, settled: now, authorized_amount: charge.amount, settled_amount: charge.amount });
+    const transaction = ((invoice.transactions as Json[] | undefined) ?? []).find((candidate) => candidate.id === charge.transaction);
+    if (transaction) Object.assign(transaction, { state: 'settled', settled: now });
+    return { event_type: 'invoice_settled', invoice: handle, transaction: String(charge.transaction), customer: String(charge.customer) };
+  }
+
   /** An invoice as the gateway holds it now (its transactions and credit notes included), or undefined. */
   invoice(handle: string): Json | undefined {
     return this.invoices.get(handle);

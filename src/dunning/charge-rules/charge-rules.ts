@@ -77,7 +77,7 @@ export interface Refusal {
 
 /** An attempt's result from the provider, in the service's terms. */
 export type ChargeResult =
-  | { kind: 'paid'; externalId: string; status: 'CAPTURED' | 'AUTHORIZED' }
+  | { kind: 'paid'; externalId: string; status: 'CAPTURED' | 'AUTHORIZED'; transaction?: string }
   | { kind: 'pending'; externalId: string }
   | { kind: 'declined'; externalId: string; failure: PaymentFailure }
   | { kind: 'unreachable'; message: string }

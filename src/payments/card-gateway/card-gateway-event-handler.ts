@@ -28,6 +28,11 @@ function invoiceTime(invoice: CardGatewayInvoice, to: PaymentStatus): Date | nul
   return parseIsoTime(done.map((transaction) => transaction.created).pop());
 }
 
+/** The invoice's settle transaction that took the money (its newest settled one), which the card plugin keeps on the order. */
+function settleTransaction(invoice: CardGatewayInvoice): string | undefined {
+  return (invoice.transactions ?? []).filter((transaction) => transaction.type === 'settle' && transaction.state === 'settled').map((transaction) => transaction.id).pop();
+}
+
 /** The statement that records the webhook's final status, sent with the handler's COMMIT so both land together. */
 export type Finish = (outcome: EventOutcome) => Statement;
 
@@ -121,7 +126,9 @@ export class CardGatewayEventHandler {
       const rule = CONFIRMING_STATES[event.eventType];
       if (!rule) return skipped(`no action for ${event.eventType}`);
       if (!rule.states.includes(invoice.state)) return skipped(`invoice ${handle} is ${invoice.state}, which does not confirm ${event.eventType}`);
-      const moved = await this.recorder.move(db, payment, rule.to, settings, now, { providerTime: invoiceTime(invoice, rule.to) ?? parseIsoTime(event.timestamp), via: this.via });
+      const moved = await this.recorder.move(db, payment, rule.to, settings, now, {
+        providerTime: invoiceTime(invoice, rule.to) ?? parseIsoTime(event.timestamp), via: this.via, providerTransaction: rule.to === 'CAPTURED' ? settleTransaction(invoice) : undefined,
+      });
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }
