@@ -343,26 +343,31 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const cardMetas = (meta: Record<string, unknown[]>) => Object.fromEntries(Object.entries(meta).filter(([key]) => /^_?reepay_/.test(key)).map(([key, values]) => [key, values.map(String)]));
     const service = cardMetas((await shop.snapshot([orderId])).by_id[orderId]!.meta);
 
-    // The twin: the next renewal, charged by the plugin itself on the same saved card, as Subscriptions asks it
-    // (authorised; WCS's scheduled payment does not settle).
-    card.queueChargeOutcome({ kind: 'authorized' });
-    const next = ((await shop.call('subscription_due_renewal', subscriptionId)) as { result: { renewal_order_id: number } }).result.renewal_order_id;
-    await eventually(async () => ((await shop.snapshot([next])).by_id[next]!.meta._reepay_state_authorized ?? []).length > 0, SHOWN_WITHIN_MS, 'the plugin\'s own charge authorised');
+    // The twin: the next renewal of the same subscription, charged and settled by the plugin itself on the same saved
+    // card. Subscriptions made it pending (staff's "Create pending renewal order"); staff move it to Processing, and the
+    // plugin, finding no invoice for it at the gateway, charges it with settle (its Actions/Subscriptions.php
+    // create_sub_invoice()).
+    const next = (await shop.call('subscription_create_renewal', subscriptionId, {}) as { result: { renewal_order_id: number } }).result.renewal_order_id;
+    await shop.call('order_update_status', next, { status: 'processing', manual: true });
+    await eventually(async () => ((await shop.snapshot([next])).by_id[next]!.meta._reepay_state_settled ?? []).length > 0, SHOWN_WITHIN_MS, 'the plugin\'s own charge settled');
     const plugin = cardMetas((await shop.snapshot([next])).by_id[next]!.meta);
     t.log('service', JSON.stringify(service), 'plugin', JSON.stringify(plugin));
+    t.deepEqual(card.requestsTo('POST', '/v1/charge').filter((r) => (r.json as { handle?: string }).handle === `order-${next}`).map((r) => (r.json as { settle?: boolean }).settle), [true], 'the plugin charged its renewal once, settled');
 
-    // Field by field: the same saved card (its ID and the gateway's token, twice), each order's own invoice, and the
-    // state of the money, settled at once by the service's charge, authorised by the plugin's.
+    // Field by field: the same saved card (its ID and the gateway's token, twice), each order's own invoice, its settle
+    // transaction at the gateway, and the money settled; no other meta on either order.
+    const settleOf = (handle: string) => String(card.charge(handle)?.transaction);
     t.true((service._reepay_token_id ?? []).length === 1);
     t.deepEqual(service._reepay_token_id, plugin._reepay_token_id);
     t.deepEqual(service._reepay_token, plugin._reepay_token);
     t.deepEqual(service.reepay_token, plugin.reepay_token);
     t.deepEqual(service._reepay_order, [`order-${orderId}-retry1`]);
     t.deepEqual(plugin._reepay_order, [`order-${next}`]);
+    t.deepEqual(service._reepay_capture_transaction, [settleOf(`order-${orderId}-retry1`)]);
+    t.deepEqual(plugin._reepay_capture_transaction, [settleOf(`order-${next}`)]);
     t.deepEqual(service._reepay_state_settled, ['1']);
-    t.deepEqual(plugin._reepay_state_authorized, ['1']);
-    const settledOrAuthorised = (keys: string[]) => keys.map((key) => (key === '_reepay_state_settled' ? '_reepay_state_authorized' : key)).sort();
-    t.deepEqual(settledOrAuthorised(Object.keys(service)), Object.keys(plugin).sort(), 'no other meta on either order');
+    t.deepEqual(plugin._reepay_state_settled, ['1']);
+    t.deepEqual(Object.keys(service).sort(), Object.keys(plugin).sort(), 'no other meta on either order');
   });
 
   test.serial(`${storage}: after the service recovered a card renewal, the card plugin charges the next renewal itself: once, on the subscription's card, under the next order's own handle, and the recovered order is left as the service paid it`, async (t) => {

@@ -575,6 +575,7 @@ const SIDECAR_OPS = array(
 	'order_update_meta'             => 'sidecar_op_order_update_meta',
 	'order_refund'                  => 'sidecar_op_order_refund',
 	'subscription_due_renewal'      => 'sidecar_op_subscription_due_renewal',
+	'subscription_create_renewal'   => 'sidecar_op_subscription_create_renewal',
 	'card_plugin_save_card'         => 'sidecar_op_card_plugin_save_card',
 	'subscription_update_status'    => 'sidecar_op_subscription_update_status',
 	'subscription_payment_failed'   => 'sidecar_op_subscription_payment_failed',
@@ -765,6 +766,25 @@ function sidecar_op_order_refund( int $id, array $a ) {
 /** The subscription's next payment falls due now (see sidecar_due_renewal): its gateway is asked to charge it. */
 function sidecar_op_subscription_due_renewal( int $id, array $a ) {
 	return array( 'renewal_order_id' => sidecar_due_renewal( $id )->get_id() );
+}
+
+/**
+ * Staff's "Create pending renewal order" action on the subscription screen, as Subscriptions' admin code does it
+ * (WCS_Admin_Meta_Boxes::create_pending_renewal_action_request(), whose notices need WP admin): the subscription on
+ * hold, a renewal order made pending, the subscription's payment method set on it; nobody asked to charge it yet.
+ * The new renewal order's ID.
+ */
+function sidecar_op_subscription_create_renewal( int $id, array $a ) {
+	$subscription = sidecar_subscription( $id );
+	$subscription->add_order_note( __( 'Create pending renewal order requested by admin action.', 'woocommerce-subscriptions' ), false, true );
+	$subscription->update_status( 'on-hold' );
+	$renewal = wcs_create_renewal_order( $subscription );
+	if ( is_wp_error( $renewal ) ) {
+		throw new RuntimeException( 'wcs_create_renewal_order: ' . $renewal->get_error_message() );
+	}
+	$renewal->set_payment_method( wc_get_payment_gateway_by_order( $subscription ) );
+	$renewal->save();
+	return array( 'renewal_order_id' => $renewal->get_id() );
 }
 
 /**
