@@ -345,7 +345,13 @@ function shop_sidecar_run_change( $op, $id, array $p ) {
 
 		case 'order_payment_complete':
 			$order    = shop_sidecar_order( $id );
-			$awaiting = apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order );
+			// WooCommerce's own list, less the statuses it counts as paid: other plugins add to the list (the wallet's
+			// plugin adds processing and completed for every order, to capture its own reserved charges), and an order
+			// already paid must not be paid again (a second woocommerce_payment_complete, its e-mails, a new transaction id).
+			$awaiting = array_diff(
+				apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ),
+				wc_get_is_paid_statuses()
+			);
 			// Set before payment_complete() saves the order, so whoever hears it finds the money where the plugin keeps it.
 			$named = shop_sidecar_set_payment_metas( $order, $p );
 			if ( ! $order->has_status( $awaiting ) ) {
