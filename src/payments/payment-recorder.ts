@@ -12,7 +12,7 @@ import type { ChargeLedger } from './charge-ledger';
 import { paymentCanMove } from './payment-status';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
-import { pluginPaymentMetas } from './plugin-payment-metas';
+import { pluginPaymentMetas, type PluginPaymentMetas } from './plugin-payment-metas';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
 
@@ -72,7 +72,9 @@ export class PaymentRecorder {
     // reads to refund, capture or check it (plugin-payment-metas.ts), in the same change as the payment.
     const own = PAID.includes(to) && was !== 'CAPTURED' ? await this.ledger?.chargeOfPayment?.(db, payment) : null;
     const savedCardId = own?.provider === 'card_gateway' ? (await this.savedCards?.cardPluginTokenId(db, own.paymentMethod)) ?? null : null;
-    const meta = own ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED', savedCardId, details.providerTransaction ?? null) : undefined;
+    const meta = own
+      ? pluginPaymentMetas(own, to as 'CAPTURED' | 'AUTHORIZED', savedCardId, details.providerTransaction ?? null)
+      : to === 'CAPTURED' && was !== 'CAPTURED' ? await this.laterCaptureMetas(db, payment, details.providerTransaction ?? null) : undefined;
     if (settings.companion && PAID.includes(to) && was !== 'CAPTURED' && payment.orderId !== null) {
       const captured = to === 'CAPTURED';
       const note = orderNoteWords(settings).paymentReceived({ reference: payment.externalId, captured, at: providerTime ?? null });
@@ -97,5 +99,21 @@ export class PaymentRecorder {
     });
     const consequence = await this.failed.apply(db, payment, failure ?? { code: null, description: null, state: null }, settings, now);
     return { moved: true, note: `payment FAILED; ${consequence}` };
+  }
+
+  /**
+   * A capture the service did not ask for (the failed invoice settled at the gateway after all, a charge of the
+   * wallet's own) on an order another payment of which was captured already: paid twice. The later capture is the
+   * one to refund, so the order names it where the provider's plugin looks for the money (its Refund button refunds
+   * what these metas name); the first is left as it was paid. Nothing when the order was not paid before.
+   */
+  private async laterCaptureMetas(db: Executor, payment: PaymentRecord, captureTransaction: string | null): Promise<PluginPaymentMetas | undefined> {
+    if (payment.orderId === null) return undefined;
+    const paidBefore = (await this.payments.ofOrder(payment.orderId, db)).some((other) => other.id !== payment.id && other.status === 'CAPTURED');
+    if (!paidBefore) return undefined;
+    const paymentMethod = payment.provider === 'mobile_wallet' ? (await this.payments.meta(payment.id, db)).agreement_id : '';
+    // A wallet charge is refunded through its agreement: without it, the plugin could not refund it either.
+    if (paymentMethod === undefined || (payment.provider === 'mobile_wallet' && paymentMethod === '')) return undefined;
+    return pluginPaymentMetas({ provider: payment.provider, externalId: payment.externalId, paymentMethod }, 'CAPTURED', null, captureTransaction);
   }
 }

@@ -538,4 +538,43 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const [payment] = await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [retry]);
     t.is(payment?.status, 'CAPTURED');
   });
+
+  test.serial(`${storage}: paid twice with both plugins active: the failed invoice settles at the gateway after the service's retry took the money; WooCommerce is not paid again, and the order names the later capture, which the Refund button then refunds`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card, service } = made;
+    const tag = `twice-${storage}`;
+    const { orderId, handle, total } = await cardRenewalRecoveredByRetry(made, tag);
+    const retry = `${handle}-retry1`;
+    const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
+    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completedBefore = await completed();
+
+    // The failed invoice is settled at the gateway after all (the customer's bank let the first charge through late):
+    // the gateway holds the money twice, and says so.
+    const minor = Math.round(Number(total) * 100);
+    const late = 'tx-late-settle';
+    card.setCharge(handle, { state: 'settled', amount: minor, customer: `cust-${tag}`, transaction: late });
+    card.setInvoice(handle, {
+      state: 'settled', amount: minor, settled_amount: minor, customer: `cust-${tag}`,
+      transactions: [{ id: late, state: 'settled', type: 'settle', amount: minor, payment_type: 'card' }],
+    });
+    precondition((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_settled', invoice: handle, transaction: late }, card.webhookSecret)).res.status === 200, 'invoice_settled answered 200');
+    const applied = async () => (await shop.sql<{ status: string; result: string | null }>(`SELECT status, result FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'order_payment_complete' ORDER BY id`, [orderId]));
+    await eventually(async () => (await applied()).length === 2 && (await applied()).every((change) => change.status === 'applied'), SHOWN_WITHIN_MS, 'the second capture handed to WooCommerce');
+    t.regex(String((await applied())[1]!.result), /left as it is; payment metas set/);
+
+    // The wallet plugin makes WooCommerce accept a payment on processing and completed orders (its
+    // append_valid_statuses_for_payment_complete()): the order is still not paid again.
+    const after = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(await completed(), completedBefore, 'no second woocommerce_payment_complete');
+    t.deepEqual([after.status, after.data.transaction_id, after.data.date_paid], [paid.status, paid.data.transaction_id, paid.data.date_paid]);
+    t.deepEqual(after.meta._reepay_order, [handle], 'the later capture named for the refund');
+    t.deepEqual(after.meta._reepay_capture_transaction, [late]);
+
+    // Refunded from the order screen: the plugin refunds the later capture, and the service's invoice keeps its money.
+    const refund = await refundFromOrderScreen(shop, orderId, total, 'Charged twice');
+    t.is(refund.error, undefined);
+    t.deepEqual(refundsAt(card).filter((r) => r.invoice === handle || r.invoice === retry), [{ invoice: handle, amount: minor }]);
+    t.deepEqual(card.creditNotes(retry), []);
+  });
 }
