@@ -68,17 +68,17 @@ interface LogOutput {
 }
 
 /**
- * Lines are held for at most HOLD_MS, or until HOLD_BYTES have come, and then written together. Written one at a
+ * Lines are held for at most LOG_HOLD_MS, or until HOLD_BYTES have come, and then written together. Written one at a
  * time (each access-log line of an unhurried API on its own), every line was a hand-over to libuv's thread pool,
  * a wake-up and one more turn of the event loop: a tenth of an order status answer's CPU at one connection
  * (bench/results/order-status-one-connection-2026-11-29.md). A twentieth of a second is nothing to a reader of
  * the log; what is held when the process exits is written then.
  */
-const HOLD_MS = 50;
+export const LOG_HOLD_MS = 50;
 const HOLD_BYTES = 4096;
 
 function fd2(): LogOutput {
-  // Written off the thread, HOLD_BYTES at a time (sonic-boom's minLength), and what is held at most HOLD_MS
+  // Written off the thread, HOLD_BYTES at a time (sonic-boom's minLength), and what is held at most LOG_HOLD_MS
   // after its first line; what is still held at exit is written synchronously.
   const destination = pino.destination({ dest: 2, sync: false, minLength: HOLD_BYTES });
   let timer: NodeJS.Timeout | undefined;
@@ -97,7 +97,7 @@ function fd2(): LogOutput {
     destination: {
       write(line: string) {
         destination.write(line);
-        if (timer === undefined) timer = setTimeout(flush, HOLD_MS).unref();
+        if (timer === undefined) timer = setTimeout(flush, LOG_HOLD_MS).unref();
       },
     },
     written: (boundMs) => new Promise((resolve) => {
@@ -140,7 +140,7 @@ function pm2ClusterStderr(): LogOutput {
   return {
     destination: {
       write(line: string) {
-        if (held === '') setTimeout(flush, HOLD_MS).unref();
+        if (held === '') setTimeout(flush, LOG_HOLD_MS).unref();
         held += line;
         if (held.length >= HOLD_BYTES) flush();
       },

@@ -86,7 +86,7 @@ test.serial('While Redis is away, the worker stays quiet (little CPU, no line pe
   await worker.logged('queue_available');
   // The API's queue reconnects on its own timer; until it has, a webhook waits for the sweep instead.
   await eventually(async () => apiLog.entries.some((entry) => entry.event === 'queue_available'), 10_000, "the API's queue to be available again");
-  const since = worker.logs.length;
+  const since = await worker.linesSoFar();
   for (let i = 0; i < 5; i++) t.is((await sendInvoiceSettled(api.url, fake, `inv-after-${i}`)).res.status, 200);
   await allProcessed('the webhooks after Redis came back to be processed', 8000);
   t.false(worker.logs.slice(since).some((line) => line.event === 'webhooks_swept'), 'the queue carried them');

@@ -86,7 +86,7 @@ test('When Redis stops, restarts, and restarts again after a 0.3 s gap, Then the
       await redis.stop();
       await new Promise((resolve) => setTimeout(resolve, gapMs));
     }
-    const since = { api: apiLog.entries.length, worker: worker.logs.length };
+    const since = { api: apiLog.entries.length, worker: await worker.linesSoFar() };
     await redis.start();
     await queuesAvailable(since);
     for (let i = 0; i < 5; i++) t.is(await deliverSettled(), 200);

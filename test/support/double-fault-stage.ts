@@ -282,7 +282,7 @@ export async function assertCaughtUp(stage: Stage, recoveredAt: number): Promise
  */
 export async function assertQueueCarriesAndStop(stage: Stage): Promise<void> {
   const { t } = stage;
-  const since = stage.worker.logs.length;
+  const since = await stage.worker.linesSoFar();
   const fresh = await deliverNew(stage, 5);
   t.true(fresh.every(stored));
   const ids = fresh.map((delivery) => `'${delivery.eventId}'`).join(',');

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually } from './payment-hub-fixture';
+import { LOG_HOLD_MS } from '../../src/logger';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -13,6 +14,12 @@ export interface ServiceProcess {
   exited: Promise<number | string>;
   /** Whether the process has ended. */
   hasExited(): boolean;
+  /**
+   * How many log lines the process has written up to now, once the lines of what already happened have arrived:
+   * the service holds its lines up to LOG_HOLD_MS before writing them (src/logger.ts), so a line may come after
+   * the database shows what it tells of. The mark to count later lines from.
+   */
+  linesSoFar(): Promise<number>;
   /** Waits for a log line with this event. */
   logged(event: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   signal(name: NodeJS.Signals): void;
@@ -58,6 +65,10 @@ export function startServiceProcess(script: 'api' | 'worker', env: Record<string
     logs,
     exited,
     hasExited: () => ended,
+    linesSoFar: async () => {
+      await new Promise((resolve) => setTimeout(resolve, LOG_HOLD_MS + 100));
+      return logs.length;
+    },
     logged: (event, timeoutMs = 20_000) => eventually(async () => {
       const line = logs.find((logged) => logged.event === event);
       if (!line && ended) throw new Error(`${script} exited before logging ${event}: ${JSON.stringify(logs.slice(-5))}`);
