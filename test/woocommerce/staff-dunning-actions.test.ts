@@ -167,8 +167,8 @@ function staffDunningTwins(mode: StorageMode): void {
     const paid = await lastPayload<{ note: string; transaction_id: string; paid_at?: number; meta?: { set: Record<string, string>; delete: string[] } }>(order.service, 'order_payment_complete');
     const twinRef = (text: string) => text.split(handle).join(`order-${order.twin}`);
     await shop.call('order_add_note', order.twin, { note: twinRef(paid.note) });
-    // The card plugin's metas of the money (its handle, settled), which the service's charge carries too.
-    t.deepEqual(paid.meta, { set: { _reepay_order: paid.transaction_id, _reepay_state_settled: '1' }, delete: [] });
+    // The card plugin's metas of the money (its handle, the gateway's settle transaction, settled), which the service's charge carries too.
+    t.deepEqual(paid.meta, { set: { _reepay_order: paid.transaction_id, _reepay_capture_transaction: String(card.charge(paid.transaction_id)?.transaction), _reepay_state_settled: '1' }, delete: [] });
     const meta = { set: Object.fromEntries(Object.entries(paid.meta!.set).map(([key, value]) => [key, twinRef(value)])), delete: paid.meta!.delete };
     await shop.call('order_payment_complete', order.twin, { transaction_id: twinRef(paid.transaction_id), ...(paid.paid_at === undefined ? {} : { paid_at: paid.paid_at }), meta });
     const notes = await staffNotes(order.service);
