@@ -13,6 +13,7 @@ import { paymentCanMove } from './payment-status';
 import { gmtDateTimeMs } from '../shop/shop-time';
 import { orderNoteWords } from '../shop/order-note-words';
 import { pluginPaymentMetas, type PluginPaymentMetas } from './plugin-payment-metas';
+import { minorToShopAmount } from '../shared/currency';
 
 export type MoveOutcome = { moved: true; note: string } | { moved: false; note: string };
 
@@ -102,6 +103,29 @@ export class PaymentRecorder {
   }
 
   /**
+   * Money the provider returned on this payment, shown refunded in WooCommerce however it was refunded: from the order
+   * screen by the provider's plugin (whose answer may have been lost, leaving WooCommerce without the refund), in the
+   * provider's administration or portal, or by another system. The payment's refunded total at the provider is handed
+   * over, so a later partial refund is heard though the payment is REFUNDED already; WooCommerce refunds only what the
+   * order does not have yet. Only with the companion, for a payment of an order, and money refunded. True when handed.
+   */
+  async handOverRefund(
+    db: Executor, payment: PaymentRecord, refund: { refundedMinor: number; currency: string; reason: string; creditNoteIds?: string[] }, settings: ShopSettings, now: Date,
+  ): Promise<boolean> {
+    if (!settings.companion || payment.orderId === null || refund.refundedMinor <= 0) return false;
+    await this.changes.enqueue(db, {
+      op: 'order_refunded',
+      objectId: payment.orderId,
+      payload: {
+        refunded_total: minorToShopAmount(payment.provider, refund.currency, refund.refundedMinor, settings.priceDecimals),
+        reason: refund.reason,
+        ...(refund.creditNoteIds?.length ? { credit_note_ids: refund.creditNoteIds } : {}),
+      },
+    }, settings, now);
+    return true;
+  }
+
+  /**
    * A capture the service did not ask for (the failed invoice settled at the gateway after all, a charge of the
    * wallet's own) on an order another payment of which was captured already: paid twice. The later capture is the
    * one to refund, so the order names it where the provider's plugin looks for the money (its Refund button refunds
@@ -111,9 +135,9 @@ export class PaymentRecorder {
     if (payment.orderId === null) return undefined;
     const paidBefore = (await this.payments.ofOrder(payment.orderId, db)).some((other) => other.id !== payment.id && other.status === 'CAPTURED');
     if (!paidBefore) return undefined;
-    const paymentMethod = payment.provider === 'mobile_wallet' ? (await this.payments.meta(payment.id, db)).agreement_id : '';
     // A wallet charge is refunded through its agreement: without it, the plugin could not refund it either.
-    if (paymentMethod === undefined || (payment.provider === 'mobile_wallet' && paymentMethod === '')) return undefined;
+    const paymentMethod = payment.provider === 'mobile_wallet' ? (await this.payments.meta(payment.id, db)).agreement_id ?? '' : '';
+    if (payment.provider === 'mobile_wallet' && paymentMethod === '') return undefined;
     return pluginPaymentMetas({ provider: payment.provider, externalId: payment.externalId, paymentMethod }, 'CAPTURED', null, captureTransaction);
   }
 }

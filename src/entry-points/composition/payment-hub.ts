@@ -99,12 +99,12 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const settleOpenCharges = new SettleOpenCharges({ ledger, renewals, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, events, settings, log, clock });
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
-  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, changes, settings, events, clock);
+  const cardGatewayHandler = new CardGatewayEventHandler(cardGateway, payments, orderWrites, links, recorder, settings, events, clock);
   // Reconciliation: the same handlers over paced, read-only clients of their own.
   const reconciliation = buildReconciler({
     config, cardGateway, mobileWallet, repository: new ReconciliationRepository(dataSource), orders, settings, log, clock,
-    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, changes, settings, events, clock, 'reconciliation'),
-    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, changes, settings, events, clock, 'reconciliation'),
+    cardGatewayHandler: (client) => new CardGatewayEventHandler(client, payments, orderWrites, links, recorder, settings, events, clock, 'reconciliation'),
+    mobileWalletHandler: (client) => new MobileWalletEventHandler(client, payments, orderWrites, links, recorder, settings, events, clock, 'reconciliation'),
     unwanted: unwantedCharges,
   });
 
@@ -161,7 +161,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
     processCardGatewayWebhook: new ProcessCardGatewayWebhook(webhooks, cardGatewayHandler, log),
     receiveMobileWalletWebhook: new ReceiveMobileWalletWebhook(
       registrations, { url: wallet.webhookUrl, secret: wallet.webhookSecret },
-      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, changes, settings, events, clock), log),
+      new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, events, clock), log),
     runDueRetries,
     /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
     ledger, settleOpenCharges,

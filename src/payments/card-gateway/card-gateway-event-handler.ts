@@ -3,7 +3,6 @@ import type { OrderWriteRepository } from '../../data-access/order-write-reposit
 import type { Executor, Statement } from '../../data-access/transaction';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettings, ShopSettingsRepository } from '../../data-access/shop-settings-repository';
-import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentRecorder } from '../payment-recorder';
 import { PAYMENT_METHOD_SAVED, type PaymentEvents } from '../payment-events';
@@ -13,7 +12,6 @@ import type { CardGatewayClient, CardGatewayInvoice, CardGatewayInvoiceState } f
 import type { CardGatewayEvent, CardGatewayInvoiceEvent, CardGatewayPaymentMethodEvent } from '../providers/events';
 import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
-import { minorToShopAmount } from '../../shared/currency';
 
 
 /**
@@ -60,7 +58,6 @@ export class CardGatewayEventHandler {
     private readonly orders: OrderWriteRepository,
     private readonly links: OrderLinks,
     private readonly recorder: PaymentRecorder,
-    private readonly changes: WooCommerceChangeRepository,
     private readonly settings: ShopSettingsRepository,
     private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly clock: () => Date = () => new Date(),
@@ -97,7 +94,6 @@ export class CardGatewayEventHandler {
 
     return unit(async (db) => {
       const { payment, created } = await this.recordPayment(db, handle, invoice, settings, now);
-      const orderId = payment.orderId;
       if (event.eventType === 'invoice_created') {
         return created ? processed('payment recorded') : skipped('payment already known');
       }
@@ -105,22 +101,15 @@ export class CardGatewayEventHandler {
         const refunded = (invoice.refunded_amount ?? 0) > 0 || (invoice.credit_notes ?? []).length > 0;
         if (!refunded) return skipped(`invoice ${handle} shows no refund`);
         const moved = await this.recorder.move(db, payment, 'REFUNDED', settings, now);
-        if (settings.companion && orderId !== null && (invoice.refunded_amount ?? 0) > 0) {
-          // Each refund event carries the invoice's refunded total, so a later partial refund is heard even
-          // though the payment is REFUNDED already; WooCommerce refunds only what the order does not have yet.
-          await this.changes.enqueue(db, {
-            op: 'order_refunded',
-            objectId: orderId,
-            payload: {
-              refunded_total: minorToShopAmount('card_gateway', invoice.currency, invoice.refunded_amount ?? 0, settings.priceDecimals),
-              reason: `Refunded at the card gateway (invoice ${handle}).`,
-              // During the move the card plugin hears the same event and refunds in WooCommerce each credit note it has
-              // not registered: those this total stands for are registered with the refund (issue 51).
-              ...((invoice.credit_notes ?? []).length > 0 ? { credit_note_ids: (invoice.credit_notes ?? []).map((note) => String(note.id)) } : {}),
-            },
-          }, settings, now);
-          return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
-        }
+        const handed = await this.recorder.handOverRefund(db, payment, {
+          refundedMinor: invoice.refunded_amount ?? 0,
+          currency: invoice.currency,
+          reason: `Refunded at the card gateway (invoice ${handle}).`,
+          // During the move the card plugin hears the same event and refunds in WooCommerce each credit note it has
+          // not registered: those this total stands for are registered with the refund (issue 51).
+          creditNoteIds: (invoice.credit_notes ?? []).map((note) => String(note.id)),
+        }, settings, now);
+        if (handed) return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
         return moved.moved ? processed(moved.note) : skipped(moved.note);
       }
       const rule = CONFIRMING_STATES[event.eventType];

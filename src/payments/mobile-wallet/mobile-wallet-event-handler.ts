@@ -2,7 +2,6 @@ import type { AgreementDisableReason, PaymentStatus } from '../../../entities';
 import type { OrderWriteRepository } from '../../data-access/order-write-repository';
 import type { PaymentRepository } from '../../data-access/payment-repository';
 import type { ShopSettingsRepository } from '../../data-access/shop-settings-repository';
-import type { WooCommerceChangeRepository } from '../../data-access/woocommerce-change-repository';
 import type { OrderLinks } from '../order-links';
 import type { PaymentFailure } from '../failed-payment-handling';
 import { PAYMENT_METHOD_SAVED, type PaymentEvents } from '../payment-events';
@@ -13,7 +12,6 @@ import { walletFailureState, type MobileWalletAgreementStatus, type MobileWallet
 import type { MobileWalletAgreementEvent, MobileWalletChargeEvent, MobileWalletEvent } from '../providers/events';
 import { orderNoteWords } from '../../shop/order-note-words';
 import { gmtDateTimeMs, parseIsoTime } from '../../shop/shop-time';
-import { minorToShopAmount } from '../../shared/currency';
 
 
 /** For each charge event: the payment status it means, and the charge statuses that confirm it. */
@@ -53,7 +51,6 @@ export class MobileWalletEventHandler {
     private readonly orders: OrderWriteRepository,
     private readonly links: OrderLinks,
     private readonly recorder: PaymentRecorder,
-    private readonly changes: Pick<WooCommerceChangeRepository, 'enqueue'>,
     private readonly settings: ShopSettingsRepository,
     private readonly events: Pick<PaymentEvents, 'emit'>,
     private readonly clock: () => Date = () => new Date(),
@@ -123,22 +120,10 @@ export class MobileWalletEventHandler {
       const failure: PaymentFailure = { code: reason, description: charge.failureDescription ?? reason, state: walletFailureState(charge) };
       const moved = await this.recorder.move(db, payment, rule.to, settings, now,
         rule.to === 'FAILED' ? { failure, via: this.via } : { providerTime: walletEventTime(charge, rule.to) ?? parseIsoTime(event.occurred), via: this.via });
-      const refunded = rule.to === 'REFUNDED' ? Number(charge.summary?.refunded ?? 0) : 0;
-      if (refunded > 0 && settings.companion && payment.orderId !== null) {
-        // Money the wallet returned is shown refunded in WooCommerce, however it was refunded: from the order screen
-        // by the wallet's plugin (whose answer may have been lost, leaving WooCommerce without the refund), in the
-        // wallet's portal, or by another system. The charge's refunded total is handed over, so a later partial refund
-        // is heard though the payment is REFUNDED already; WooCommerce refunds only what the order does not have yet.
-        await this.changes.enqueue(db, {
-          op: 'order_refunded',
-          objectId: payment.orderId,
-          payload: {
-            refunded_total: minorToShopAmount('mobile_wallet', charge.currency ?? event.currency ?? '', refunded, settings.priceDecimals),
-            reason: `Refunded at the mobile wallet (charge ${event.chargeId}).`,
-          },
-        }, settings, now);
-        return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
-      }
+      const handed = rule.to === 'REFUNDED' && await this.recorder.handOverRefund(db, payment, {
+        refundedMinor: Number(charge.summary?.refunded ?? 0), currency: charge.currency ?? event.currency ?? '', reason: `Refunded at the mobile wallet (charge ${event.chargeId}).`,
+      }, settings, now);
+      if (handed) return processed(moved.moved ? `${moved.note}; refund handed to WooCommerce` : 'refund handed to WooCommerce');
       return moved.moved || created ? processed(moved.note) : skipped(moved.note);
     });
   }
