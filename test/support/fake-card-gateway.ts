@@ -234,12 +234,13 @@ export class FakeCardGateway extends FakeProviderServer {
     if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)$/.exec(pathname))) {
       return found(this.invoices.get(decodeURIComponent(match[1]!)), 31, pathname);
     }
-    // GET /v1/invoice/{id}/transaction/{transaction}: one transaction of an invoice (named by its id or handle), as the
-    // card plugin reads the `transaction` of an invoice event (reepay-woocommerce-payment includes/OrderFlow/Webhook.php,
-    // invoice_settled; reference/payment-providers.md "invoice_settled"); unknown: 404 with 31 "Invoice not found" or
-    // 70 "Transaction not found" (CODES).
+    // GET /v1/invoice/{id}/transaction/{transaction}: one transaction of an invoice, as the card plugin reads the
+    // `transaction` of an invoice event with the invoice's id (reepay-woocommerce-payment includes/OrderFlow/Webhook.php,
+    // invoice_settled; reference/payment-providers.md "invoice_settled"). Whether the route also takes the handle is not
+    // published: only the id is taken. Unknown: 404 with 31 "Invoice not found" or 70 "Transaction not found" (CODES).
     if (req.method === 'GET' && (match = /^\/v1\/invoice\/([^/]+)\/transaction\/([^/]+)$/.exec(pathname))) {
-      const invoice = this.invoiceByIdOrHandle(decodeURIComponent(match[1]!));
+      const id = decodeURIComponent(match[1]!);
+      const invoice = [...this.invoices.values()].find((candidate) => candidate.id === id);
       if (!invoice) return error(404, 31, pathname);
       const transaction = ((invoice.transactions as Json[] | undefined) ?? []).find((candidate) => candidate.id === decodeURIComponent(match![2]!));
       return found(transaction, 70, pathname);
@@ -481,9 +482,15 @@ export class FakeCardGateway extends FakeProviderServer {
         card_type: card.card_type ?? 'visa',
         exp_date: card.exp_date ?? '12-30',
         masked_card: card.masked_card ?? '457199XXXXXX1234',
+        // Not published: the acquirer's own words for a decline. Chosen: the error code after "Declined: ".
         ...(failed ? { error: outcome.error, error_state: outcome.errorState, acquirer_message: `Declined: ${outcome.error}` } : {}),
       },
     };
+  }
+
+  /** A step on the invoice (a refund, a cancel) joins its transactions, oldest first. */
+  private addTransaction(invoice: Json, transaction: Json): void {
+    invoice.transactions = [...((invoice.transactions as Json[] | undefined) ?? []), { invoice: invoice.id, payment_type: 'card', ...transaction }];
   }
 
   private invoiceByIdOrHandle(idOrHandle: string): Json | undefined {
@@ -552,7 +559,7 @@ export class FakeCardGateway extends FakeProviderServer {
     const refundId = crypto.randomBytes(16).toString('hex');
     // The refund is a transaction of the invoice; an `invoice_refund` event's `transaction` "equals the refund id"
     // (reference/payment-providers.md, webhook fields).
-    invoice.transactions = [...((invoice.transactions as Json[] | undefined) ?? []), { id: refundId, state: 'refunded', invoice: invoice.id, type: 'refund', amount, currency: invoice.currency, created: now, refunded: now, payment_type: 'card' }];
+    this.addTransaction(invoice, { id: refundId, state: 'refunded', type: 'refund', amount, currency: invoice.currency, created: now, refunded: now });
     const body: Json = {
       id: refundId,
       state: 'refunded',
@@ -592,7 +599,7 @@ export class FakeCardGateway extends FakeProviderServer {
     const invoice = this.invoices.get(handle);
     if (invoice) {
       invoice.state = 'cancelled';
-      invoice.transactions = [...((invoice.transactions as Json[] | undefined) ?? []), { id: transaction, state: 'cancelled', invoice: invoice.id, type: 'cancel', amount: charge.amount, currency: charge.currency, created: now, cancelled: now, payment_type: 'card' }];
+      this.addTransaction(invoice, { id: transaction, state: 'cancelled', type: 'cancel', amount: charge.amount, currency: charge.currency, created: now, cancelled: now });
     }
     return { status: 200, body: charge };
   }
