@@ -197,6 +197,9 @@ async function cardEventToBoth(stage: Stage, event: CardGatewayDeliveryEvent, or
   }
 }
 
+/** How often WooCommerce has fired woocommerce_payment_complete for the order (its recorder's log). */
+const paymentCompletions = async (shop: WooCommerceShop, orderId: number) =>
+  (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
 const refundsAt = (card: FakeCardGateway) => card.requestsTo('POST', '/v1/refund').map((r) => r.json as { invoice: string; amount: number });
 const pluginNotes = async (shop: WooCommerceShop, orderId: number) =>
   (await shop.snapshot([orderId])).by_id[orderId]!.notes.map((note) => note.content).filter((content) => content.startsWith('Refunded: '));
@@ -283,7 +286,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const { shop, card, service } = made;
     const { orderId, total, handle } = await cardRenewalRecoveredByRetry(made, `hooks-${storage}`);
     const retry = `${handle}-retry1`;
-    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completed = () => paymentCompletions(shop, orderId);
     const before = (await shop.snapshot([orderId])).by_id[orderId]!;
     const completedBefore = await completed();
 
@@ -336,7 +339,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
 
   test.serial(`${storage}: the card metas of a renewal the service recovered are the card plugin's own for a renewal it charged itself, field by field`, async (t) => {
     const made = stages.get(storage) ?? await stage(storage);
-    const { shop, card, served } = made;
+    const { shop, card } = made;
     const tag = `fidelity-${storage}`;
     const { orderId, subscriptionId } = await cardRenewalRecoveredByRetry(made, tag, { savedCard: true });
     await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
@@ -407,7 +410,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
 
     // The same capture event, heard by the wallet plugin's webhook handler too (as during the move): it finds the
     // order by _charge_id, the service's charge, and checks it; nothing the service did changes.
-    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completed = () => paymentCompletions(shop, orderId);
     const completedBefore = await completed();
     const fetchesBefore = wallet.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/recurring/v3/agreements/${agreementId}`)).length;
     await shop.php('wallet_plugin_webhook', { body: { eventType: 'recurring.charge-captured.v1', agreementId, chargeId, amount, currency: 'DKK', occurred: new Date().toISOString(), msn: wallet.merchantSerialNumber } });
@@ -471,7 +474,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     // does not pick the order up, and nothing changes (no second payment_complete, which would name another charge).
     const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.deepEqual([paid.meta._charge_id, paid.meta._vipps_recurring_pending_charge].map((v) => v?.map(String)), [[chargeId], ['']]);
-    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completed = () => paymentCompletions(shop, orderId);
     const completedBefore = await completed();
     const writesBefore = writes();
     t.false((await check()).includes(orderId));
@@ -549,7 +552,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const { orderId, handle, total } = await cardRenewalRecoveredByRetry(made, tag);
     const retry = `${handle}-retry1`;
     const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
-    const completed = async () => (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete').length;
+    const completed = () => paymentCompletions(shop, orderId);
     const completedBefore = await completed();
 
     // The failed invoice is settled at the gateway after all (the customer's bank let the first charge through late):
