@@ -2,7 +2,7 @@ import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agreement, Payment, PaymentMeta, type AgreementDisableReason, type AgreementStatus, type PaymentStatus, type Provider } from '../../entities';
 import { rawPool } from './data-source';
-import { PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
+import { page, PreparedStatement, selectEntity, slots, sqlNames } from './prepared-statement';
 import { together, write, type Executor, type Statement } from './transaction';
 
 export interface PaymentRecord {
@@ -71,6 +71,8 @@ export class PaymentRepository {
   /** Sets one meta key: an upsert on the (payment, key) index. */
   private readonly setMetaSql: string;
   private readonly metaOfPayment: PreparedStatement<'paymentId'>;
+  private readonly dueByMeta: PreparedStatement<'key' | 'now'>;
+  private readonly deletingMeta: PreparedStatement<'paymentId' | 'key'>;
   private readonly paymentsOfOrder: PreparedStatement<'orderId'>;
   /** Inserts a pending agreement, or completes the known one (see lockOrCreateAgreement). */
   private readonly createAgreementSql: string;
@@ -81,7 +83,7 @@ export class PaymentRepository {
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod', 'subscriptionId');
+    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod', 'subscriptionId', 'key');
     const byKey = (alias: string) => `${alias}.provider = :provider AND ${alias}.externalId = :externalId`;
     const query = () => dataSource.createQueryBuilder();
 
@@ -108,6 +110,10 @@ export class PaymentRepository {
     this.setMetaSql = `INSERT INTO ${meta.table} (${m.paymentId}, ${m.key}, ${m.value}) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE ${m.value} = VALUES(${m.value})`;
     this.metaOfPayment = PreparedStatement.from(query().select('m.key', 'key').addSelect('m.value', 'value')
       .from(PaymentMeta, 'm').where('m.paymentId = :paymentId').setParameters(s));
+    // On the (key, payment) index: the few payments with a step of the service's due by this meta's time.
+    this.dueByMeta = PreparedStatement.from(query().select('m.paymentId', 'paymentId').from(PaymentMeta, 'm')
+      .where("m.key = :key AND m.value <> '' AND m.value <= :now").orderBy('m.paymentId').setParameters(s));
+    this.deletingMeta = PreparedStatement.from(query().delete().from(PaymentMeta).where('paymentId = :paymentId AND key = :key').setParameters(s));
 
     const agreement = sqlNames(dataSource, Agreement);
     const a = agreement.column;
@@ -199,6 +205,18 @@ export class PaymentRepository {
       if (value === undefined) continue;
       await write(db, this.setMetaSql, [paymentId, key, value]);
     }
+  }
+
+  /** The payments whose meta `key` holds a shop time (GMT, as gmtDateTimeMs writes it) at or before `now`, at most `limit`. */
+  async dueByMetaTime(key: string, now: string, limit: number): Promise<number[]> {
+    const { sql, values } = page(this.dueByMeta.with({ key, now }), limit);
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return rows.map((row) => Number(row.paymentId));
+  }
+
+  async deleteMeta(db: Executor, paymentId: number, key: string): Promise<void> {
+    const { sql, values } = this.deletingMeta.with({ paymentId, key });
+    await write(db, sql, values);
   }
 
   async meta(paymentId: number, db: Executor = this.pool): Promise<Record<string, string>> {

@@ -216,13 +216,69 @@ export function pluginPaymentMetaScenarios(name: string, storage: { hpos: boolea
     t.deepEqual((await paymentChange(orderId)).meta, cardMetas(handle));
   });
 
-  test.serial('card, an authorised charge: the plugin\'s handle and its authorised state travel with the authorisation', async (t) => {
+  /** The service's payments of the order, oldest first. */
+  const paymentsOf = async (orderId: number) => (await q(`SELECT external_id, status FROM ${shop.prefix}sidecar_payments WHERE order_id = ? ORDER BY id`, [orderId]))
+    .map((row) => ({ external_id: String(row.external_id), status: row.status }));
+  const settles = (handle: string) => card.requestsTo('POST', `/v1/charge/${handle}/settle`);
+  async function until(check: () => Promise<boolean>, what: string) {
+    for (let i = 0; i < 100; i += 1) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`not within 5 s: ${what}`);
+  }
+
+  test.serial('card, an authorised charge: the plugin\'s handle and its authorised state travel with the authorisation; the service then settles it, once, and the order is paid with the settle transaction', async (t) => {
     const { orderId } = await failedCardRenewal();
     card.queueChargeOutcome({ kind: 'authorized' });
     await tickAfter(12 * HOUR);
     const rows = await q(`SELECT payload FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'order_payment_authorized'`, [orderId]);
     t.is(rows.length, 1);
     t.deepEqual(JSON.parse(String(rows[0].payload)).meta, { set: { _reepay_order: `order-${orderId}-retry1`, _reepay_state_authorized: '1' }, delete: [] });
+    // The gateway took nothing: the service settles what it asked to settle, right after the commit.
+    const handle = `order-${orderId}-retry1`;
+    await until(async () => (await paymentsOf(orderId)).some((payment) => payment.status === 'CAPTURED'), 'the authorisation settled');
+    const charge = (await q(`SELECT idempotency_key FROM ${shop.prefix}sidecar_charges WHERE order_id = ?`, [orderId]))[0];
+    t.deepEqual(settles(handle).map((r) => r.json), [{ key: `${charge.idempotency_key}-settle`, amount: 14900 }]);
+    t.like(card.charge(handle), { state: 'settled', amount: 14900 });
+    t.deepEqual(await paymentsOf(orderId), [{ external_id: `order-${orderId}`, status: 'FAILED' }, { external_id: handle, status: 'CAPTURED' }]);
+    t.deepEqual((await paymentChange(orderId)).meta, cardMetas(handle));
+    await tickAfter(MINUTE);
+    t.is(settles(handle).length, 1, 'the worker\'s pass asks nothing more');
+  });
+
+  test.serial('card, an authorised charge whose settle answer was lost: the worker\'s pass asks again with the same key, and the gateway settled it once', async (t) => {
+    const { orderId } = await failedCardRenewal();
+    const handle = `order-${orderId}-retry1`;
+    card.queueChargeOutcome({ kind: 'authorized' });
+    card.loseAnswers((method, path) => method === 'POST' && path === `/v1/charge/${handle}/settle`);
+    await tickAfter(12 * HOUR);
+    await until(async () => settles(handle).length === 1, 'the settle asked after the commit');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.deepEqual((await paymentsOf(orderId)).map((payment) => payment.status), ['FAILED', 'AUTHORIZED'], 'not settled while the answer is unknown');
+    await tickAfter(MINUTE);
+    t.is(settles(handle).length, 2);
+    t.deepEqual(settles(handle)[1]!.json, settles(handle)[0]!.json, 'the same key and amount');
+    t.deepEqual((await paymentsOf(orderId)).map((payment) => payment.status), ['FAILED', 'CAPTURED']);
+    t.is(((card.invoice(handle)?.transactions as { type: string }[]) ?? []).filter((transaction) => transaction.type === 'settle').length, 1, 'one settle at the gateway');
+    t.deepEqual((await paymentChange(orderId)).meta, cardMetas(handle));
+  });
+
+  test.serial('card, an authorised charge of an order the shop cancelled before the settle: the authorisation is released, never settled', async (t) => {
+    const { orderId } = await failedCardRenewal();
+    const handle = `order-${orderId}-retry1`;
+    card.queueChargeOutcome({ kind: 'authorized' });
+    // The settle after the commit never reaches the gateway (the connection drops before it is read).
+    card.stallRequests((method, path) => method === 'POST' && path === `/v1/charge/${handle}/settle`, 'before');
+    await tickAfter(12 * HOUR);
+    await until(async () => card.stalledRequests.length === 1, 'the settle under way');
+    await setStatus(orderId, 'cancelled');
+    card.dropStalled();
+    await tickAfter(MINUTE);
+    t.like(card.charge(handle), { state: 'cancelled' });
+    t.deepEqual(((card.invoice(handle)?.transactions as { type: string }[]) ?? []).map((transaction) => transaction.type), ['authorization', 'cancel'], 'nothing settled');
+    t.deepEqual((await paymentsOf(orderId)).map((payment) => payment.status), ['FAILED', 'CANCELED']);
+    t.is((await q(`SELECT COUNT(*) AS n FROM ${shop.prefix}sidecar_woocommerce_changes WHERE object_id = ? AND op = 'order_payment_complete'`, [orderId]))[0].n, 0, 'the order is not paid');
   });
 
   test.serial('wallet, the service\'s planned retry taken on its due date (webhook): the change names the charge, its agreement and its status as the plugin keeps them', async (t) => {

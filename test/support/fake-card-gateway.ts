@@ -18,6 +18,7 @@ import { signCardGatewayEvent } from '../../src/payments/providers/card-gateway/
  * - ERRORS: https://optimize-docs.billwerk.com/docs/errors (HTTP status summary and the error body)
  * - AUTH: https://optimize-docs.billwerk.com/reference/authentication
  * - CODES: reepay/reepay-woocommerce-payment includes/Api.php ERROR_CODES (same list: 0zd0/billwerk-sdk-php src/Helper/ErrorCodes.php)
+ * - SETTLE: oscar-team/reepay-php-api docs/Model/SettleCharge.md and docs/Api/ChargeApi.md (settleCharge)
  * - CHARGE_ERRORS: the charge errors table of https://optimize-docs.billwerk.com/reference/session (the create-charge
  *   operation's own codes: 9, 18, 19, 24, 29, 72, 79, 80, 99, 100, 105)
  */
@@ -64,7 +65,9 @@ const MESSAGES: Record<number, string> = {
   80: 'Invoice has processing transaction',
   99: 'Customer cannot be changed on invoice',
   100: 'Amount change not allowed on invoice',
+  102: 'Amount higher than authorized amount',
   105: 'Invoice already authorized',
+  106: 'Invoice must be authorized',
   110: 'Unknown or missing source',
   122: 'Request rate limit exceeded',
   123: 'Concurrent request limit exceeded',
@@ -265,6 +268,10 @@ export class FakeCardGateway extends FakeProviderServer {
     // POST /v1/charge/{handle}/cancel (reepay-woocommerce-payment includes/Api.php cancel_payment; billwerk-sdk-php ChargeService cancel).
     if (req.method === 'POST' && (match = /^\/v1\/charge\/([^/]+)\/cancel$/.exec(pathname))) {
       return this.cancelCharge(decodeURIComponent(match[1]!), pathname);
+    }
+    // POST /v1/charge/{handle}/settle (SETTLE; reepay-woocommerce-payment includes/Api.php settle).
+    if (req.method === 'POST' && (match = /^\/v1\/charge\/([^/]+)\/settle$/.exec(pathname))) {
+      return this.settleRequest(decodeURIComponent(match[1]!), json, rawBody, pathname);
     }
     if (req.method === 'POST' && pathname === '/v1/refund') return this.refundRequest(json, rawBody);
     // ERRORS: "404 - Not Found", "405 - Method Not Allowed"; 8 "Not found" (CODES).
@@ -580,6 +587,76 @@ export class FakeCardGateway extends FakeProviderServer {
   /** The refunds the gateway made on an invoice (its credit notes), oldest first. */
   creditNotes(handle: string): Json[] {
     return [...((this.invoices.get(handle)?.credit_notes as Json[] | undefined) ?? [])];
+  }
+
+  /**
+   * POST /v1/charge/{handle}/settle (SETTLE: oscar-team/reepay-php-api docs/Model/SettleCharge.md, the same in
+   * pfeiffer/reepay-ruby docs/SettleCharge.md; the body may be empty):
+   * - `key` (optional): "Only one settle can be performed for the same handle ... multiple requests with the same key
+   *   will yield the same result. In case of networking errors the same request with same key can safely be retried";
+   * - `amount` (optional): "different from authorized amount to settle. Must be less than or equal to the authorized
+   *   amount", else 102 "Amount higher than authorized amount" (CODES); "Either `amount` or `order_lines` can be
+   *   provided" (both: refused as a malformed request); `order_lines` "controls the amount";
+   * - an unknown handle: 404 with 31 "Invoice not found" (CODES, as for the invoice); a settled charge 79 "Invoice
+   *   already settled" (SETTLE: "the second will fail because charge is already settled"; the official plugin matches
+   *   that message); a cancelled one 29 "Invoice already cancelled"; any other state 106 "Invoice must be authorized"
+   *   (CODES; which code each state gets is not published: chosen).
+   * Settled, the charge's `amount` is what was settled (reference 1.6: "after partial settles it is the total
+   * settled"), its invoice settled with a settle transaction the charge's `transaction` names.
+   */
+  private settleRequest(handle: string, json: unknown, rawBody: string, path: string): Answer {
+    if (rawBody.trim() !== '' && (json === null || typeof json !== 'object' || Array.isArray(json))) return invalid(path, 'the body is not a JSON object');
+    const input = (rawBody.trim() === '' ? {} : json) as Json;
+    if (input.key !== undefined && typeof input.key !== 'string') return invalid(path, 'key must be a string');
+    const idempotencyKey = typeof input.key === 'string' ? `settle\n${handle}\n${input.key}` : null;
+    const previous = idempotencyKey === null ? undefined : this.idempotent.get(idempotencyKey);
+    if (previous) return previous;
+    const answer = this.settleCharge(handle, input, path);
+    if (idempotencyKey !== null && answer.status < 500) this.idempotent.set(idempotencyKey, { status: answer.status, body: answer.body });
+    return answer;
+  }
+
+  private settleCharge(handle: string, input: Json, path: string): Answer {
+    if (input.amount !== undefined && input.order_lines !== undefined) return invalid(path, 'either amount or order_lines can be provided');
+    let amount: number | undefined;
+    if (input.amount !== undefined) {
+      if (typeof input.amount !== 'number' || !Number.isInteger(input.amount) || input.amount > INT32_MAX) return invalid(path, 'amount must be an integer');
+      if (input.amount < 1) return error(400, 146, path);
+      amount = input.amount;
+    } else if (input.order_lines !== undefined) {
+      if (!Array.isArray(input.order_lines) || !input.order_lines.length) return invalid(path, 'order_lines must be a non-empty array');
+      amount = 0;
+      for (const line of input.order_lines as Json[]) {
+        const quantity = line.quantity === undefined ? 1 : Number(line.quantity);
+        if (typeof line.amount !== 'number' || !Number.isInteger(quantity) || quantity < 1) return invalid(path, 'each order line needs an amount and a positive quantity');
+        const vat = line.amount_incl_vat === false ? 1 + Number(line.vat ?? 0) : 1;
+        amount += Math.round(line.amount * quantity * vat);
+      }
+    }
+    const charge = this.charges.get(handle);
+    if (!charge) return error(404, 31, path);
+    if (charge.state === 'settled') return error(400, 79, path);
+    if (charge.state === 'cancelled') return error(400, 29, path);
+    if (charge.state !== 'authorized') return error(400, 106, path);
+    const authorized = Number(charge.authorized_amount ?? charge.amount);
+    const settled = amount ?? authorized;
+    if (settled > authorized) return error(400, 102, path);
+    const now = new Date().toISOString();
+    const transaction = crypto.randomBytes(16).toString('hex');
+    Object.assign(charge, { state: 'settled', settled: now, amount: settled, transaction });
+    const invoice = this.invoices.get(handle);
+    if (invoice) {
+      Object.assign(invoice, { state: 'settled', settled: now, settled_amount: settled });
+      this.addTransaction(invoice, { id: transaction, state: 'settled', type: 'settle', amount: settled, currency: charge.currency, created: now, settled: now });
+    }
+    return { status: 200, body: charge };
+  }
+
+  /** The `invoice_settled` event the gateway sends once a charge was settled (by POST .../settle). */
+  settledEvent(handle: string): CardGatewayDeliveryEvent {
+    const charge = this.charges.get(handle);
+    if (charge?.state !== 'settled') throw new Error(`no settled charge ${handle} at the fake gateway`);
+    return { event_type: 'invoice_settled', invoice: handle, transaction: String(charge.transaction), customer: String(charge.customer) };
   }
 
   /**

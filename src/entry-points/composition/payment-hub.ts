@@ -53,6 +53,7 @@ import { StaffStopDunning } from '../../dunning/staff-stop-dunning.use-case';
 import { StaffOrderNotes } from '../../dunning/staff-order-notes';
 import { ChargeLedger } from '../../payments/charge-ledger';
 import { RenewalFacts } from '../../payments/renewal-facts';
+import { SettleOwnAuthorisations } from '../../payments/settle-own-authorisations.use-case';
 import { SettleOpenCharges } from '../../payments/settle-open-charges.use-case';
 import { HearShopOrderNotice } from '../../payments/shop-order-notice.use-case';
 import { SwitchedPaymentMethods } from '../../dunning/switched-payment-methods.use-case';
@@ -96,6 +97,9 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
   const unwantedCharges = new UnwantedCharges({ payments, orders, orderWrites, settings, cardGateway, mobileWallet, log, clock, recorder });
   // One renewal, one payment: once a renewal is paid, what else of the service's is still open for it is cancelled.
   events.on(RENEWAL_PAID, (event, db) => unwantedCharges.onOrderPaid(db, event.payment, event.now));
+  // A card charge of the service's that the gateway only authorised is settled by the service (or released when the shop closed the order).
+  const settleOwnAuthorisations = new SettleOwnAuthorisations({ payments, ledger, cardGateway, orders, orderWrites, recorder, refusals, settings, log, clock });
+  events.on(RENEWAL_PAID, (event, db) => settleOwnAuthorisations.onPaid(db, event.payment, event.now));
   const settleOpenCharges = new SettleOpenCharges({ ledger, renewals, orders, orderWrites, payments, retries, subscriptions, recorder, unwantedCharges, events, settings, log, clock });
   const links = new OrderLinks(orders, orderWrites, retries);
   const secondCaptureRecords = new SecondCaptureRepository(dataSource);
@@ -164,7 +168,7 @@ export function buildPaymentHub(config: Config, dataSource: DataSource, log: Log
       new MobileWalletEventHandler(mobileWallet, payments, orderWrites, links, recorder, settings, events, clock), log),
     runDueRetries,
     /** The charge ledger (one open charge per renewal), and the worker's pass that closes what its renewals no longer want. */
-    ledger, settleOpenCharges,
+    ledger, settleOpenCharges, settleOwnAuthorisations,
     /** The companion's notice that a renewal left the statuses awaiting payment: its open charge settled at once. */
     hearShopOrderNotice: new HearShopOrderNotice({ loggedInSecret: shop.loggedInSecret, openCharges: settleOpenCharges, log, clock }),
     dunningCases, dunning, unwantedCharges, refusals,

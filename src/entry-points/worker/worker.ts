@@ -149,6 +149,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     const settled = await hub.settleOpenCharges.pass();
     if (settled.cancelled || settled.takenAfterCancel) log.info('open_charges_settled', { ...settled });
     progress();
+    // A card charge of the service's that the gateway only authorised: settled now if the settle after its commit was not made.
+    const authorisations = await hub.settleOwnAuthorisations.pass();
+    if (authorisations.looked) log.info('authorisations_settle_pass', { ...authorisations });
+    progress();
     // A payment method the customer switched to since the failure (whatever the provider told, or did not): charged first.
     const switched = await hub.switchedPaymentMethods.pass();
     if (switched) log.info('dunning_switched_payment_methods', { charged: switched });

@@ -185,6 +185,15 @@ export class CardGatewayClient {
     return this.send('POST', '/v1/charge', body, input.leaveBy);
   }
 
+  /**
+   * POST /v1/charge/{handle}/settle: an authorized charge settled (captured), at most its authorized amount. Only
+   * one settle per handle; the same `key` answers the same again, so a settle whose answer was lost is asked again
+   * with it. A charge settled already is refused with 79.
+   */
+  settleCharge(handle: string, input: { key: string; amount: number }): Promise<CardGatewayResult<CardGatewayCharge>> {
+    return this.send('POST', `/v1/charge/${encodeURIComponent(handle)}/settle`, { key: input.key, amount: input.amount });
+  }
+
   /** POST /v1/charge/{handle}/cancel: a charge not yet settled (created, pending, authorized) is cancelled and never taken. */
   cancelCharge(handle: string): Promise<CardGatewayResult<CardGatewayCharge>> {
     return this.send('POST', `/v1/charge/${encodeURIComponent(handle)}/cancel`);
