@@ -112,7 +112,12 @@ export interface PreRenewalCheckConfig {
   intervalSeconds: number;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  /** What to do about it, when more can be said than "correct the setting". */
+  constructor(message: string, readonly fix?: string) {
+    super(message);
+  }
+}
 
 /** A required variable that is set nowhere (the environment, `.env`, WP_CONFIG_FILE). */
 export class MissingSettingError extends ConfigError {}
@@ -289,7 +294,9 @@ function addressList(env: Env, name: string, fallback: string): string[] {
 export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<string> = new Set()): Config {
   const { env, notices } = withWpConfigFile(environment);
   const prefix = text(env, 'DB_TABLE_PREFIX', 'wp_')!;
-  if (!/^[A-Za-z0-9_]+$/.test(prefix)) throw new ConfigError('DB_TABLE_PREFIX may hold only letters, digits and underscores');
+  if (!/^[A-Za-z0-9_]+$/.test(prefix)) {
+    throw new ConfigError('DB_TABLE_PREFIX may hold only letters, digits and underscores', 'set DB_TABLE_PREFIX to $table_prefix from the shop\'s wp-config.php (such as wp_)');
+  }
   const dbName = required(env, 'DB_NAME');
   if (!/^[A-Za-z0-9_$-]+$/.test(dbName)) throw new ConfigError('DB_NAME may hold only letters, digits, _, $ and -');
 
@@ -520,7 +527,7 @@ function withDotEnvHint(error: ConfigError, dotEnv: DotEnv): string {
   return `${error.message}, and there is no .env in ${dotEnv.folder}: run it from the service's folder (where its .env is), or set the variables in the environment`;
 }
 
-export type ConfigReading = { ok: true; config: Config } | { ok: false; problem: string };
+export type ConfigReading = { ok: true; config: Config } | { ok: false; problem: string; fix?: string };
 
 /** The one line that says why the configuration cannot be used. */
 export function configurationErrorLine(problem: string): string {
@@ -545,7 +552,7 @@ export function readConfig(): ConfigReading {
   try {
     config = loadConfig(process.env, dotEnv.names);
   } catch (error) {
-    if (error instanceof ConfigError) return { ok: false, problem: withDotEnvHint(error, dotEnv) };
+    if (error instanceof ConfigError) return { ok: false, problem: withDotEnvHint(error, dotEnv), ...(error.fix ? { fix: error.fix } : {}) };
     throw error;
   }
   if (config.extraCertificateAuthorities.length) trustCertificateAuthorities(config.extraCertificateAuthorities);

@@ -52,7 +52,9 @@ export function databaseProblem(error: unknown, db: Config['db']): DatabaseProbl
     return {
       setting: 'DB_PASSWORD', unreachable: false,
       detail: `the database at ${where} refused ${as}: ${message}`,
-      fix: `set DB_USER and DB_PASSWORD to the shop's database user; a user is granted per host, and this connection arrives as ${as}`
+      // A mistyped password is the likeliest cause and is said first; a user made for another host comes after.
+      fix: `check DB_PASSWORD first: it may be wrong (copy DB_PASSWORD from wp-config.php, or the password the user was created with); then DB_USER.`
+        + ` If both are right, the user may exist only for another host: a user is granted per host, and this connection arrives as ${as}`
         + ` (create the user for that host, e.g. CREATE USER ${as} IDENTIFIED BY '…', or connect as the host it was created for: DB_HOST=localhost uses the socket)`,
     };
   }

@@ -63,11 +63,13 @@ test.after.always(async () => {
 });
 
 for (const [setting, bad, named] of [
-  ['DB_PASSWORD', 'wrongpassword', /^configuration error: DB_PASSWORD: the database at 127\.0\.0\.1:3306 refused 'root'@'[^']+'.*Fix: .*host/m],
+  ['DB_PASSWORD', 'wrongpassword', /^configuration error: DB_PASSWORD: the database at 127\.0\.0\.1:3306 refused 'root'@'[^']+'.*Fix: check DB_PASSWORD first: it may be wrong.*host.*The running processes were left as they are\.$/m],
+  // Refused as it is read, before anything is tried: the same line's parts, the fix and what became of the service.
+  ['DB_TABLE_PREFIX', 'wp-', /^configuration error: DB_TABLE_PREFIX may hold only letters, digits and underscores\. Fix: set DB_TABLE_PREFIX to \$table_prefix from the shop's wp-config\.php \(such as wp_\)\. The running processes were left as they are\.$/m],
   ['REDIS_URL', 'redis://127.0.0.1:1', /^configuration error: REDIS_URL: no answer from Redis at 127\.0\.0\.1:1.*Fix: start redis-server/m],
   ['DB_TABLE_PREFIX', 'wrong_', /^configuration error: DB_TABLE_PREFIX: no WooCommerce in \S+ with prefix wrong_\. Fix: check DB_NAME and DB_TABLE_PREFIX/m],
 ] as const) {
-  test.serial(`When ${setting} goes wrong in the settings of a running service, Then \`npm run reload\` exits non-zero with one line naming ${setting}, and the old processes answer every request during and after it`, async (t) => {
+  test.serial(`When ${setting} goes wrong (${bad}) in the settings of a running service, Then \`npm run reload\` exits non-zero with one line naming ${setting}, and the old processes answer every request during and after it`, async (t) => {
     const settings = await serviceSettings(shop);
     const pm2 = pm2Home(settings);
     const start = await pm2.npmStart();

@@ -90,7 +90,7 @@ async function refundFromOrderScreen(shop: WooCommerceShop, orderId: number, amo
  * subscription holding no saved card of the plugin's own (only `_reepay_token`), the plugin failed the renewal itself
  * ("Payment token does not exist") and named invoice order-N in `_reepay_order`; the gateway holds order-N declined.
  */
-async function cardRenewalRecoveredByRetry(stage: Stage, tag: string, options: { savedCard?: boolean } = {}): Promise<{ orderId: number; subscriptionId: number; total: string; handle: string }> {
+async function cardRenewalRecoveredByRetry(stage: Stage, tag: string, options: { savedCard?: boolean; authorisedOnly?: boolean } = {}): Promise<{ orderId: number; subscriptionId: number; total: string; handle: string }> {
   const { shop, service, card } = stage;
   const customer = `cust-${tag}`;
   const token = `ca-${tag}`;
@@ -104,7 +104,8 @@ async function cardRenewalRecoveredByRetry(stage: Stage, tag: string, options: {
   const total = String((await shop.snapshot([orderId])).by_id[orderId]!.data.total);
   const minor = Math.round(Number(total) * 100);
   card.setCharge(handle, { state: 'failed', amount: minor, customer, error: 'insufficient_funds', error_state: 'soft_declined' });
-  card.queueChargeOutcome({ kind: 'settled' });
+  // `authorisedOnly`: the gateway answers the retry (asked to settle) with an authorisation only; the service settles it.
+  card.queueChargeOutcome({ kind: options.authorisedOnly ? 'authorized' : 'settled' });
   const failed = await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret);
   if (failed.res.status !== 200) throw new Error(`invoice_failed answered ${failed.res.status}`);
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', 90_000, `renewal ${orderId} paid by the service's retry`);
@@ -543,6 +544,39 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.is(card.charge(handle)?.state, 'failed', 'the failed invoice untouched');
     const [payment] = await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [retry]);
     t.is(payment?.status, 'CAPTURED');
+  });
+
+  test.serial(`${storage}: the gateway only authorised the service's retry: the service settles it itself (the plugin's full capture reads order-N), WooCommerce is paid once with the settle transaction, staff's Completed asks nothing more, and the Refund button refunds that invoice`, async (t) => {
+    const made = stages.get(storage) ?? await stage(storage);
+    const { shop, card, service } = made;
+    const { orderId, handle, total } = await cardRenewalRecoveredByRetry(made, `authorised-${storage}`, { authorisedOnly: true });
+    const retry = `${handle}-retry1`;
+    const settles = card.requestsTo('POST', `/v1/charge/${retry}/settle`);
+    t.is(settles.length, 1, 'the service settled its authorisation, once');
+    t.like(settles[0]!.json, { amount: Math.round(Number(total) * 100) });
+    t.is(card.invoice(retry)?.state, 'settled');
+    t.is(card.charge(handle)?.state, 'failed', 'the failed invoice untouched');
+    const paid = (await shop.snapshot([orderId])).by_id[orderId]!;
+    t.is(paid.data.transaction_id, retry);
+    t.deepEqual(paid.meta._reepay_order, [retry]);
+    t.deepEqual(paid.meta._reepay_capture_transaction, [String(card.charge(retry)?.transaction)], 'the settle transaction, as the plugin keeps it after its own settle');
+    t.deepEqual(paid.meta._reepay_state_settled, ['1']);
+    t.is(await paymentCompletions(shop, orderId), 1, 'paid once');
+
+    // The gateway's invoice_settled for that settle, heard by the service: nothing changes.
+    precondition((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_settled', invoice: retry, transaction: String(card.charge(retry)?.transaction) }, card.webhookSecret)).res.status === 200, 'invoice_settled answered 200');
+    // Staff complete the order: the plugin's capture on that status (capture_full_order(), multi_settle()) has nothing left to take.
+    const writesBefore = card.writes().length;
+    await shop.call('order_update_status', orderId, { status: 'completed', manual: true });
+    t.is((await shop.snapshot([orderId])).by_id[orderId]!.status, 'completed');
+    t.deepEqual(card.writes().slice(writesBefore).map((r) => `${r.method} ${r.path}`), [], 'no settle or cancel asked of the gateway');
+    t.is(await paymentCompletions(shop, orderId), 1, 'still paid once');
+
+    const refund = await refundFromOrderScreen(shop, orderId, total, 'Customer returned the box');
+    t.is(refund.error, undefined);
+    t.deepEqual(refundsAt(card).filter((r) => r.invoice.startsWith(handle)), [{ invoice: retry, amount: Math.round(Number(total) * 100) }]);
+    const [payment] = await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'card_gateway' AND external_id = ?`, [retry]);
+    t.true(['CAPTURED', 'REFUNDED'].includes(String(payment?.status)));
   });
 
   test.serial(`${storage}: paid twice with both plugins active: the failed invoice settles at the gateway after the service's retry took the money; WooCommerce is not paid again, and the order names the later capture, which the Refund button then refunds`, async (t) => {

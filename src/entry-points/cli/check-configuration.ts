@@ -14,14 +14,16 @@ import { CONFIGURATION_EXIT_CODE } from '../service-configuration';
 async function main(): Promise<number> {
   const purpose: StartCheckPurpose = process.argv[2] === 'reload' ? 'reload' : 'start';
   const reading = readConfig();
+  const kept = purpose === 'reload' ? ' The running processes were left as they are.' : ' Nothing was started.';
   if (!reading.ok) {
-    process.stderr.write(`${configurationErrorLine(reading.problem)}\n`);
+    // As every refusal here: what is wrong, the fix, and what became of the running service.
+    const fix = reading.fix ?? 'correct it in .env (or the environment), then run the command again';
+    process.stderr.write(`${configurationErrorLine(reading.problem)}. Fix: ${fix}.${kept}\n`);
     return CONFIGURATION_EXIT_CODE;
   }
   const outcome = await checkBeforeStart(reading.config, purpose);
   for (const warning of outcome.warnings) process.stderr.write(`warning: ${warning}\n`);
   if (outcome.refusal) {
-    const kept = purpose === 'reload' ? ' The running processes were left as they are.' : ' Nothing was started.';
     process.stderr.write(`${settingRefusedLine(outcome.refusal)}.${kept}\n`);
     return CONFIGURATION_EXIT_CODE;
   }
