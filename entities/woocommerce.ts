@@ -131,3 +131,13 @@ export class PaymentToken {
   @Column({ type: 'varchar', length: 200, name: 'type' }) type!: string;
   @Column({ type: 'tinyint', name: 'is_default', default: 0 }) isDefault!: number;
 }
+
+/** A saved payment method's details (WC_Payment_Token_CC: `card_type`, `last4`, `expiry_month`, `expiry_year`). */
+@Entity({ name: 'woocommerce_payment_tokenmeta', synchronize: false })
+@Index('payment_token_id', ['paymentTokenId'])
+export class PaymentTokenMeta {
+  @PrimaryGeneratedColumn({ type: 'bigint', unsigned: true, name: 'meta_id' }) id!: string;
+  @Column({ type: 'bigint', unsigned: true, name: 'payment_token_id' }) paymentTokenId!: string;
+  @Column({ type: 'varchar', length: 255, name: 'meta_key', nullable: true }) key!: string | null;
+  @Column({ type: 'longtext', name: 'meta_value', nullable: true }) value!: string | null;
+}

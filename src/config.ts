@@ -43,6 +43,10 @@ export interface Config {
     apiKey?: string;
     apiSecret?: string;
     throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number };
+    /** HELPDESK_CARD_TOKEN: the Bearer token of the helpdesk's custom card (Dixa); unset refuses every card request. */
+    cardToken?: string;
+    /** HELPDESK_CARD_ALLOW_FROM: the only addresses allowed to ask for the card (Dixa's published ones); empty allows any. */
+    cardAllowFrom: string[];
   };
   shopUrl?: string;
   wordpressSecrets: { loggedInKey?: string; loggedInSalt?: string; nonceKey?: string; nonceSalt?: string };
@@ -345,6 +349,8 @@ export function loadConfig(environment: Env = process.env, dotEnv: ReadonlySet<s
         windowSeconds: integer(env, 'HELPDESK_THROTTLE_WINDOW_SECONDS', 900, 1, 31_536_000),
         blockSeconds: integer(env, 'HELPDESK_THROTTLE_BLOCK_SECONDS', 900, 1, 31_536_000),
       },
+      cardToken: text(env, 'HELPDESK_CARD_TOKEN'),
+      cardAllowFrom: addressList(env, 'HELPDESK_CARD_ALLOW_FROM', ''),
     },
     shopUrl: url(env, 'SHOP_URL'),
     wordpressSecrets: {

@@ -11,6 +11,14 @@ import { customerRecord, newestFirst, type CustomerRecord } from './customer-rec
 
 export type CustomerQuery = { email: string } | { phone: string };
 
+/** Who matched: the newest match (whose name and contact details the customer is shown with), and all of theirs found. */
+export interface CustomerMatch {
+  anchor: ShopOrder | ShopSubscription;
+  orders: ShopOrder[];
+  /** With the subscription's meta as stored (its payment method's card or agreement). */
+  subscriptions: (ShopSubscription & { meta: Record<string, string> })[];
+}
+
 export type CustomerLookupOutcome = { kind: 'found'; customer: CustomerRecord } | { kind: 'no_match' };
 
 /** How many of the customer's newest orders and subscriptions the record lists. */
@@ -41,10 +49,24 @@ export class LookupCustomer {
   private catchingUp: Promise<void> | null = null;
 
   async execute(query: CustomerQuery): Promise<CustomerLookupOutcome> {
-    await this.indexNewContacts();
     const settings = await this.deps.settings.current();
+    const matched = await this.match(query, settings);
+    if (!matched) return { kind: 'no_match' };
+    const { anchor, orders, subscriptions } = matched;
+    const recentOrders = orders.slice(0, RECENT_ORDERS);
+    const listed = subscriptions.slice(0, LISTED_SUBSCRIPTIONS);
+    const described = await Promise.all(recentOrders.map(async (order) => ({ order, fields: await describeOrderStatus(order, settings, this.deps.extensions) })));
+    return { kind: 'found', customer: customerRecord({ anchor, orders: described, subscriptions: listed, settings }) };
+  }
+
+  /**
+   * The customer's orders and subscriptions, newest first, as the lookup matches them (also the helpdesk card's
+   * match); null when nothing matches.
+   */
+  async match(query: CustomerQuery, settings: ShopSettings): Promise<CustomerMatch | null> {
+    await this.indexNewContacts();
     const key = 'email' in query ? emailKey(query.email) : suppliedPhoneKey(query.phone, settings.baseCountry);
-    if (!key) return { kind: 'no_match' };
+    if (!key) return null;
     const contact: ContactKey = 'email' in query ? { email: key } : { phone: key };
     // Only the key asked by is worked out for each hit: phone keys cost libphonenumber parses.
     const matches = (record: ShopOrder | ShopSubscription) => ('email' in contact
@@ -55,7 +77,7 @@ export class LookupCustomer {
     const orders = found.orders.filter(matches);
     const subscriptions = found.subscriptions.filter(matches);
     const anchor = [...orders, ...subscriptions].sort(newestFirst)[0];
-    if (!anchor) return { kind: 'no_match' };
+    if (!anchor) return null;
 
     if (anchor.customerId > 0) {
       const known = new Set([...orders, ...subscriptions].map((record) => record.id));
@@ -65,10 +87,7 @@ export class LookupCustomer {
       subscriptions.push(...more.subscriptions.filter(sameCustomer));
     }
 
-    const recentOrders = orders.sort(newestFirst).slice(0, RECENT_ORDERS);
-    const listed = subscriptions.sort(newestFirst).slice(0, LISTED_SUBSCRIPTIONS);
-    const described = await Promise.all(recentOrders.map(async (order) => ({ order, fields: await describeOrderStatus(order, settings, this.deps.extensions) })));
-    return { kind: 'found', customer: customerRecord({ anchor, orders: described, subscriptions: listed, settings }) };
+    return { anchor, orders: orders.sort(newestFirst), subscriptions: subscriptions.sort(newestFirst) };
   }
 
   /** Best effort: when it fails, the lookup still answers from the index as it is. */
@@ -80,13 +99,13 @@ export class LookupCustomer {
   }
 
   /** The index hits for `key` (minus `skip`), read from the authoritative store. */
-  private async read(key: ContactKey, settings: ShopSettings, skip: Set<number>): Promise<{ orders: ShopOrder[]; subscriptions: ShopSubscription[] }> {
+  private async read(key: ContactKey, settings: ShopSettings, skip: Set<number>): Promise<Omit<CustomerMatch, 'anchor'>> {
     const hits = await this.deps.index.find(key, { orders: RECENT_ORDERS + SLACK, subscriptions: LISTED_SUBSCRIPTIONS + SLACK });
     const ids = (found: number[]) => found.filter((id) => !skip.has(id));
     const [orders, subscriptions] = await Promise.all([
       this.deps.orders.findManyByIds(ids(hits.orders), settings, 'shop_order'),
       this.deps.orders.findManyByIds(ids(hits.subscriptions), settings, 'shop_subscription'),
     ]);
-    return { orders, subscriptions: subscriptions.map(subscriptionFrom) };
+    return { orders, subscriptions: subscriptions.map((record) => ({ ...subscriptionFrom(record), meta: record.meta })) };
   }
 }

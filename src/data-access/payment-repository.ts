@@ -78,12 +78,13 @@ export class PaymentRepository {
   private readonly createAgreementSql: string;
   private readonly lockAgreement: PreparedStatement<'provider' | 'externalId'>;
   private readonly activeAgreement: PreparedStatement<'provider' | 'customerHandle'>;
+  private readonly agreementsByExternal: PreparedStatement<'provider' | 'externalIds'>;
   private readonly activeAgreementOfSubscriptionStatement: PreparedStatement<'provider' | 'subscriptionId'>;
   private readonly updateAgreementStatement: PreparedStatement<'id' | 'status' | 'disableReason' | 'paymentMethod' | 'now'>;
 
   constructor(dataSource: DataSource) {
     this.pool = rawPool(dataSource);
-    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod', 'subscriptionId', 'key');
+    const s = slots('id', 'provider', 'externalId', 'orderId', 'status', 'now', 'paymentId', 'customerHandle', 'disableReason', 'paymentMethod', 'subscriptionId', 'key', 'externalIds');
     const byKey = (alias: string) => `${alias}.provider = :provider AND ${alias}.externalId = :externalId`;
     const query = () => dataSource.createQueryBuilder();
 
@@ -125,6 +126,8 @@ export class PaymentRepository {
     this.activeAgreementOfSubscriptionStatement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
       .where("a.subscriptionId = :subscriptionId AND a.provider = :provider AND a.status = 'ACTIVE'")
       .orderBy('a.updatedAt', 'DESC').addOrderBy('a.id', 'DESC').limit(1).setParameters(s));
+    this.agreementsByExternal = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
+      .where('a.provider = :provider AND a.externalId IN (:externalIds)').setParameters(s));
     this.activeAgreement = PreparedStatement.from(selectEntity(dataSource, Agreement, 'a')
       .where("a.provider = :provider AND a.customerHandle = :customerHandle AND a.status = 'ACTIVE'")
       .orderBy('a.updatedAt', 'DESC').addOrderBy('a.id', 'DESC').limit(1).setParameters(s));
@@ -254,6 +257,14 @@ export class PaymentRepository {
   }
 
   /** The newest active card-gateway payment method of a customer, to charge a retry on. */
+  /** The agreements of this provider with these IDs, by ID (unknown ones left out). */
+  async agreementsByExternalIds(provider: Provider, externalIds: string[]): Promise<Map<string, AgreementRecord>> {
+    if (!externalIds.length) return new Map();
+    const { sql, values } = this.agreementsByExternal.with({ provider, externalIds });
+    const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);
+    return new Map(rows.map((row) => [String(row.externalId), toAgreement(row)]));
+  }
+
   async activeAgreementOfCustomer(provider: Provider, customerHandle: string): Promise<AgreementRecord | null> {
     const { sql, values } = this.activeAgreement.with({ provider, customerHandle });
     const [rows] = await this.pool.query<RowDataPacket[]>(sql, values);

@@ -33,6 +33,14 @@ export interface ShopSettings {
    * present as `companion` says; null otherwise.
    */
   companionVersion: number | null;
+  /** How WooCommerce shows prices (its Currency options): the symbol's place and the separators. */
+  priceFormat?: PriceFormat;
+}
+
+export interface PriceFormat {
+  position: 'left' | 'right' | 'left_space' | 'right_space';
+  thousandSeparator: string;
+  decimalSeparator: string;
 }
 
 /** Written by the companion plugin on load: `{"version":3,"seen":<unix time>}`, refreshed at least hourly. */
@@ -43,6 +51,9 @@ const COMPANION_VERSIONS = [1, 2, 3, 4, 5];
 const COMPANION_SILENCE_SECONDS = 3 * 86400;
 
 const OPTION_NAMES = [
+  'woocommerce_currency_pos',
+  'woocommerce_price_thousand_sep',
+  'woocommerce_price_decimal_sep',
   'woocommerce_custom_orders_table_enabled',
   'woocommerce_custom_orders_table_data_sync_enabled',
   'woocommerce_default_country',
@@ -102,6 +113,11 @@ export function settingsFromOptions(options: Map<string, string>, now = new Date
     siteUrl: options.get('siteurl') ?? '',
     companion: companionVersion !== null,
     companionVersion,
+    priceFormat: {
+      position: (['left', 'right', 'left_space', 'right_space'] as const).find((position) => position === options.get('woocommerce_currency_pos')) ?? 'left',
+      thousandSeparator: options.get('woocommerce_price_thousand_sep') ?? ',',
+      decimalSeparator: options.get('woocommerce_price_decimal_sep') ?? '.',
+    },
   };
 }
 

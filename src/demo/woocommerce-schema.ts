@@ -299,6 +299,15 @@ function schema(p: string): string[] {
       PRIMARY KEY (token_id),
       KEY user_id (user_id)
     ) ${TABLE_OPTIONS}`,
+    `CREATE TABLE IF NOT EXISTS ${p}woocommerce_payment_tokenmeta (
+      meta_id bigint(20) unsigned NOT NULL auto_increment,
+      payment_token_id bigint(20) unsigned NOT NULL,
+      meta_key varchar(255) NULL,
+      meta_value longtext NULL,
+      PRIMARY KEY (meta_id),
+      KEY payment_token_id (payment_token_id),
+      KEY meta_key (meta_key(32))
+    ) ${TABLE_OPTIONS}`,
   ];
 }
 

@@ -168,6 +168,20 @@ export class AuthenticateStaff {
     return this.authenticated(user, 'cookie', meta);
   }
 
+  /**
+   * The WordPress user with this e-mail, as the helpdesk card names its agent (the card's own token vouches for the
+   * request, not for the agent: what the agent may do is what WordPress gives that user). Null when there is none.
+   */
+  async helpdeskAgent(email: string): Promise<StaffIdentity | null> {
+    const trimmed = email.trim();
+    if (trimmed === '') return null;
+    const user = await this.deps.users.findByEmail(trimmed);
+    if (!user) return null;
+    const meta = await this.deps.users.meta(user.id, [this.capabilitiesKey]);
+    const authenticated = await this.authenticated(user, 'helpdesk_card', meta);
+    return authenticated.kind === 'authenticated' ? authenticated.identity : null;
+  }
+
   /** `meta` holds the user's capabilities meta, read along with whatever the credential check needed. */
   private async authenticated(user: WordPressUser, via: StaffCredential, meta: Map<string, string>): Promise<StaffAuthentication> {
     const site = await this.deps.site.current();

@@ -1,5 +1,6 @@
 /** How a staff request proved who it comes from. */
-export type StaffCredential = 'api_key' | 'application_password' | 'cookie';
+/** `helpdesk_card`: the agent the helpdesk's card names (Dixa's `{{agent_email}}`, under the card's own token). */
+export type StaffCredential = 'api_key' | 'application_password' | 'cookie' | 'helpdesk_card';
 
 /** A WordPress user the request is authenticated as, with the capabilities WordPress would give them. */
 export interface StaffIdentity {

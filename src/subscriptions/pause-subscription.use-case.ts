@@ -13,7 +13,8 @@ import { isFutureDate, pauseDates } from './subscription-schedule';
 export type PauseOutcome = { kind: 'paused'; subscription: SubscriptionStateView } | SubscriptionRefusal;
 
 /** Statuses a subscription can be put on hold from (WCS: active or pending), plus on hold itself to change the end. */
-const PAUSABLE = ['active', 'pending', 'on-hold'];
+/** The statuses a subscription may be paused from (the card offers the pause only in them). */
+export const PAUSABLE = ['active', 'pending', 'on-hold'];
 
 /**
  * Pause until a date (SPEC 3.4, CONTRACT.md): the subscription goes on hold, the pause end is stored as

@@ -34,18 +34,22 @@ export interface StaffActor {
   login: string;
   displayName: string;
   email: string;
+  /** Where they did it, when not in WP admin: `Dixa` for the helpdesk card's links; the notes say "via Dixa". */
+  via?: string;
 }
 
+const viaOf = (actor: StaffActor) => (actor.via ? ` via ${actor.via}` : '');
+
 export function actorLabel(actor: StaffActor): string {
-  return actor.displayName && actor.displayName !== actor.login ? `${actor.displayName} (${actor.login})` : actor.login;
+  return `${actor.displayName && actor.displayName !== actor.login ? `${actor.displayName} (${actor.login})` : actor.login}${viaOf(actor)}`;
 }
 
 /** The staff member as the author of an order note. */
 /** The staff member as notes and the story name them: their display name, else their login. */
 export function staffName(actor: StaffActor): string {
-  return actor.displayName || actor.login;
+  return `${actor.displayName || actor.login}${viaOf(actor)}`;
 }
 
 export function actorAuthor(actor: StaffActor): { name: string; email: string } {
-  return { name: staffName(actor), email: actor.email };
+  return { name: actor.displayName || actor.login, email: actor.email };
 }

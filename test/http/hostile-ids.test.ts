@@ -1,3 +1,4 @@
+import { CARD_TOKEN_MAX_LENGTH } from '../../src/entry-points/http/routes/helpdesk-card.contract';
 import test from 'ava';
 import { ApiDescription, registeredOperations } from '../support/api-description';
 import { basic, request, type TestResponse } from '../support/http-client';
@@ -18,10 +19,11 @@ const HOSTILE = [
 ];
 const BATCH = 10;
 /**
- * restify's router takes a path segment of at most 100 characters (find-my-way's `maxParamLength`): a longer one is a
- * path the service does not have, answered 404 `not_found` before any route, as the document's introduction says.
+ * restify's router takes a path segment of at most CARD_TOKEN_MAX_LENGTH characters (find-my-way's `maxParamLength`, raised
+ * from its 100 for the helpdesk card's signed links): a longer one is a path the service does not have, answered 404
+ * `not_found` before any route, as the document's introduction says.
  */
-const ROUTER_SEGMENT_LIMIT = 100;
+const ROUTER_SEGMENT_LIMIT = CARD_TOKEN_MAX_LENGTH;
 
 let shop: TestShop;
 let api: RunningApi;

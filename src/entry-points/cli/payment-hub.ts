@@ -2,6 +2,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { doctorCommand, runDoctor } from './payment-hub/doctor';
 import { dunningCommands } from './payment-hub/dunning';
+import { helpdeskCommands } from './payment-hub/helpdesk';
 import { mobileWalletCommands } from './payment-hub/mobile-wallet';
 import { paymentCommands, retryCommands } from './payment-hub/payments';
 import { reconcileCommand, reconcileHandler } from './payment-hub/reconcile';
@@ -60,11 +61,12 @@ export function buildCli(argv: string[]): Argv {
     .command('dunning', 'what dunning won back: report', dunningCommands)
     .command('workers', 'the worker processes: list', workerCommands)
     .command('woocommerce', 'the hand-over of changes to WooCommerce: status, hand-over', woocommerceCommands)
+    .command('helpdesk', "the helpdesk's custom card: card-template", helpdeskCommands)
     .command('reconcile', 'ask the providers about what is still open (--order=N or --all) and make the shop agree with them; --dry-run only looks; asks first unless --yes', reconcileCommand, reconcileHandler)
     .command('doctor', 'check the whole installation (configuration, database, migrations, Redis, the companion and the hand-over, the providers and their webhooks, proxies, clock, Node); exit 1 when a check fails', doctorCommand, runDoctor)
     .option('verbose', { type: 'boolean', global: true, describe: "also write the service's log lines of the command on stderr (JSON); without it only an error is, as a plain line" })
     .middleware((args) => logVerbosely(args.verbose === true))
-    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, dunning, workers, woocommerce, reconcile or doctor')
+    .demandCommand(1, 'name a command: webhooks, mobile_wallet, payments, retries, dunning, workers, woocommerce, helpdesk, reconcile or doctor')
     .strict()
     .recommendCommands()
     .version('version', 'print the version of this release', PACKAGE_VERSION)

@@ -30,6 +30,11 @@ import { healthContract, metricsContract, openApiContract } from './routes/opera
 import { webhookContract } from './routes/webhook.contract';
 import { shopOrderNoticeContract } from './routes/shop-notice.contract';
 import { registerStaffRoutes } from './routes/staff-routes';
+import { buildStaffServices } from '../composition/staff-services';
+import { buildHelpdeskCard } from '../composition/helpdesk-card';
+import { helpdeskCardRoute } from './routes/helpdesk-card.route';
+import { helpdeskCardActionRoutes } from './routes/helpdesk-card-actions.route';
+import { CARD_TOKEN_MAX_LENGTH, helpdeskCardActionContract, helpdeskCardActionPageContract, helpdeskCardContract } from './routes/helpdesk-card.contract';
 import { buildPaymentHub } from '../composition/payment-hub';
 import { GracefulShutdown } from './graceful-shutdown';
 import { Transport } from './transport';
@@ -55,7 +60,8 @@ export async function createApi({ config, dataSource, redis, log, clock }: ApiDe
   const tls = config.http.tlsCertFile && config.http.tlsKeyFile
     ? { certificate: fs.readFileSync(config.http.tlsCertFile), key: fs.readFileSync(config.http.tlsKeyFile) }
     : {};
-  const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, ...tls });
+  // The router's longest path parameter (find-my-way's default is 100 characters): the helpdesk card's signed links are longer.
+  const server = restify.createServer({ name: 'shop-sidecar', handleUncaughtExceptions: false, maxParamLength: CARD_TOKEN_MAX_LENGTH, ...tls } as restify.ServerOptions);
   const shutdown = new GracefulShutdown((server as unknown as { server: http.Server }).server);
 
   // A request target or Host that makes no URL (`POST http://[x HTTP/1.1`) would otherwise throw inside
@@ -87,12 +93,34 @@ export async function createApi({ config, dataSource, redis, log, clock }: ApiDe
     throttle,
     lookup: new LookupOrderStatus(shop.orders, shop.settings, shop.extensions),
   }));
+  // The helpdesk's custom card (Dixa) and its action links: its own token, its own count of failed attempts.
+  const staff = buildStaffServices(config, dataSource, log, clock, shop);
+  const helpdeskCard = buildHelpdeskCard({ config, dataSource, shop, staff, hub, redis, namespace, clock: clock ?? (() => new Date()) });
+  const cardThrottle = new FailedAttemptThrottle(redis, `${namespace}:helpdesk-card-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
+  await cardThrottle.start();
+  register(server, helpdeskCardContract, helpdeskCardRoute({
+    transport,
+    token: config.helpdesk.cardToken,
+    allowFrom: config.helpdesk.cardAllowFrom.length ? new AddressList(config.helpdesk.cardAllowFrom) : null,
+    throttle: cardThrottle,
+    card: helpdeskCard.card,
+  }));
+  if (helpdeskCard.actions) {
+    const pages = helpdeskCardActionRoutes(helpdeskCard.actions, () => 'en');
+    register(server, helpdeskCardActionPageContract, pages.page);
+    register(server, helpdeskCardActionContract, pages.act);
+  } else {
+    // No token, no links: an address from an older token is simply not valid.
+    const gone = async (_req: unknown, res: restify.Response) => sendError(res, 404, 'not_found', 'The helpdesk card is not set up (HELPDESK_CARD_TOKEN).');
+    register(server, helpdeskCardActionPageContract, gone);
+    register(server, helpdeskCardActionContract, gone);
+  }
   register(server, webhookContract, webhookRoute(hub));
   register(server, shopOrderNoticeContract, shopOrderNoticeRoute(hub));
   // Staff routes' failed authentications, per client address, under the same limits.
   const staffThrottle = new FailedAttemptThrottle(redis, `${namespace}:staff-throttle`, config.helpdesk.throttle, log, { blocked: () => metrics.throttleBlocked() });
   await staffThrottle.start();
-  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, clock, shop, hub });
+  registerStaffRoutes(server, { config, dataSource, log, transport, throttle: staffThrottle, clock, shop, hub, staff });
   register(server, healthContract, healthRoute(dataSource, redis, shop));
   register(server, openApiContract, openApiRoute());
   const dunningReports = new DunningCaseReportRepository(dataSource);
@@ -140,7 +168,7 @@ export async function createApi({ config, dataSource, redis, log, clock }: ApiDe
     async close() {
       await shutdown.stop();
       shop.handOver.close();
-      await Promise.all([hub.queue.close(1000), hub.providerLimits.close(), throttle.stop(), staffThrottle.stop(), exchange.stop()]);
+      await Promise.all([hub.queue.close(1000), hub.providerLimits.close(), throttle.stop(), staffThrottle.stop(), cardThrottle.stop(), exchange.stop()]);
     },
   };
 }

@@ -126,6 +126,72 @@ export const components: Record<string, Schema> = {
 
   NoCustomer: { type: 'object', maxProperties: 0, description: 'Nothing matches.' },
 
+  HelpdeskCard: {
+    type: 'object',
+    description: 'One conversation\'s card, in the words of the shop\'s staff language. Dates are words in the shop\'s time zone; amounts in the shop\'s price format.',
+    additionalProperties: false,
+    required: ['language', 'customer', 'subscriptions', 'orders'],
+    properties: {
+      language: { enum: ['da', 'en'] },
+      customer: nullable({
+        type: 'object', additionalProperties: false, required: ['name', 'email', 'phone'],
+        properties: { name: { type: 'string' }, email: nullable({ type: 'string' }), phone: nullable({ type: 'string', description: 'E.164 when it could be read.' }) },
+      }),
+      subscriptions: {
+        type: 'array',
+        maxItems: 10,
+        items: {
+          type: 'object', additionalProperties: false,
+          required: ['id', 'status', 'status_label', 'products', 'total', 'next_payment', 'payment_method', 'failed_renewal', 'actions', 'admin_url'],
+          properties: {
+            id: { type: 'integer' },
+            status: { type: 'string', description: 'WooCommerce Subscriptions\' status without `wc-`.' },
+            status_label: { type: 'string' },
+            products: { type: 'string' },
+            total: { type: 'string' },
+            next_payment: nullable({ type: 'string' }),
+            payment_method: nullable({ type: 'string', description: '`Visa •••• 4242, expires 10/27`; `MobilePay, agreement active`.' }),
+            failed_renewal: nullable({
+              type: 'object', additionalProperties: false, required: ['order_id', 'headline', 'next', 'actions'],
+              properties: { order_id: { type: 'integer' }, headline: { type: 'string' }, next: { type: 'string' }, actions: { type: 'array', items: ref('HelpdeskCardAction') } },
+            }),
+            actions: { type: 'array', items: ref('HelpdeskCardAction') },
+            admin_url: { type: 'string', format: 'uri' },
+          },
+        },
+      },
+      orders: {
+        type: 'array',
+        maxItems: 5,
+        items: {
+          type: 'object', additionalProperties: false,
+          required: ['number', 'status_label', 'date_created', 'total', 'tracking_url', 'estimated_delivery', 'admin_url'],
+          properties: {
+            number: { type: 'string' },
+            status_label: { type: 'string' },
+            date_created: nullable({ type: 'string' }),
+            total: { type: 'string' },
+            tracking_url: nullable({ type: 'string' }),
+            estimated_delivery: nullable({ type: 'string' }),
+            admin_url: { type: 'string', format: 'uri' },
+          },
+        },
+      },
+    },
+  },
+
+  HelpdeskCardAction: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['action', 'label', 'url'],
+    description: 'A signed link, made for this agent, customer, subscription and action, used once, for 15 minutes.',
+    properties: {
+      action: { enum: ['payment_link', 'pause', 'force_activate', 'cancellation_reason'] },
+      label: { type: 'string' },
+      url: { type: 'string', format: 'uri' },
+    },
+  },
+
   CancellationReason: {
     type: 'object',
     additionalProperties: false,

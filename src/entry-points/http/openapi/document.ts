@@ -53,8 +53,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
       title: 'shop-sidecar',
       version,
       description: 'The REST back end beside a WooCommerce shop\'s database: the helpdesk\'s order status and customer lookup, subscription support, '
-        + 'renewal discounts, one order\'s payments for staff, the payment providers\' webhooks and the companion plugin\'s notices.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
-        + 'A path the service does not have is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.\n\n'
+        + 'the helpdesk\'s custom card and its action links, renewal discounts, one order\'s payments for staff, the payment providers\' webhooks and the companion plugin\'s notices.\n\nEvery refusal and failure has the body `{code, message, data: {status}}`. '
+        + 'A path the service does not have (or with a segment longer than 1,024 characters) is 404 `not_found`; a known path with another method is 405 `method_not_allowed` with `Allow`.\n\n'
         + 'An ID or a paging number (`page`, `per_page`) in a path or query string is plain decimal digits, without a sign, spaces, a leading zero, a fraction '
         + `or an exponent, within its schema's range (an ID from 1 to ${MAX_ID}). Anything else is refused before the route reads or writes anything: `
         + 'in the path as the route\'s not-found (e.g. 404 `discount_not_found`), in the query string as 400 `invalid_params` naming it.\n\n'
@@ -97,6 +97,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       securitySchemes: {
         helpdeskBasic: { type: 'http', scheme: 'basic', description: '`HELPDESK_API_KEY:HELPDESK_API_SECRET`, over HTTPS (directly, or a trusted proxy\'s `X-Forwarded-Proto: https`).' },
+        helpdeskCardBearer: { type: 'http', scheme: 'bearer', description: '`HELPDESK_CARD_TOKEN`, as the helpdesk\'s custom card sends it, over HTTPS.' },
         wooBasic: { type: 'http', scheme: 'basic', description: 'A WooCommerce REST key `ck_…:cs_…` (a `read` key may only GET, a `write` key only POST), or `login:application password`; HTTPS only.' },
         wooConsumerKey: { type: 'apiKey', in: 'query', name: 'consumer_key', description: 'With `consumer_secret`, instead of Basic.' },
         wooConsumerSecret: { type: 'apiKey', in: 'query', name: 'consumer_secret' },

@@ -10,9 +10,10 @@ import {
 } from './subscription-support.contract';
 import { webhookContract } from './webhook.contract';
 import { shopOrderNoticeContract } from './shop-notice.contract';
+import { helpdeskCardActionContract, helpdeskCardActionPageContract, helpdeskCardContract } from './helpdesk-card.contract';
 
 export const ROUTES: readonly RouteContract<any, any, any>[] = [
-  orderStatusContract, webhookContract, shopOrderNoticeContract, customerLookupContract,
+  orderStatusContract, helpdeskCardContract, helpdeskCardActionPageContract, helpdeskCardActionContract, webhookContract, shopOrderNoticeContract, customerLookupContract,
   cancellationReasonsContract, recordedReasonsContract, recordReasonsContract, recordedReasonContract, pauseContract, forceActivateContract,
   discountTypesContract, discountsContract, createDiscountContract, discountContract, cancelDiscountContract,
   orderPaymentsContract, reconcileOrderContract, chargeNowContract, paymentLinkContract, stopDunningContract,

@@ -2,7 +2,7 @@ import type restify from 'restify';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../../config';
 import type { Logger } from '../../../logger';
-import { buildStaffServices } from '../../composition/staff-services';
+import { buildStaffServices, type StaffServices } from '../../composition/staff-services';
 import type { PaymentHub } from '../../composition/payment-hub';
 import type { ShopData } from '../../composition/shop-data';
 import { EDIT_SHOP_ORDERS, MANAGE_WOOCOMMERCE } from '../../../staff-auth/staff-identity';
@@ -37,6 +37,8 @@ export interface StaffRouteDeps {
   shop?: ShopData;
   /** The payment hub the rest of the API uses: one order's payments, and reconciling it. */
   hub: Pick<PaymentHub, 'showOrderPayments' | 'reconcileNow' | 'staffChargeNow' | 'staffPaymentLink' | 'staffStopDunning'>;
+  /** The staff services, when the API shares them with other routes (the helpdesk card's actions). */
+  staff?: StaffServices;
 }
 
 /**
@@ -47,7 +49,7 @@ export interface StaffRouteDeps {
  * WordPress's `apiFetch` sends DELETE, PUT and PATCH.
  */
 export function registerStaffRoutes(server: restify.Server, deps: StaffRouteDeps): void {
-  const staff = buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock, deps.shop);
+  const staff = deps.staff ?? buildStaffServices(deps.config, deps.dataSource, deps.log, deps.clock, deps.shop);
   const guard = { authenticate: staff.authenticate, transport: deps.transport, throttle: deps.throttle, log: deps.log };
   type StaffAccess = { name: string; scheme: StaffScheme; capability: string };
   const basic = (name: string) => ({ name, scheme: 'basic' as const, capability: MANAGE_WOOCOMMERCE });
