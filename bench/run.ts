@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import { benchPayments } from './payments';
 import { benchHardening } from './hardening';
-import { benchCustomerLookup } from './customer-lookup';
+import { benchCustomerLookup, cardTargets } from './customer-lookup';
 import { benchStaffLogins } from './staff-logins';
 import { benchHandOver } from './handover';
 import { benchIdle, type Storage } from './idle';
@@ -49,6 +49,8 @@ const nodes = process.env.BENCH_NODES?.split(',').filter(Boolean) ?? [process.ex
 const prefix = 'wp_';
 const KEY = 'bench';
 const SECRET = 'bench-secret';
+/** The helpdesk card's Bearer token (bench/customer-lookup.ts asks for the card beside the lookup). */
+export const CARD_TOKEN = 'bench-helpdesk-card-token';
 const admin = { host: '127.0.0.1', user: 'root' };
 
 interface Sample { id: number; email: string }
@@ -108,6 +110,7 @@ async function withProgram(script: string, dbName: string, work: (url: string, p
   const child = await startProcess(script, {
     DB_NAME: dbName, DB_TABLE_PREFIX: prefix, PORT: String(port), HOST: '127.0.0.1',
     HELPDESK_API_KEY: KEY, HELPDESK_API_SECRET: SECRET, HELPDESK_THROTTLE_MAX_FAILURES: '1000000', TLS_CERT_FILE: '', TLS_KEY_FILE: '',
+    HELPDESK_CARD_TOKEN: CARD_TOKEN,
   }, 'inherit', execArgv, node);
   try {
     return await work(`http://127.0.0.1:${port}`, child.pid, child);
@@ -296,7 +299,7 @@ async function main(): Promise<void> {
       }
     }
     if (customerLookupHere) {
-      customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration })));
+      customerRows.push(...await withProgram(api, dbName, (url) => benchCustomerLookup({ dbName, prefix, size, url, duration, cardToken: CARD_TOKEN })));
     }
     if (staffLoginsHere) {
       const match = () => { const s = samples.recent[Math.floor(Math.random() * samples.recent.length)]; return JSON.stringify({ order_number: String(s.id), email: s.email }); };
@@ -312,7 +315,7 @@ async function main(): Promise<void> {
     sections.push(...bareRatioTargets(rows));
     sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., Node ${r.node}, round ${r.round}` }))), '', ...orderStatusTargets(rows.filter((r) => r.connections === 10 && r.node === process.version)));
   }
-  if (customerRows.length) sections.push('## Customer lookup', '', table(customerRows), '');
+  if (customerRows.length) sections.push('## Customer lookup and the helpdesk card', '', table(customerRows), '', ...cardTargets(customerRows), '');
   if (staffRows.length) sections.push('## Order status under failing staff logins', '', table(staffRows), '', ...staffTarget);
   if (parts.has('payments')) {
     const payments = await benchPayments(duration);
