@@ -15,6 +15,7 @@ import { createCancellationReason, createStaffUser, setUserCapabilities, WP_SECR
 import type { PaymentHub } from '../../src/entry-points/composition/payment-hub';
 
 const CARD_TOKEN = 'helpdesk-card-token-for-tests-0123456789abcdef';
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-helpdesk-card';
 
@@ -42,10 +43,14 @@ export function helpdeskCardScenarios(name: string, options: TestShopOptions, sc
     const res = await asDixa(query);
     return { res, body: res.json as any };
   };
+  /** The card as Dixa gets it, checked against the document, and rendered by the shipped template as Dixa renders it. */
   const checked = async (t: import('ava').ExecutionContext, query: string) => {
     const res = await asDixa(query);
     description.checkResponse(t, 'GET', '/helpdesk/v1/card', res);
-    return res.json as any;
+    const body = res.json as any;
+    const html = await renderCardTemplate(body);
+    t.true(html.includes(body.customer ? escapeHtml(body.customer.name) : body.language === 'da' ? 'Ingen kunde fundet' : 'No customer found'), `the template renders ${query}`);
+    return body;
   };
   const actionPath = (url: string) => new URL(url).pathname;
   const form = (fields: Record<string, string | string[]>) => {
@@ -321,6 +326,21 @@ export function helpdeskCardScenarios(name: string, options: TestShopOptions, sc
       t.is((await post(url!)).status, 410);
     } finally {
       await announceCompanion(shop, false);
+    }
+  });
+
+  test.serial('With HELPDESK_CARD_ALLOW_FROM, only those addresses get the card (behind a trusted proxy, the address it forwards for); others get 403 before the token is looked at', async (t) => {
+    const limited = await startApi(shop.config({ ...WP_SECRETS_ENV, HELPDESK_CARD_TOKEN: CARD_TOKEN, HELPDESK_CARD_ALLOW_FROM: '52.17.249.106,203.0.113.0/24' }), undefined, clock);
+    try {
+      const ask = (headers: Record<string, string>) => request(limited.url, 'GET', '/helpdesk/v1/card?email=mette%40example.dk', { headers: { ...HTTPS, authorization: `Bearer ${CARD_TOKEN}`, ...headers } });
+      const refused = await ask({});
+      description.checkResponse(t, 'GET', '/helpdesk/v1/card', refused);
+      t.is(refused.status, 403, 'this machine is not Dixa');
+      t.is((await ask({ 'x-forwarded-for': '198.51.100.7' })).status, 403);
+      t.is((await ask({ 'x-forwarded-for': '52.17.249.106' })).status, 200, 'one of Dixa\'s addresses, through the proxy');
+      t.is((await ask({ 'x-forwarded-for': '203.0.113.9' })).status, 200, 'a range');
+    } finally {
+      await limited.stop();
     }
   });
 
