@@ -1,3 +1,4 @@
+import https from 'node:https';
 import net from 'node:net';
 import test from 'ava';
 import mysql from 'mysql2/promise';
@@ -58,6 +59,22 @@ test.serial('When the demo runs twice on its own database, Then it marks the dat
     await run.printed(/Press Ctrl\+C to stop/, 120_000);
     t.log(`run ${time}: serving after ${Date.now() - started} ms`);
     t.regex(run.stdout(), new RegExp(`Demo shop database "${own}" is ready and the API is serving`));
+    if (time === 1) {
+      // The helpdesk card's request as printed, made as curl -k makes it: the demo's customer, and the shop manager's links.
+      const printed = /curl -sk -H 'Authorization: Bearer ([0-9a-f]+)' '([^']+\/helpdesk\/v1\/card\?[^']+)'/.exec(run.stdout());
+      t.truthy(printed, 'the card\'s request is printed');
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        https.get(printed![2]!, { headers: { authorization: `Bearer ${printed![1]}` }, rejectUnauthorized: false }, (res) => {
+          let body = '';
+          res.on('data', (chunk) => { body += chunk; });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on('error', reject);
+      });
+      t.is(answer.status, 200, answer.body);
+      const card = JSON.parse(answer.body);
+      t.truthy(card.customer, answer.body);
+      t.true(card.orders.length > 0);
+    }
     run.child.kill('SIGINT');
     t.is(await run.ended(10_000), 0, run.stderr());
     const [markers] = await admin.query<mysql.RowDataPacket[]>(`SELECT note FROM \`${own}\`.\`${DEMO_MARKER_TABLE}\``);

@@ -96,7 +96,10 @@ function signedDemoWebhook(webhookSecret: string): string {
   return JSON.stringify(event);
 }
 
-function printRequests(base: string, key: string, secret: string, { samples, apiKey }: DemoShop, webhookSecret: string): void {
+/** The demo's shop manager, as the helpdesk card's agent (src/demo/demo-shop.ts makes them). */
+const DEMO_AGENT = 'butik@example.dk';
+
+function printRequests(base: string, key: string, secret: string, { samples, apiKey }: DemoShop, webhookSecret: string, cardToken: string): void {
   const staff = `-u '${apiKey.consumerKey}:${apiKey.consumerSecret}'`;
   const auth = `-u '${key}:${secret}'`;
   const post = (body: object, extra = '') =>
@@ -123,6 +126,10 @@ function printRequests(base: string, key: string, secret: string, { samples, api
     `curl -sk ${staff} '${base}/shop/v3/helpdesk/v1/list?phone=${encodeURIComponent(samples.phoneMatch.phone)}'`,
     '# Customer lookup with both parameters (400 invalid_params)',
     `curl -sk ${staff} '${base}/shop/v3/helpdesk/v1/list?phone=1&email=a%40b.dk'`,
+    '# The helpdesk card of a conversation, as Dixa asks for it, with the shop manager as the agent (200: the customer, their orders, links; docs/helpdesk-card.md)',
+    `curl -sk -H 'Authorization: Bearer ${cardToken}' '${base}/helpdesk/v1/card?email=${encodeURIComponent(samples.match.email)}&phone=&agent=${encodeURIComponent(DEMO_AGENT)}'`,
+    '# The card\'s template, to paste into Dixa',
+    'npx payment-hub helpdesk card-template',
     '# Renewal discount types (200)',
     `curl -sk ${staff} '${base}/renewal-discounts/v1/renewal-discount-types'`,
     '# What the service knows of an order\'s payments, as the Payments panel in WP admin shows it (200; this order has none)',
@@ -193,6 +200,7 @@ async function main(): Promise<void> {
   const key = env.HELPDESK_API_KEY || 'helpdesk-demo';
   const secret = env.HELPDESK_API_SECRET || crypto.randomBytes(12).toString('hex');
   const webhookSecret = env.CARD_GATEWAY_WEBHOOK_SECRET || crypto.randomBytes(16).toString('hex');
+  const cardToken = env.HELPDESK_CARD_TOKEN || crypto.randomBytes(16).toString('hex');
   const childEnv: NodeJS.ProcessEnv = {
     ...env,
     DB_NAME: dbName,
@@ -205,6 +213,7 @@ async function main(): Promise<void> {
     HELPDESK_API_SECRET: secret,
     SHOP_URL: 'https://shop.example.dk',
     CARD_GATEWAY_WEBHOOK_SECRET: webhookSecret,
+    HELPDESK_CARD_TOKEN: cardToken,
   };
   const config = loadConfig(childEnv);
   const dataSource = createShopDataSource(config.db, 1);
@@ -218,7 +227,7 @@ async function main(): Promise<void> {
   children.push(api, start('worker', 'worker/main.js', childEnv));
   // The API that exits instead has said why in its own line, and the demo stops (start() above).
   if (!(await ready(api))) return;
-  printRequests(`https://127.0.0.1:${port}`, key, secret, shop, webhookSecret);
+  printRequests(`https://127.0.0.1:${port}`, key, secret, shop, webhookSecret, cardToken);
 }
 
 main().catch((error) => {
