@@ -81,7 +81,7 @@ test('creates every table with a non-default prefix, with WordPress / WooCommerc
   t.deepEqual(tables, [
     'actionscheduler_actions', 'actionscheduler_groups', 'commentmeta', 'comments', 'options', 'postmeta', 'posts', 'usermeta', 'users',
     'wc_order_addresses', 'wc_order_operational_data', 'wc_orders', 'wc_orders_meta', 'wcs_payment_retries', 'woocommerce_api_keys',
-    'woocommerce_order_itemmeta', 'woocommerce_order_items', 'woocommerce_payment_tokens',
+    'woocommerce_order_itemmeta', 'woocommerce_order_items', 'woocommerce_payment_tokenmeta', 'woocommerce_payment_tokens',
   ].map((name) => `shop7_${name}`).sort());
 
   const index = async (table: string) => (await rows(
