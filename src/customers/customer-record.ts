@@ -74,6 +74,17 @@ export function subscriptionView(subscription: ShopSubscription, settings: ShopS
 }
 
 /**
+ * Who the customer is, from the newest match: the billing name (else the company, else the email), the email, and
+ * the phone in E.164 when it can be read (as stored otherwise). The customer lookup's record and the helpdesk card
+ * both show the customer so.
+ */
+export function customerContact(anchor: ShopOrder | ShopSubscription, settings: ShopSettings): { name: string; email: string | null; phone: string | null } {
+  const email = anchor.billing.email.trim() || null;
+  const name = [anchor.billing.firstName.trim(), anchor.billing.lastName.trim()].filter(Boolean).join(' ') || anchor.billing.company.trim() || email || '';
+  return { name, email, phone: phoneOf(anchor, settings.baseCountry) };
+}
+
+/**
  * The customer record for the matched orders and subscriptions. `anchor` (the newest match) gives the
  * name and primary contact details; the others' differing emails and phones are listed as additional.
  */
@@ -86,9 +97,7 @@ export function customerRecord(input: {
   const { anchor, settings } = input;
   const firstName = anchor.billing.firstName.trim();
   const lastName = anchor.billing.lastName.trim();
-  const email = anchor.billing.email.trim() || null;
-  const phone = phoneOf(anchor, settings.baseCountry);
-  const name = [firstName, lastName].filter(Boolean).join(' ') || anchor.billing.company.trim() || email || '';
+  const { name, email, phone } = customerContact(anchor, settings);
 
   const everyone = [...input.orders.map((entry) => entry.order), ...input.subscriptions];
   const additionalEmails: string[] = [];

@@ -1,4 +1,5 @@
 import type { NoteLanguage } from '../shop/order-note-words';
+import { statusLabel } from '../shop/status-labels';
 import type { CardActionName } from './card-action-links';
 
 /**
@@ -37,17 +38,13 @@ export interface CardWords {
   };
 }
 
-const STATUS_EN: Record<string, string> = {
-  pending: 'Pending payment', processing: 'Processing', 'on-hold': 'On hold', completed: 'Completed', cancelled: 'Cancelled',
-  refunded: 'Refunded', failed: 'Failed', active: 'Active', expired: 'Expired', 'pending-cancel': 'Pending cancellation', switched: 'Switched',
-};
 const STATUS_DA: Record<string, string> = {
   pending: 'Afventer betaling', processing: 'Behandles', 'on-hold': 'I bero', completed: 'Gennemført', cancelled: 'Annulleret',
   refunded: 'Refunderet', failed: 'Mislykket', active: 'Aktiv', expired: 'Udløbet', 'pending-cancel': 'Afventer annullering', switched: 'Skiftet',
 };
 
 const ENGLISH: CardWords = {
-  status: (status) => STATUS_EN[status] ?? status,
+  status: statusLabel,
   action: (action) => ({ payment_link: 'Send payment link', pause: 'Pause', force_activate: 'Activate', cancellation_reason: 'Record cancellation reason' })[action],
   card: ({ brand, last4, expires }) => `${brand} •••• ${last4}${expires ? `, expires ${expires}` : ''}`,
   cardUnknown: 'Card (Frisbii)',

@@ -1,5 +1,6 @@
 import type { CustomerMatch, LookupCustomer } from '../customers/lookup-customer.use-case';
 import { emailKey, suppliedPhoneKey } from '../customers/contact-keys';
+import { customerContact } from '../customers/customer-record';
 import type { DunningCaseRepository } from '../data-access/dunning-case-repository';
 import type { OrderRepository } from '../data-access/order-repository';
 import type { PaymentRepository } from '../data-access/payment-repository';
@@ -113,11 +114,9 @@ export class ShowHelpdeskCard {
       Promise.all(subscriptions.map((subscription) => this.failedRenewal(subscription, settings, words))),
       Promise.all(match.orders.slice(0, CARD_ORDERS).map((order) => this.order(order, settings, words))),
     ]);
-    const anchor = match.anchor;
-    const name = [anchor.billing.firstName.trim(), anchor.billing.lastName.trim()].filter(Boolean).join(' ') || anchor.billing.company.trim() || anchor.billing.email.trim();
     return {
       language,
-      customer: { name, email: anchor.billing.email.trim() || null, phone: suppliedPhoneKey(anchor.billing.phone, anchor.billing.country || settings.baseCountry) ?? (anchor.billing.phone.trim() || null) },
+      customer: customerContact(match.anchor, settings),
       subscriptions: subscriptions.map((subscription, index) => {
         const failure = failures[index]!;
         const actions: CardAction[] = [];

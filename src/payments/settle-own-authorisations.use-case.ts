@@ -109,7 +109,11 @@ export class SettleOwnAuthorisations {
     const due = (await payments.meta(paymentId))[SETTLE_WANTED_META];
     if (!due || due > gmtDateTimeMs(this.deps.clock())) return 'not_due';
     const charge = await this.deps.ledger.chargeOfPayment(payments.pool, payment);
-    if (!charge) return 'gone';
+    if (!charge) {
+      // Not a charge of the service's (the mark is only made for one): nothing to settle, and no pass asks again.
+      await this.deps.orderWrites.transaction((db) => payments.deleteMeta(db, paymentId, SETTLE_WANTED_META));
+      return 'gone';
+    }
     const settings = await this.deps.settings.current();
     const order = payment.orderId === null ? null : await this.deps.orders.findById(payment.orderId, settings);
     const release = !order || CLOSED_ORDER_STATUSES.includes(order.status);

@@ -652,13 +652,6 @@ export class FakeCardGateway extends FakeProviderServer {
     return { status: 200, body: charge };
   }
 
-  /** The `invoice_settled` event the gateway sends once a charge was settled (by POST .../settle). */
-  settledEvent(handle: string): CardGatewayDeliveryEvent {
-    const charge = this.charges.get(handle);
-    if (charge?.state !== 'settled') throw new Error(`no settled charge ${handle} at the fake gateway`);
-    return { event_type: 'invoice_settled', invoice: handle, transaction: String(charge.transaction), customer: String(charge.customer) };
-  }
-
   /**
    * POST /v1/charge/{handle}/cancel: the charge (an invoice with its transaction) ends `cancelled`, releasing an
    * authorization (reference 1.6: state `cancelled` and the `cancelled` time; the official plugin's cancel_payment
