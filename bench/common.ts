@@ -20,6 +20,8 @@ export interface Row {
   rssMiB?: number; cpuUsPerRequest?: number;
   /** The program's event loop delay over the measured run, ms (bench/loop-delay-probe.ts): p99 and the worst. */
   loopDelayP99?: number; loopDelayMax?: number;
+  /** Answers per young-generation collection (scavenge) over the measured run, and a scavenge's median pause in ms. */
+  answersPerScavenge?: number; scavengeMs?: number;
   non2xxOrErrors: string;
 }
 
@@ -68,8 +70,8 @@ export async function measure(url: string, duration: number, requests: autocanno
   return { ...result, cpuUsPerRequest, loopDelay };
 }
 
-/** The event loop's delay over a measured run, in ms (bench/loop-delay-probe.ts). */
-export interface LoopDelay { samples: number; p50: number; p99: number; max: number }
+/** The event loop's delay over a measured run, in ms, and the young generation's collections in it with their median pause (bench/loop-delay-probe.ts). */
+export interface LoopDelay { samples: number; p50: number; p99: number; max: number; scavenges: number; scavengeP50: number }
 
 /** Where the order status bench's programs load the event loop probe from. */
 export const LOOP_DELAY_PROBE = path.resolve(root, 'dist/bench/loop-delay-probe.js');
