@@ -161,6 +161,15 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
 };
 
+/** A measure the probes may not have given (a program started without them). */
+type OptionalMeasure = 'cpuUsPerRequest' | 'loopDelayP99' | 'answersPerScavenge' | 'scavengeMs';
+
+/** The median of a measure over the rounds that have it; undefined when none has. */
+function measuredMedian(measured: Row[], field: OptionalMeasure): number | undefined {
+  const values = measured.map((r) => r[field]).filter((v): v is number => v !== undefined);
+  return values.length ? median(values) : undefined;
+}
+
 /**
  * The order status programs side by side: per shop size, request and connections, the median over the
  * rounds of each program, and the API's ratios to the bare program (and to the baseline, when run).
@@ -176,11 +185,7 @@ function comparisonTable(rows: Row[]): string {
     const of = (target: string) => rows.filter((r) => keyOf(r) === key && r.target === target);
     const programs = [...new Set(rows.map((r) => r.target))];
     const api = median(of('shop-sidecar API').map((r) => r.rps));
-    const cpuOf = (measured: Row[]) => {
-      const values = measured.map((r) => r.cpuUsPerRequest).filter((v): v is number => v !== undefined);
-      return values.length ? median(values) : undefined;
-    };
-    const apiCpu = cpuOf(of('shop-sidecar API'));
+    const apiCpu = measuredMedian(of('shop-sidecar API'), 'cpuUsPerRequest');
     const apiP99 = median(of('shop-sidecar API').map((r) => r.p99));
     for (const program of programs) {
       const measured = of(program);
@@ -188,17 +193,12 @@ function comparisonTable(rows: Row[]): string {
       const rps = median(measured.map((r) => r.rps));
       const rss = measured.map((r) => r.rssMiB).filter((v): v is number => v !== undefined);
       const ratio = program === 'shop-sidecar API' ? '' : `${(api / rps).toFixed(2)}`;
-      const cpu = cpuOf(measured);
+      const cpu = measuredMedian(measured, 'cpuUsPerRequest');
       const cpuRatio = program === 'shop-sidecar API' || cpu === undefined || apiCpu === undefined ? '' : `${(apiCpu / cpu).toFixed(2)}`;
       const p99 = median(measured.map((r) => r.p99));
       const p99Ratio = program === 'shop-sidecar API' || !p99 ? '' : `${(apiP99 / p99).toFixed(2)}`;
-      const delays = measured.map((r) => r.loopDelayP99).filter((v): v is number => v !== undefined);
-      const loopDelay = delays.length ? String(median(delays)) : '';
-      const medianOf = (field: 'answersPerScavenge' | 'scavengeMs') => {
-        const values = measured.map((r) => r[field]).filter((v): v is number => v !== undefined);
-        return values.length ? String(median(values)) : '';
-      };
-      lines.push(`| ${node} | ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${p99} | ${rss.length ? Math.max(...rss) : ''} | ${cpu ?? ''} | ${loopDelay} | ${medianOf('answersPerScavenge')} | ${medianOf('scavengeMs')} | ${ratio} | ${p99Ratio} | ${cpuRatio} |`);
+      const shown = (field: OptionalMeasure) => String(measuredMedian(measured, field) ?? '');
+      lines.push(`| ${node} | ${Number(orders).toLocaleString('en')} | ${scenario} | ${connections} | ${program} | ${Math.round(rps).toLocaleString('en')} | ${median(measured.map((r) => r.p50))} | ${p99} | ${rss.length ? Math.max(...rss) : ''} | ${cpu ?? ''} | ${shown('loopDelayP99')} | ${shown('answersPerScavenge')} | ${shown('scavengeMs')} | ${ratio} | ${p99Ratio} | ${cpuRatio} |`);
     }
   }
   return lines.join('\n');
@@ -261,7 +261,7 @@ function bareRatioTargets(rows: Row[]): string[] {
       const where = `${orders.toLocaleString('en')} orders, ${connections} conn.`;
       const cpu = median(api.map((r) => r.cpuUsPerRequest ?? 0));
       const loop = median(api.map((r) => r.loopDelayP99 ?? 0));
-      const scavenging = (rows: Row[]) => `a scavenge every ${median(rows.map((r) => r.answersPerScavenge ?? 0))} answers`;
+      const scavenging = (measured: Row[]) => `a scavenge every ${measuredMedian(measured, 'answersPerScavenge') ?? '?'} answers`;
       const spread = `rounds ${pairs.map(([a, b]) => (a.rps / b.rps).toFixed(2)).join(', ')}; API CPU ${cpu} µs / answer, event loop p99 ${loop} ms, ${scavenging(api)} (bare program: ${scavenging(bare)})`;
       if (connections === 1) {
         lines.push(`| >= 0.83 x the bare program's req/s, ${where} | ${rps.toFixed(2)} (${spread}) | ${rps >= 0.83 ? 'met' : 'not met'} |`);
