@@ -5,7 +5,7 @@ import { constantTimeEqual } from '../../../security/constant-time';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import type { AddressList } from '../address-list';
 import { checkRequest } from '../contract/route-contract';
-import { answerInTime, sendAttemptRefusal, sendError, sendJson, sendRefusal } from '../http-io';
+import { answerInTime, RequestClient, sendAttemptRefusal, sendError, sendJson, sendRefusal } from '../http-io';
 import type { Transport } from '../transport';
 import { helpdeskCardContract } from './helpdesk-card.contract';
 
@@ -47,7 +47,7 @@ export function helpdeskCardRoute({ transport, token, allowFrom, throttle, card 
     // Compared whether or not a token is configured, so an unset one answers as a wrong one does.
     const authorized = supplied !== null && constantTimeEqual(token ?? '', supplied) && token !== undefined;
     const address = `card-ip:${transport.clientGroup(req)}`;
-    const client = { get destroyed() { return req.socket?.destroyed !== false; } };
+    const client = new RequestClient(req);
     const verdict = await answerInTime(throttle.reserve(authorized ? [] : [address], authorized ? [address] : [], client), arrived, UNAVAILABLE);
     if (verdict === UNAVAILABLE) return sendAttemptRefusal(res, verdict);
     if (verdict.kind === 'abandoned') return;

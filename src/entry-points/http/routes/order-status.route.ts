@@ -2,7 +2,7 @@ import type { Request, Response } from 'restify';
 import type { LookupOrderStatus, OrderStatusQuery } from '../../../order-status/lookup-order-status.use-case';
 import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
-import { answerInTime, errorBody, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
+import { answerInTime, errorBody, RequestClient, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
 import { checkRequest, type InputOf, type Refusal } from '../contract/route-contract';
 import { orderStatusContract } from './helpdesk.contract';
 import { databaseUnavailable } from '../../../data-access/connection-pool';
@@ -98,8 +98,7 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
     // Checked here, answered only once the attempt holds its place: the credentials decide what it counts against.
     const authorized = credentials.acceptsHeader(req.headers.authorization);
     const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), parseBasicAuthorization(req.headers.authorization));
-    // The client is there while its connection is: the request itself counts as destroyed once its body has been read.
-    const client = { get destroyed() { return req.socket?.destroyed !== false; } };
+    const client = new RequestClient(req);
     const reserving = throttle.reserve(subjects.counted, subjects.checked, client);
     const preparing = authorized ? prepare(req, lookup) : null;
     // A lookup whose attempt is refused is never answered; its failure (a database error) must not go unhandled either.
