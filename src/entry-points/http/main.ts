@@ -14,12 +14,6 @@ async function main(): Promise<void> {
   // the API's peak memory is garbage waiting for it. Twice what is live costs a few percent of the
   // requests per second at full load (docs/developers-guide.md, "Memory").
   if (config.http.heapGrowthPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.http.heapGrowthPercent}`);
-  // V8 allocates the objects of a site whose objects often outlived a young-generation collection straight
-  // in the old generation, where, dead after their request, they keep what they point to alive until the next
-  // full collection. With it, a quarter of an order status answer's memory (mostly mysql2's result rows) was
-  // copied and promoted by every young collection, which then paused about a millisecond longer, and an
-  // answer cost a sixth more CPU on Node 20; a few percent on Node 24 and 26 (docs/developers-guide.md, "Memory").
-  v8.setFlagsFromString('--no-allocation-site-pretenuring');
   // PM2 hears 'ready' only once the database and Redis answer: a reload never swaps in a process that cannot serve.
   const dependencies = await awaitDependencies(config, logger);
   if (dependencies.kind === 'misconfigured') return exitAfterLogging(CONFIGURATION_EXIT_CODE, dependencies.line);
