@@ -120,6 +120,9 @@ export function boundedMysql(bounds: DatabaseBounds): typeof mysql {
   return driver;
 }
 
+/** ER_OPTION_PREVENTS_STATEMENT (--read-only), ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, ER_READ_ONLY_MODE. */
+const READ_ONLY_ERRNOS = new Set([1290, 1792, 1836]);
+
 /** The statement bound of each connection the bounds were put on (see transaction.ts for its lock waits). */
 const statementBounds = new WeakMap<object, number>();
 
@@ -261,10 +264,15 @@ export function guardedPool(pool: Pool, waitMs = CONNECTION_WAIT_MS): Pool {
 
   const onOwnConnection = async <T>(run: (connection: PoolConnection) => Promise<T>): Promise<T> => {
     const connection = await acquire();
+    let readOnly = false;
     try {
       return await run(connection);
+    } catch (error) {
+      readOnly = READ_ONLY_ERRNOS.has((error as { errno?: number }).errno ?? 0);
+      throw error;
     } finally {
-      connection.release();
+      // As mysql2's pool.query does: a server that has turned read-only (a failover) does not get this connection back.
+      if (readOnly) connection.destroy(); else connection.release();
     }
   };
 
