@@ -284,7 +284,7 @@ export function guardedPool(pool: Pool, waitMs = CONNECTION_WAIT_MS): Pool {
   // A query or statement runs on a connection taken (within the bound) and given back, never through mysql2's own
   // pool.query: that one wraps each query's callback in a closure which, for reasons inside V8, kept every query's
   // rows alive through the young-generation collections that followed, until a full one. Under one connection's load
-  // each young collection copied and promoted three quarters of what had been allocated, and paused 5 to 10 ms
+  // each young collection copied and promoted about two thirds of what had been allocated, and paused 5 to 10 ms
   // instead of 0.3 (bench/results/order-status-pool-query-2026-11-29.md).
   const bounded = <K extends 'query' | 'execute'>(method: K, what: string) => ((...args: unknown[]) => {
     refuseInsideTransaction(what);
