@@ -259,10 +259,8 @@ function bareRatioTargets(rows: Row[]): string[] {
       const rps = median(pairs.map(([a, b]) => a.rps / b.rps));
       const p99 = median(pairs.map(([a, b]) => a.p99 / Math.max(b.p99, 1)));
       const where = `${orders.toLocaleString('en')} orders, ${connections} conn.`;
-      const cpu = median(api.map((r) => r.cpuUsPerRequest ?? 0));
-      const loop = median(api.map((r) => r.loopDelayP99 ?? 0));
-      const scavenging = (measured: Row[]) => `a scavenge every ${measuredMedian(measured, 'answersPerScavenge') ?? '?'} answers`;
-      const spread = `rounds ${pairs.map(([a, b]) => (a.rps / b.rps).toFixed(2)).join(', ')}; API CPU ${cpu} µs / answer, event loop p99 ${loop} ms, ${scavenging(api)} (bare program: ${scavenging(bare)})`;
+      const shown = (measured: Row[], field: OptionalMeasure) => measuredMedian(measured, field) ?? '?';
+      const spread = `rounds ${pairs.map(([a, b]) => (a.rps / b.rps).toFixed(2)).join(', ')}; API CPU ${shown(api, 'cpuUsPerRequest')} µs / answer, event loop p99 ${shown(api, 'loopDelayP99')} ms, a scavenge every ${shown(api, 'answersPerScavenge')} answers (bare program: a scavenge every ${shown(bare, 'answersPerScavenge')} answers)`;
       if (connections === 1) {
         lines.push(`| >= 0.83 x the bare program's req/s, ${where} | ${rps.toFixed(2)} (${spread}) | ${rps >= 0.83 ? 'met' : 'not met'} |`);
         lines.push(`| p99 <= 1.5 x the bare program's, ${where} | ${p99.toFixed(2)} | ${p99 <= 1.5 ? 'met' : 'not met'} |`);
