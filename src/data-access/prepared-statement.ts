@@ -37,7 +37,15 @@ export interface Bindable<Name extends string> {
  */
 export function inOneRoundTrip<Name extends string>(...statements: Bindable<Name>[]): Bindable<Name> {
   const { sql } = together(statements.map((statement) => ({ sql: statement.sql, values: [] })));
-  return { sql, with: (values) => ({ sql, values: statements.flatMap((statement) => statement.with(values).values) }) };
+  return {
+    sql,
+    with: (values) => {
+      // A loop, not flatMap: this runs for every order status lookup, and V8's flatMap is the slower of the two.
+      const bound: unknown[] = [];
+      for (const statement of statements) for (const value of statement.with(values).values) bound.push(value);
+      return { sql, values: bound };
+    },
+  };
 }
 
 /** A query of `entity` as `alias` with every column selected under its property's name: rows shaped as the entity. */
