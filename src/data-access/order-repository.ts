@@ -6,7 +6,7 @@ import { rawPool } from './data-source';
 import { inOneRoundTrip, PreparedStatement, slots, sqlNames, type Bindable } from './prepared-statement';
 import { TurnBatch } from './turn-batch';
 import type { ShopSettings } from './shop-settings-repository';
-import { emptyAddress, PAYMENT_HAND_OVER_OPS, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
+import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
 
 /** Orders read together at most; a busier turn starts another batch. */
@@ -23,6 +23,13 @@ const ADDRESS_FIELDS: [keyof OrderAddress, string][] = [
   ['address2', 'address_2'], ['city', 'city'], ['state', 'state'], ['postcode', 'postcode'], ['country', 'country'],
   ['email', 'email'], ['phone', 'phone'],
 ];
+
+/**
+ * Each address field with where an order read finds it: its meta key in posts storage (`_billing_first_name`),
+ * its column's name in an HPOS lookup's rows (`billing_firstName`). Written once, not for every order read.
+ */
+const addressKeys = (type: 'billing' | 'shipping') => ADDRESS_FIELDS.map(([field, metaName]) => ({ field, metaKey: `_${type}_${metaName}`, hposColumn: `${type}_${field}` }));
+const ADDRESS_KEYS = { billing: addressKeys('billing'), shipping: addressKeys('shipping') };
 
 type Mode = 'legacy' | 'hpos';
 
@@ -65,7 +72,7 @@ const STORES: Record<Mode, Store> = {
 };
 
 /** Values every statement of this file may name and none is given per call. */
-const FIXED = { hidden: HIDDEN_STATUSES, numberKeys: NUMBER_META_KEYS, relations: SUBSCRIPTION_RELATIONS, handOverOps: PAYMENT_HAND_OVER_OPS };
+const FIXED = { hidden: HIDDEN_STATUSES, numberKeys: NUMBER_META_KEYS, relations: SUBSCRIPTION_RELATIONS };
 
 /** A storage mode's statements, each written once. */
 class StoreStatements {
@@ -75,7 +82,7 @@ class StoreStatements {
   readonly numberSearch: Record<ShopSettings['orderNumbers'], PreparedStatement<'number' | 'asId'>>;
   /**
    * A lookup's reads: the orders, each with the payment decisions waiting for WooCommerce joined (through
-   * the hand-overs' object and status index: nearly always none, so one row per order), their meta, and
+   * the changes' `open_payment_of` index, which holds only decisions still open: nearly always none, so one row per order), their meta, and
    * their items with the orders' refunds appended (refund rows have no item ID). The meta is a statement
    * of its own rather than joined, so the order's columns come once, not once per meta row. No ORDER BY:
    * rows come through the indexes on the order's ID in ID order already, and sorting cost a temporary
@@ -111,7 +118,7 @@ class StoreStatements {
     };
 
     const orders = PreparedStatement.from<'ids' | 'type'>(store.selectOrders(query())
-      .leftJoin(WooCommerceChange, 'c', "c.objectId = o.id AND c.status IN ('pending', 'applying') AND c.op IN (:handOverOps)")
+      .leftJoin(WooCommerceChange, 'c', 'c.openPaymentOf = o.id')
       .addSelect('c.id', 'handOverId').addSelect('c.op', 'handOverOp').addSelect('c.payload', 'handOverPayload').addSelect('c.createdAt', 'handOverCreatedAt')
       .where('o.id IN (:ids) AND o.type = :type AND o.status NOT IN (:hidden)')
       .setParameters(slots('ids', 'type')));
@@ -242,6 +249,8 @@ export class OrderRepository {
     const { sql, values } = this.statementsFor(settings).lookup.with({ ids, type });
     const [[orderRows, metaRows, itemRows]] = await db.query<RowDataPacket[][]>(sql, values);
     const byOrder = (rows: RowDataPacket[], property: string) => {
+      // Every row is of the one order asked for (each statement selects by `IN (:ids)`): no grouping needed.
+      if (ids.length === 1) return new Map([[ids[0], rows]]);
       const groups = new Map<number, RowDataPacket[]>();
       for (const row of rows) {
         const id = Number(row[property]);
@@ -322,7 +331,7 @@ function legacyDate(meta: Record<string, string>, timestampKey: string, localKey
 function fromLegacyRow(first: RowDataPacket, meta: Record<string, string>, items: OrderLineItem[], zone: ShopTimeZone): ShopOrder {
   const address = (type: 'billing' | 'shipping'): OrderAddress => {
     const result = emptyAddress();
-    for (const [field, metaName] of ADDRESS_FIELDS) result[field] = meta[`_${type}_${metaName}`] ?? '';
+    for (const { field, metaKey } of ADDRESS_KEYS[type]) result[field] = meta[metaKey] ?? '';
     return result;
   };
   return {
@@ -350,7 +359,7 @@ function fromLegacyRow(first: RowDataPacket, meta: Record<string, string>, items
 function fromHposRow(first: RowDataPacket, meta: Record<string, string>, items: OrderLineItem[]): ShopOrder {
   const address = (type: 'billing' | 'shipping'): OrderAddress => {
     const result = emptyAddress();
-    for (const [field] of ADDRESS_FIELDS) result[field] = first[`${type}_${field}`] ?? '';
+    for (const { field, hposColumn } of ADDRESS_KEYS[type]) result[field] = first[hposColumn] ?? '';
     return result;
   };
   const billing = address('billing');

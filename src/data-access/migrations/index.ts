@@ -19,6 +19,7 @@ import { DunningHoldout1796620600000 } from './1796620600000-dunning-holdout';
 import { WalletRetryDays1796621200000 } from './1796621200000-wallet-retry-days';
 import { PreRenewalChecks1796622400000 } from './1796622400000-pre-renewal-checks';
 import { ChargeInFlight1796708800000 } from './1796708800000-charge-in-flight';
+import { OpenPaymentHandOvers1796795200000 } from './1796795200000-open-payment-hand-overs';
 
 /**
  * The service's own schema changes, applied in order by `npm run migrate`. They only ever create
@@ -30,5 +31,5 @@ export const serviceMigrations: Function[] = [
   Reconciliation1795928000000, DunningByReason1796014400000, CardExpiryReminderPass1796100800000, CustomerIndexSweepPace1796273600000,
   ReconcileOpenItemsIndex1796187200000, ProviderRefusals1796360000000, SecondCaptures1796361800000, DunningStaffActions1796448000000,
   ChargeLedger1796534800000, DunningHoldout1796620600000, WalletRetryDays1796621200000, PreRenewalChecks1796622400000,
-  ChargeInFlight1796708800000,
+  ChargeInFlight1796708800000, OpenPaymentHandOvers1796795200000,
 ];
