@@ -7,6 +7,7 @@ import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { handleWalletEvent, openHub, startTestWorker } from '../support/payment-hub-fixture';
 import { basic, request } from '../support/http-client';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, startApi, type TestShop } from '../support/test-shop';
+import { OPEN_PAYMENT_OF } from '../../entities/woocommerce-changes';
 
 // With the companion plugin in WordPress, the service decides and WooCommerce writes: these check the
 // hand-over through the service's own surface, with no PHP. test/woocommerce runs the real plugins.
@@ -195,6 +196,16 @@ test.serial('When changes were applied more than 31 days ago, Then the worker de
   }
   const left = await changesOf(objectId);
   t.deepEqual(left.map((row) => [row.status, row.created_at.slice(0, 10)]), [['applied', at(30 * day).slice(0, 10)], ['pending', at(60 * day).slice(0, 10)], ['failed', at(60 * day).slice(0, 10)]]);
+});
+
+test('The migrated open_payment_of column is the entity\'s expression, as MariaDB keeps it', async (t) => {
+  const [column] = await q(
+    'SELECT generation_expression AS expression, is_generated AS generated FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?',
+    [`${shop.prefix}sidecar_woocommerce_changes`, 'open_payment_of']);
+  // MariaDB writes it back with backticks, lower-case keywords and no spaces after commas.
+  const plain = (sql: string) => sql.replace(/[`\s]/g, '').toLowerCase();
+  t.is(column.generated, 'ALWAYS');
+  t.is(plain(column.expression), plain(OPEN_PAYMENT_OF));
 });
 
 test.serial('When a settled payment waits for WooCommerce to apply it, Then the order status route already reports the order paid, from the moment the provider took the money', async (t) => {
