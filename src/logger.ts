@@ -36,26 +36,49 @@ function censored(fields: Record<string, unknown>, oneLevelDown: boolean): Recor
   return copy ?? fields;
 }
 
+/** The fields as JSON: what JSON.stringify makes of them, or, where it cannot (a cycle, a BigInt), the same with those replaced. */
+function fieldsJson(fields: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(fields);
+  } catch {
+    const seen = new WeakSet<object>();
+    return JSON.stringify(fields, (_key, value: unknown) => {
+      if (typeof value === 'bigint') return value.toString();
+      if (value !== null && typeof value === 'object') {
+        if (seen.has(value)) return '[Circular]';
+        seen.add(value);
+      }
+      return value;
+    });
+  }
+}
+
 /**
- * pino writes the lines: formatted without a template and, with the asynchronous destination, written off
- * the request's path; whatever is still held is written when the process exits, however it exits. Secrets
- * are censored by a look at the line's keys (pino's path redaction cost a few percent of an order status
- * request for lines that, nearly always, hold none).
+ * One line: `{"level","time"` (ISO 8601, UTC), the request's `requestId` while one is handled, the fields with secrets
+ * censored (by a look at the keys: path redaction cost a few percent of an order status request for lines that,
+ * nearly always, hold none), then `"event"`. Written out here rather than by pino's formatting, which cost an
+ * order status answer at one connection as much as its order's dates and delivery estimate together, for the
+ * one access-log line each request writes (bench/results/order-status-one-connection-costs-2026-11-30.md).
+ */
+export function logLine(level: 'info' | 'warn' | 'error', event: string, fields: Record<string, unknown> | undefined): string {
+  let line = `{"level":"${level}","time":"${new Date().toISOString()}"`;
+  const requestId = currentRequestId();
+  if (requestId !== undefined && fields?.requestId === undefined) line += `,"requestId":${JSON.stringify(requestId)}`;
+  if (fields !== undefined) {
+    const json = fieldsJson(censored(fields, true));
+    if (json.length > 2) line += `,${json.slice(1, -1)}`;
+  }
+  return `${line},"event":${JSON.stringify(event)}}\n`;
+}
+
+/**
+ * Lines go to `destination`: with the asynchronous one, written off the request's path; whatever is still held
+ * is written when the process exits, however it exits.
  */
 export function createLogger(destination: DestinationStream): Logger {
-  const lines = pino({
-    base: null,
-    messageKey: 'event',
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }), log: (fields) => censored(fields, true) },
-    mixin: () => {
-      const requestId = currentRequestId();
-      return requestId === undefined ? {} : { requestId };
-    },
-  }, destination);
   const write = (level: 'info' | 'warn' | 'error') => (event: string, fields?: Record<string, unknown>) => {
     const error = fields?.error;
-    lines[level](error instanceof Error ? { ...fields, error: error.message, stack: error.stack } : fields ?? {}, event);
+    destination.write(logLine(level, event, error instanceof Error ? { ...fields, error: error.message, stack: error.stack } : fields));
   };
   return { info: write('info'), warn: write('warn'), error: write('error') };
 }
@@ -72,10 +95,12 @@ interface LogOutput {
  * time (each access-log line of an unhurried API on its own), every line was a hand-over to libuv's thread pool,
  * a wake-up and one more turn of the event loop: a tenth of an order status answer's CPU at one connection
  * (bench/results/order-status-one-connection-2026-11-29.md). A twentieth of a second is nothing to a reader of
- * the log; what is held when the process exits is written then.
+ * the log; what is held when the process exits is written then. HOLD_BYTES is what fifty access-log lines take, about
+ * a twentieth of a second's at one connection, so that at one connection the time, not the size, sets the pace (at
+ * 4 KiB a write every sixteen lines was still a share of the answer); it stays under sonic-boom's largest write (16 KiB).
  */
 export const LOG_HOLD_MS = 50;
-const HOLD_BYTES = 4096;
+const HOLD_BYTES = 12 * 1024;
 
 function fd2(): LogOutput {
   // Written off the thread, HOLD_BYTES at a time (sonic-boom's minLength), and what is held at most LOG_HOLD_MS

@@ -15,19 +15,32 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** What an `Authorization` header carries, and whether it is the configured key and secret. */
+export interface HeaderCheck {
+  authorized: boolean;
+  supplied: BasicCredentials | null;
+}
+
 /** One configured key and secret; unset means nothing is accepted. */
 export class StaticBasicCredentials {
-  // Header values already found right skip the digests next time. A hit only ever answers for the
-  // exact right credentials, so it tells a guesser nothing about a wrong one.
-  private readonly accepted = new Set<string>();
+  // Header values already found right skip the decoding and the digests next time. A hit only ever answers
+  // for the exact right credentials, so it tells a guesser nothing about a wrong one.
+  private readonly accepted = new Map<string, HeaderCheck>();
 
   constructor(private readonly key?: string, private readonly secret?: string) {}
 
   acceptsHeader(header: string | undefined): boolean {
-    if (header !== undefined && this.accepted.has(header)) return true;
-    const ok = this.accepts(parseBasicAuthorization(header));
-    if (ok && header !== undefined && this.accepted.size < 16) this.accepted.add(header);
-    return ok;
+    return this.checkHeader(header).authorized;
+  }
+
+  /** The header's credentials and whether they are right, decoded once for the route's two questions. */
+  checkHeader(header: string | undefined): HeaderCheck {
+    const known = header === undefined ? undefined : this.accepted.get(header);
+    if (known) return known;
+    const supplied = parseBasicAuthorization(header);
+    const check = { authorized: this.accepts(supplied), supplied };
+    if (check.authorized && header !== undefined && this.accepted.size < 16) this.accepted.set(header, check);
+    return check;
   }
 
   /** Whether `user` is the configured key's name (whatever the secret sent with it). */

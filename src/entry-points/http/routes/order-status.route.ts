@@ -1,6 +1,6 @@
 import type { Request, Response } from 'restify';
 import type { LookupOrderStatus, OrderStatusQuery } from '../../../order-status/lookup-order-status.use-case';
-import { parseBasicAuthorization, type StaticBasicCredentials } from '../../../security/basic-credentials';
+import type { StaticBasicCredentials } from '../../../security/basic-credentials';
 import type { FailedAttemptThrottle } from '../../../security/failed-attempt-throttle';
 import { answerInTime, errorBody, RequestClient, sendAttemptRefusal, sendError, sendJson, sendRefusal, sendText } from '../http-io';
 import { checkRequest, type InputOf, type Refusal } from '../contract/route-contract';
@@ -96,8 +96,8 @@ export function orderStatusRoute({ transport, credentials, throttle, lookup }: O
       return sendError(res, 401, 'unauthorized', 'This route is served over HTTPS only.');
     }
     // Checked here, answered only once the attempt holds its place: the credentials decide what it counts against.
-    const authorized = credentials.acceptsHeader(req.headers.authorization);
-    const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), parseBasicAuthorization(req.headers.authorization));
+    const { authorized, supplied } = credentials.checkHeader(req.headers.authorization);
+    const subjects = attemptSubjects(credentials, authorized, transport.clientGroup(req), supplied);
     const client = new RequestClient(req);
     const reserving = throttle.reserve(subjects.counted, subjects.checked, client);
     const preparing = authorized ? prepare(req, lookup) : null;
