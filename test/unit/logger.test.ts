@@ -36,3 +36,19 @@ test('When an error is logged, Then its message and stack are written', (t) => {
   t.is(lines[0].error, 'boom');
   t.regex(lines[0].stack, /Error: boom/);
 });
+
+test('When a line holds a cycle or a BigInt, Then it is still written, with the cycle marked and the BigInt as text', (t) => {
+  const { log, lines } = capture();
+  const node: Record<string, unknown> = { name: 'a' };
+  node.self = node;
+  log.info('odd_fields', { node, big: 12345678901234567890n });
+  t.like(lines[0], { event: 'odd_fields', level: 'info', big: '12345678901234567890', node: { name: 'a', self: '[Circular]' } });
+});
+
+test('When a line is written without fields, or with a request ID of its own, Then it has the level, time and event, and one request ID', (t) => {
+  const { log, lines } = capture();
+  log.warn('bare_event');
+  t.deepEqual(Object.keys(lines[0]), ['level', 'time', 'event']);
+  log.info('with_id', { requestId: 'given' });
+  t.is(lines[1].requestId, 'given');
+});
