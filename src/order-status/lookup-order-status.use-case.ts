@@ -60,7 +60,8 @@ export async function describeOrderStatus(stored: ShopOrder, settings: ShopSetti
     billingCountry: order.billing.country,
     baseDate: baseDate ? localDateInZone(baseDate, zone) : null,
   });
-  const trackingUrl = await extensions.trackingUrl(order);
+  // A filter the site does not have is not asked: nothing to wait for (three promises and turns an answer, most shops).
+  const trackingUrl = extensions.has('shipping_label') ? await extensions.trackingUrl(order) : null;
   const data: OrderStatusData = {
     order_number: displayedOrderNumber(order, settings.orderNumbers),
     status: order.status,
@@ -77,10 +78,10 @@ export async function describeOrderStatus(stored: ShopOrder, settings: ShopSetti
     shipping_method: shippingItems.map((item) => item.name).join(', '),
     shipping_country: order.shipping.country,
     is_refunded: order.status === 'refunded' || order.refundCount > 0,
-    estimated_delivery: await extensions.estimatedDelivery(computed, order),
+    estimated_delivery: extensions.has('helpdesk_order_status_estimated_delivery') ? await extensions.estimatedDelivery(computed, order) : computed,
     tracking: trackingUrl ? { tracking_url: trackingUrl } : {},
   };
-  return extensions.orderStatusData(data, order);
+  return extensions.has('helpdesk_order_status_data') ? extensions.orderStatusData(data, order) : data;
 }
 
 /**

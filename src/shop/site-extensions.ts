@@ -20,6 +20,11 @@ const FILTER_NAMES = ['helpdesk_order_status_estimated_delivery', 'helpdesk_orde
 export class SiteExtensions {
   constructor(private readonly filters: SiteFilters, private readonly log: Logger) {}
 
+  /** Whether the site has this filter: without it, the filter's answer is the service's own. */
+  has(name: keyof SiteFilters): boolean {
+    return this.filters[name] !== undefined;
+  }
+
   static none(log: Logger): SiteExtensions {
     return new SiteExtensions({}, log);
   }
