@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import mysql from 'mysql2';
-import type { Pool, PoolConnection } from 'mysql2/promise';
+import mysqlPromise, { type Pool, type PoolConnection } from 'mysql2/promise';
 import { AbandonedSessions } from './abandoned-sessions';
 
 /** The longest anything waits for a pooled connection while every one is in use. */
@@ -223,6 +223,9 @@ export function refuseInsideTransaction(what: string): void {
   if (holding.getStore()?.open) throw new SecondConnectionError(what);
 }
 
+/** mysql2's promise wrapper of a pooled connection, as its promise pool's getConnection makes it (exported, not typed). */
+const PromisePoolConnection = (mysqlPromise as unknown as { PromisePoolConnection: new (connection: CorePooledConnection, promise: PromiseConstructor) => PoolConnection }).PromisePoolConnection;
+
 /** mysql2's callback pool, whose fields tell whether a request for a connection would have to wait. */
 interface CorePool {
   _allConnections: { length: number };
@@ -268,26 +271,10 @@ export function guardedPool(pool: Pool, waitMs = CONNECTION_WAIT_MS): Pool {
     });
   };
 
-  const acquire = (): Promise<PoolConnection> => {
-    if (!mustWait()) return pool.getConnection();
-    return new Promise((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(new ConnectionWaitTimeoutError(waitMs, core.config.connectionLimit));
-      }, waitMs);
-      pool.getConnection().then((connection) => {
-        // Given up on already: the connection goes straight to whoever waits next.
-        if (late) return connection.release();
-        clearTimeout(timer);
-        resolve(connection);
-      }, (error: unknown) => {
-        if (late) return;
-        clearTimeout(timer);
-        reject(error);
-      });
-    });
-  };
+  /** A connection for work of its own (a transaction), within the same bound, as mysql2's promise pool hands it out. */
+  const acquire = (): Promise<PoolConnection> => new Promise((resolve, reject) => {
+    take((error, connection) => (error || !connection ? reject(error) : resolve(new PromisePoolConnection(connection, Promise))));
+  });
 
   /**
    * One query or statement on a connection of its own, taken and given back through the callback pool: mysql2's

@@ -5,6 +5,7 @@ import { HposOrder, HposOrderAddress, HposOrderMeta, HposOrderOperationalData, O
 import { rawPool } from './data-source';
 import { inOneRoundTrip, PreparedStatement, slots, sqlNames, type Bindable } from './prepared-statement';
 import { TurnBatch } from './turn-batch';
+import { BoundedMemo } from '../shared/bounded-memo';
 import type { ShopSettings } from './shop-settings-repository';
 import { emptyAddress, plainStatus, type OrderAddress, type OrderLineItem, type ShopOrder } from '../shop/order';
 import { parseGmtDateTime, parseLocalDateTime, type ShopTimeZone } from '../shop/shop-time';
@@ -303,8 +304,8 @@ function handOverTime(row: RowDataPacket): Date {
 }
 
 /** Meta keys kept as property names at most; a shop has a few hundred. */
-const PROPERTY_NAMES_KEPT = 10_000;
-const propertyNames = new Map<string, string>();
+const propertyNames = new BoundedMemo<string>(10_000);
+const internalName = (key: string): string => Object.keys({ [key]: 0 })[0];
 
 /**
  * The meta key the database gave as the property name V8 already keeps for it. Each row brings its key as a new
@@ -313,13 +314,7 @@ const propertyNames = new Map<string, string>();
  * were half the building of an order. A small map of the keys seen finds the kept name at a fraction of that.
  */
 function propertyName(key: string): string {
-  let name = propertyNames.get(key);
-  if (name === undefined) {
-    if (propertyNames.size >= PROPERTY_NAMES_KEPT) propertyNames.clear();
-    name = Object.keys({ [key]: 0 })[0];
-    propertyNames.set(key, name);
-  }
-  return name;
+  return propertyNames.get(key, internalName);
 }
 
 /**

@@ -4,11 +4,12 @@ export class BoundedMemo<T, K = string> {
 
   constructor(private readonly limit: number) {}
 
-  get(key: K, compute: () => T): T {
+  /** `compute` is given the key, so that a hot caller can pass one function made once rather than a closure per call. */
+  get(key: K, compute: (key: K) => T): T {
     let value = this.values.get(key);
     if (value === undefined) {
       if (this.values.size >= this.limit) this.values.clear();
-      value = compute();
+      value = compute(key);
       this.values.set(key, value);
     }
     return value;
