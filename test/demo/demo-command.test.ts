@@ -5,7 +5,7 @@ import mysql from 'mysql2/promise';
 import { DEMO_MARKER_TABLE } from '../../src/demo/demo-database';
 import { dropDatabase } from '../../src/demo/woocommerce-schema';
 import { startNpmScript, type ScriptProcess } from '../support/npm-script';
-import { freePort } from '../support/private-redis';
+import { freePort } from '../support/free-port';
 
 // The real `npm run demo` (after its build step), each run on a port and a database of this file's own.
 // Serial: one demo at a time is a shop seeded, migrated and served.

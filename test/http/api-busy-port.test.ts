@@ -1,6 +1,6 @@
 import net from 'node:net';
 import test from 'ava';
-import { freePort } from '../support/private-redis';
+import { freePort } from '../support/free-port';
 import { startServiceProcess } from '../support/service-process';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, type TestShop } from '../support/test-shop';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import test from 'ava';
 import { basic } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
-import { freePort } from '../support/private-redis';
+import { freePort } from '../support/free-port';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, type TestShop } from '../support/test-shop';
 

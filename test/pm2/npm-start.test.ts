@@ -5,7 +5,7 @@ import test from 'ava';
 import { eventually } from '../support/payment-hub-fixture';
 import { basic, request } from '../support/http-client';
 import { Pm2Home } from '../support/pm2-home';
-import { freePort } from '../support/private-redis';
+import { freePort } from '../support/free-port';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, type TestShop } from '../support/test-shop';
 
 // `npm start`: the API (cluster mode) and the worker (fork mode) under PM2 from ecosystem.config.js, each test

@@ -3,7 +3,7 @@ import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
 import { Pm2Home, type Pm2App } from '../support/pm2-home';
 import { PrivateMariaDb } from '../support/private-mariadb';
-import { freePort } from '../support/private-redis';
+import { freePort } from '../support/free-port';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET, type TestShop } from '../support/test-shop';
 
 // A configuration that cannot run never replaces one that does: `npm run reload` tries the new settings for

@@ -4,7 +4,8 @@ import { FaultProxy } from './fault-proxy';
 import { basic, request, type TestRequest } from './http-client';
 import { eventually } from './payment-hub-fixture';
 import { PrivateMariaDb } from './private-mariadb';
-import { freePort, PrivateRedis } from './private-redis';
+import { freePort } from './free-port';
+import { PrivateRedis } from './private-redis';
 import { startServiceProcess, type ServiceProcess } from './service-process';
 import { createTestShop, HELPDESK_KEY, HELPDESK_SECRET } from './test-shop';
 import {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { freePort } from './private-redis';
+import { freePort } from './free-port';
 
 /** The first of these found on the PATH (or in /usr/sbin, /usr/bin) names the program. */
 function program(...names: string[]): string {

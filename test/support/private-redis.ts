@@ -1,15 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { eventually } from './payment-hub-fixture';
-
-/** A free TCP port on 127.0.0.1 (free when asked; nothing holds it afterwards). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from './free-port';
 
 /**
  * A redis-server of one test file's own, without persistence, so the test can stop it and start it

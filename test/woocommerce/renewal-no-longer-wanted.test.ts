@@ -4,7 +4,8 @@ import { FakeCardGateway } from '../support/fake-card-gateway';
 import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
 import { request, type TestResponse } from '../support/http-client';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
-import { freePort, serveOverHttp, type ServedShop } from './support/serve-over-http';
+import { freePort } from '../support/free-port';
+import { serveOverHttp, type ServedShop } from './support/serve-over-http';
 import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 

@@ -21,7 +21,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { accepts, freePort, serveOverHttp, type ServedShop } from './serve-over-http';
+import { freePort } from '../../support/free-port';
+import { accepts, serveOverHttp, type ServedShop } from './serve-over-http';
 import type { WooCommerceShop } from './woocommerce-shop';
 
 const run = promisify(execFile);

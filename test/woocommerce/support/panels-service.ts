@@ -6,7 +6,7 @@ import { createShopDataSource } from '../../../src/data-access/data-source';
 import { startServiceProcess, type ServiceProcess } from '../../support/service-process';
 import { WP_SECRETS_ENV } from '../../support/wordpress-fixtures';
 import { startAdminOrigin, type AdminOrigin } from './admin-origin';
-import { freePort } from './serve-over-http';
+import { freePort } from '../../support/free-port';
 import type { WooCommerceShop } from './woocommerce-shop';
 
 const COMPANION_LOADER = path.resolve(__dirname, '../../../../src/woocommerce-companion/shop-sidecar-companion.php');

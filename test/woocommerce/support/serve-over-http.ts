@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '../../support/free-port';
 import { phpCacheArgs, phpDir, type WooCommerceShop } from './woocommerce-shop';
 
 export interface ServedShop {
@@ -44,18 +45,6 @@ export interface ServeOptions {
 }
 
 const OUTPUT_KEPT = 200_000;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
