@@ -1,22 +1,36 @@
 import { refuseInsideTransaction } from './connection-pool';
 
+export interface TurnBatchOptions {
+  /**
+   * A call made while no batch is waiting or being read starts at once, alone, instead of waiting for the end of
+   * the turn; the calls that come while it is read are batched as usual. For reads whose caller waits on them (an
+   * order status answer): at one request at a time there is never anything to batch with, and the wait for the
+   * turn's end cost a scheduled callback, a promise and a loop phase on every request.
+   */
+  startAlone?: boolean;
+}
+
 /**
  * Calls made in the same turn of the event loop, run together: under load many arrive together, and one
  * round trip for several costs this process and the database far less than one each. Alone, a call waits
- * for nothing but the end of the current turn. `run` answers each item, in the order given.
+ * for nothing but the end of the current turn (or, with `startAlone`, for nothing). `run` answers each item,
+ * in the order given.
  */
 export class TurnBatch<T, R> {
-  private waiting: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
+  private waiting: Waiter<T, R>[] = [];
+  private reading = 0;
 
   /** `limit`: items run together at most; a busier turn starts another batch. */
-  constructor(private readonly limit: number, private readonly run: (items: T[]) => Promise<R[]>) {}
+  constructor(private readonly limit: number, private readonly run: (items: T[]) => Promise<R[]>, private readonly options: TurnBatchOptions = {}) {}
 
   add(item: T): Promise<R> {
     // Every batch runs on a pooled connection of its own, which work holding one may not wait for.
     refuseInsideTransaction('a batched read');
     return new Promise((resolve, reject) => {
+      const waiter = { item, resolve, reject };
+      if (this.options.startAlone && this.reading === 0 && !this.waiting.length) return this.start([waiter]);
       if (!this.waiting.length) setImmediate(() => this.flush());
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push(waiter);
       if (this.waiting.length >= this.limit) this.flush();
     });
   }
@@ -25,11 +39,32 @@ export class TurnBatch<T, R> {
     const batch = this.waiting;
     if (!batch.length) return;
     this.waiting = [];
-    Promise.resolve()
-      .then(() => this.run(batch.map((waiter) => waiter.item)))
-      .then(
-        (results) => batch.forEach((waiter, index) => waiter.resolve(results[index])),
-        (error: unknown) => batch.forEach((waiter) => waiter.reject(error)),
-      );
+    this.start(batch);
   }
+
+  private start(batch: Waiter<T, R>[]): void {
+    this.reading += 1;
+    let reading: Promise<R[]>;
+    try {
+      reading = this.run(batch.map((waiter) => waiter.item));
+    } catch (error) {
+      reading = Promise.reject(error);
+    }
+    reading.then(
+      (results) => {
+        this.reading -= 1;
+        batch.forEach((waiter, index) => waiter.resolve(results[index]));
+      },
+      (error: unknown) => {
+        this.reading -= 1;
+        batch.forEach((waiter) => waiter.reject(error));
+      },
+    );
+  }
+}
+
+interface Waiter<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
 }
