@@ -2,10 +2,12 @@ import { refuseInsideTransaction } from './connection-pool';
 
 export interface TurnBatchOptions {
   /**
-   * A call made while no batch is waiting or being read starts at once, alone, instead of waiting for the end of
-   * the turn; the calls that come while it is read are batched as usual. For reads whose caller waits on them (an
+   * While calls come one at a time (the last batch held one), a call made with no batch waiting or being read
+   * starts at once, alone, instead of waiting for the end of the turn. For reads whose caller waits on them (an
    * order status answer): at one request at a time there is never anything to batch with, and the wait for the
-   * turn's end cost a scheduled callback, a promise and a loop phase on every request.
+   * turn's end cost a scheduled callback, a promise and a loop phase on every request. Once calls come together
+   * they are batched by the turn again: starting the first of a busy turn alone split the batches, and at ten
+   * connections cost more round trips than the waits it saved.
    */
   startAlone?: boolean;
 }
@@ -13,12 +15,13 @@ export interface TurnBatchOptions {
 /**
  * Calls made in the same turn of the event loop, run together: under load many arrive together, and one
  * round trip for several costs this process and the database far less than one each. Alone, a call waits
- * for nothing but the end of the current turn (or, with `startAlone`, for nothing). `run` answers each item,
+ * for nothing but the end of the current turn (or, with `startAlone` while calls come one at a time, for nothing). `run` answers each item,
  * in the order given.
  */
 export class TurnBatch<T, R> {
   private waiting: Waiter<T, R>[] = [];
   private reading = 0;
+  private lastBatchSize = 0;
 
   /** `limit`: items run together at most; a busier turn starts another batch. */
   constructor(private readonly limit: number, private readonly run: (items: T[]) => Promise<R[]>, private readonly options: TurnBatchOptions = {}) {}
@@ -28,7 +31,7 @@ export class TurnBatch<T, R> {
     refuseInsideTransaction('a batched read');
     return new Promise((resolve, reject) => {
       const waiter = { item, resolve, reject };
-      if (this.options.startAlone && this.reading === 0 && !this.waiting.length) return this.start([waiter]);
+      if (this.options.startAlone && this.lastBatchSize <= 1 && this.reading === 0 && !this.waiting.length) return this.start([waiter]);
       if (!this.waiting.length) setImmediate(() => this.flush());
       this.waiting.push(waiter);
       if (this.waiting.length >= this.limit) this.flush();
@@ -44,6 +47,7 @@ export class TurnBatch<T, R> {
 
   private start(batch: Waiter<T, R>[]): void {
     this.reading += 1;
+    this.lastBatchSize = batch.length;
     let reading: Promise<R[]>;
     try {
       reading = this.run(batch.map((waiter) => waiter.item));

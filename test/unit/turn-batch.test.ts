@@ -21,7 +21,7 @@ test('When calls come in one turn, Then they are read in one run and each gets i
   t.deepEqual(await Promise.all(answers), ['order 1', 'order 2', 'order 3']);
 });
 
-test('When a call starts alone (startAlone) with nothing waiting or read, Then it runs at once; the calls that come while it is read are batched', async (t) => {
+test('When a call comes alone (startAlone) with nothing waiting or read, Then it runs at once; calls that come while it is read are batched, and after a batch of several the next call waits for the turn again', async (t) => {
   const { runs, run } = runner();
   const batch = new TurnBatch(100, run, { startAlone: true });
   const first = batch.add(1);
@@ -34,11 +34,18 @@ test('When a call starts alone (startAlone) with nothing waiting or read, Then i
   runs[0].answer();
   t.is(await first, 'order 1');
   t.deepEqual(await Promise.all(later), ['order 2', 'order 3']);
-  // Nothing read any more: the next lone call runs at once again.
+  // Nothing read any more, but the last batch held two: calls come together, so the next one waits for the turn.
   const next = batch.add(4);
+  t.is(runs.length, 2, 'after a batch of several, a call waits for the turn again');
+  await new Promise((resolve) => setImmediate(resolve));
   t.deepEqual(runs[2].items, [4]);
   runs[2].answer();
   t.is(await next, 'order 4');
+  // That batch held one: one at a time again, so the next lone call runs at once.
+  const alone = batch.add(5);
+  t.deepEqual(runs[3].items, [5]);
+  runs[3].answer();
+  t.is(await alone, 'order 5');
 });
 
 test('When a run fails, or throws before it has a promise, Then each of its calls is refused with the error, and the next call starts alone again', async (t) => {
