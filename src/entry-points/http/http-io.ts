@@ -1,6 +1,6 @@
 import type { Request, Response } from 'restify';
 import { malformedFields } from '../../shared/unicode-text';
-import { DeadlinePassedError } from '../../shared/within';
+import { within } from '../../shared/within';
 
 /** The error body of every route: `{code, message, data: {status}}` plus any extra data. */
 export function errorBody(status: number, code: string, message: string, data: Record<string, unknown> = {}) {
@@ -47,24 +47,13 @@ export function sendError(res: Response, status: number, code: string, message: 
 export const ANSWER_DEADLINE_MS = 4500;
 
 /**
- * `work`'s outcome, or `late` once the request has waited ANSWER_DEADLINE_MS since `arrived` (performance.now()).
- * A timer of its own for each, which settles the answer with `late` itself: a race with a rejecting timer, then a
- * catch, took five promises for each of the two an order status request awaits. (One timer watching a set of the
- * answers awaited cost less still at one connection, but a set whose entries come and go this fast kept each
- * request's objects alive through the young-generation collections at ten: their pauses doubled.)
+ * `work`'s outcome, or `late` once the request has waited ANSWER_DEADLINE_MS since `arrived` (performance.now()), or
+ * when a bound inside the work passed. A timer of its own for each (one timer watching a set of the answers awaited
+ * cost less still at one connection, but a set whose entries come and go this fast kept each request's objects alive
+ * through the young-generation collections at ten: their pauses doubled).
  */
 export function answerInTime<T, L>(work: Promise<T>, arrived: number, late: L): Promise<T | L> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => resolve(late), Math.max(0, arrived + ANSWER_DEADLINE_MS - performance.now())).unref();
-    work.then((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    }, (error: unknown) => {
-      clearTimeout(timer);
-      // A bound inside the work that passed is the answer's deadline passing too.
-      if (error instanceof DeadlinePassedError) resolve(late); else reject(error);
-    });
-  });
+  return within(work, Math.max(0, arrived + ANSWER_DEADLINE_MS - performance.now()), late);
 }
 
 /** An attempt the failed-attempt limit refuses: 503 while Redis cannot count it, 429 with Retry-After while blocked. */
