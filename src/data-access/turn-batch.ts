@@ -15,12 +15,13 @@ export interface TurnBatchOptions {
 /**
  * Calls made in the same turn of the event loop, run together: under load many arrive together, and one
  * round trip for several costs this process and the database far less than one each. Alone, a call waits
- * for nothing but the end of the current turn (or, with `startAlone` while calls come one at a time, for nothing). `run` answers each item,
- * in the order given.
+ * for nothing but the end of the current turn (with `startAlone`, while calls come one at a time, for nothing).
+ * `run` answers each item, in the order given.
  */
 export class TurnBatch<T, R> {
   private waiting: Waiter<T, R>[] = [];
-  private reading = 0;
+  /** Batches started and not yet answered. */
+  private batchesReading = 0;
   private lastBatchSize = 0;
 
   /** `limit`: items run together at most; a busier turn starts another batch. */
@@ -31,7 +32,7 @@ export class TurnBatch<T, R> {
     refuseInsideTransaction('a batched read');
     return new Promise((resolve, reject) => {
       const waiter = { item, resolve, reject };
-      if (this.options.startAlone && this.lastBatchSize <= 1 && this.reading === 0 && !this.waiting.length) return this.start([waiter]);
+      if (this.options.startAlone && this.lastBatchSize <= 1 && this.batchesReading === 0 && !this.waiting.length) return this.start([waiter]);
       if (!this.waiting.length) setImmediate(() => this.flush());
       this.waiting.push(waiter);
       if (this.waiting.length >= this.limit) this.flush();
@@ -46,21 +47,21 @@ export class TurnBatch<T, R> {
   }
 
   private start(batch: Waiter<T, R>[]): void {
-    this.reading += 1;
+    this.batchesReading += 1;
     this.lastBatchSize = batch.length;
-    let reading: Promise<R[]>;
+    let answers: Promise<R[]>;
     try {
-      reading = this.run(batch.map((waiter) => waiter.item));
+      answers = this.run(batch.map((waiter) => waiter.item));
     } catch (error) {
-      reading = Promise.reject(error);
+      answers = Promise.reject(error);
     }
-    reading.then(
+    answers.then(
       (results) => {
-        this.reading -= 1;
+        this.batchesReading -= 1;
         batch.forEach((waiter, index) => waiter.resolve(results[index]));
       },
       (error: unknown) => {
-        this.reading -= 1;
+        this.batchesReading -= 1;
         batch.forEach((waiter) => waiter.reject(error));
       },
     );
