@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * Each processing attempt marks the webhooks it takes with a token of its own, so that one statement can
@@ -7,21 +8,15 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class WebhookClaimToken1795755200000 implements MigrationInterface {
   name = 'WebhookClaimToken1795755200000';
 
-  private async hasColumn(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      `SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'claim_token' LIMIT 1`, [table]);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_webhooks`;
-    if (!(await this.hasColumn(runner, table))) {
+    if (!(await hasColumn(runner, table, 'claim_token'))) {
       await runner.query(`ALTER TABLE \`${table}\` ADD COLUMN claim_token char(22) CHARACTER SET ascii COLLATE ascii_bin NULL AFTER locked_until`);
     }
   }
 
   async down(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_webhooks`;
-    if (await this.hasColumn(runner, table)) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN claim_token`);
+    if (await hasColumn(runner, table, 'claim_token')) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN claim_token`);
   }
 }

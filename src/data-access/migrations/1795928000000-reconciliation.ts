@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasIndex } from './schema-facts';
 
 /**
  * Reconciliation: what is still open at a provider and when to ask about it next (a range scan on
@@ -7,12 +8,6 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class Reconciliation1795928000000 implements MigrationInterface {
   name = 'Reconciliation1795928000000';
-
-  private async hasIndex(runner: QueryRunner, table: string, index: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ? LIMIT 1', [table, index]);
-    return rows.length > 0;
-  }
 
   async up(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
@@ -51,7 +46,7 @@ export class Reconciliation1795928000000 implements MigrationInterface {
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
     // What changed since the last look, read through an index however many payments the table holds.
     for (const table of [`${p}sidecar_payments`, `${p}sidecar_agreements`]) {
-      if (!(await this.hasIndex(runner, table, 'reconcile_updated_at'))) {
+      if (!(await hasIndex(runner, table, 'reconcile_updated_at'))) {
         await runner.query(`ALTER TABLE \`${table}\` ADD INDEX reconcile_updated_at (updated_at)`);
       }
     }
@@ -60,7 +55,7 @@ export class Reconciliation1795928000000 implements MigrationInterface {
   async down(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
     for (const table of [`${p}sidecar_payments`, `${p}sidecar_agreements`]) {
-      if (await this.hasIndex(runner, table, 'reconcile_updated_at')) await runner.query(`ALTER TABLE \`${table}\` DROP INDEX reconcile_updated_at`);
+      if (await hasIndex(runner, table, 'reconcile_updated_at')) await runner.query(`ALTER TABLE \`${table}\` DROP INDEX reconcile_updated_at`);
     }
     for (const name of ['sidecar_reconcile_state', 'sidecar_reconcile_counts', 'sidecar_reconcile_items']) {
       await runner.query(`DROP TABLE IF EXISTS \`${p}${name}\``);

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasIndex } from './schema-facts';
 
 /**
  * Card expiry reminders: an index through which the worker's pass walks the active card-gateway agreements
@@ -9,15 +10,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class CardExpiryReminderPass1796100800000 implements MigrationInterface {
   name = 'CardExpiryReminderPass1796100800000';
 
-  private async hasIndex(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      `SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = 'provider_status_subscription' LIMIT 1`, [table]);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
-    if (!(await this.hasIndex(runner, `${p}sidecar_agreements`))) {
+    if (!(await hasIndex(runner, `${p}sidecar_agreements`, 'provider_status_subscription'))) {
       await runner.query(`ALTER TABLE \`${p}sidecar_agreements\` ADD INDEX provider_status_subscription (provider, status, subscription_id)`);
     }
     await runner.query(`CREATE TABLE IF NOT EXISTS \`${p}sidecar_card_expiry_reminder_pass\` (
@@ -35,6 +30,6 @@ export class CardExpiryReminderPass1796100800000 implements MigrationInterface {
   async down(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
     await runner.query(`DROP TABLE IF EXISTS \`${p}sidecar_card_expiry_reminder_pass\``);
-    if (await this.hasIndex(runner, `${p}sidecar_agreements`)) await runner.query(`ALTER TABLE \`${p}sidecar_agreements\` DROP INDEX provider_status_subscription`);
+    if (await hasIndex(runner, `${p}sidecar_agreements`, 'provider_status_subscription')) await runner.query(`ALTER TABLE \`${p}sidecar_agreements\` DROP INDEX provider_status_subscription`);
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasIndex } from './schema-facts';
 
 /**
  * Reconciliation's open items for /metrics (counted by provider and kind, with the oldest opening of each) are
@@ -8,25 +9,19 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class ReconcileOpenItemsIndex1796187200000 implements MigrationInterface {
   name = 'ReconcileOpenItemsIndex1796187200000';
 
-  private async hasIndex(runner: QueryRunner, table: string, index: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ? LIMIT 1', [table, index]);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_reconcile_items`;
     const changes: string[] = [];
-    if (!(await this.hasIndex(runner, table, 'status_provider_kind_opened'))) changes.push('ADD INDEX status_provider_kind_opened (status, provider, kind, opened_at)');
-    if (await this.hasIndex(runner, table, 'status_opened')) changes.push('DROP INDEX status_opened');
+    if (!(await hasIndex(runner, table, 'status_provider_kind_opened'))) changes.push('ADD INDEX status_provider_kind_opened (status, provider, kind, opened_at)');
+    if (await hasIndex(runner, table, 'status_opened')) changes.push('DROP INDEX status_opened');
     if (changes.length) await runner.query(`ALTER TABLE \`${table}\` ${changes.join(', ')}`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_reconcile_items`;
     const changes: string[] = [];
-    if (!(await this.hasIndex(runner, table, 'status_opened'))) changes.push('ADD INDEX status_opened (status, opened_at)');
-    if (await this.hasIndex(runner, table, 'status_provider_kind_opened')) changes.push('DROP INDEX status_provider_kind_opened');
+    if (!(await hasIndex(runner, table, 'status_opened'))) changes.push('ADD INDEX status_opened (status, opened_at)');
+    if (await hasIndex(runner, table, 'status_provider_kind_opened')) changes.push('DROP INDEX status_provider_kind_opened');
     if (changes.length) await runner.query(`ALTER TABLE \`${table}\` ${changes.join(', ')}`);
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * The customer index's rolling sweep at the operator's pace (CUSTOMER_INDEX_SWEEP_SECONDS): where each store's
@@ -12,9 +13,7 @@ export class CustomerIndexSweepPace1796273600000 implements MigrationInterface {
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_customer_contact_index`;
     // MySQL has no ADD COLUMN IF NOT EXISTS: look first, so a repeated run changes nothing.
-    const rows = await runner.query(
-      `SELECT 1 FROM information_schema.COLUMNS WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'sweep_started_at' LIMIT 1`, [table]);
-    if (rows.length) return;
+    if (await hasColumn(runner, table, 'sweep_started_at')) return;
     await runner.query(`ALTER TABLE \`${table}\`
       ADD COLUMN sweep_started_at datetime(3) NULL,
       ADD COLUMN sweep_finished_at datetime(3) NULL,

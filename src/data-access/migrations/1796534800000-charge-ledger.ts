@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * The charge ledger (src/payments/charge-ledger.ts): each charge the service asks a provider for, written before it
@@ -8,12 +9,6 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class ChargeLedger1796534800000 implements MigrationInterface {
   name = 'ChargeLedger1796534800000';
-
-  private async hasSeenColumn(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ? LIMIT 1', [table, 'payment_method_seen']);
-    return rows.length > 0;
-  }
 
   async up(runner: QueryRunner): Promise<void> {
     const p = runner.connection.options.entityPrefix ?? '';
@@ -58,7 +53,7 @@ export class ChargeLedger1796534800000 implements MigrationInterface {
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
     // The payment method a failed renewal's case saw last: the subscription naming another is the customer's switch.
     // (MySQL has no ADD COLUMN IF NOT EXISTS: the column is looked for first.)
-    if (!(await this.hasSeenColumn(runner, `${p}sidecar_dunning_cases`))) {
+    if (!(await hasColumn(runner, `${p}sidecar_dunning_cases`, 'payment_method_seen'))) {
       await runner.query(`ALTER TABLE \`${p}sidecar_dunning_cases\` ADD COLUMN payment_method_seen varchar(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL AFTER deadline_at`);
     }
   }
@@ -67,6 +62,6 @@ export class ChargeLedger1796534800000 implements MigrationInterface {
     const p = runner.connection.options.entityPrefix ?? '';
     await runner.query(`DROP TABLE IF EXISTS \`${p}sidecar_renewal_charge_slots\``);
     await runner.query(`DROP TABLE IF EXISTS \`${p}sidecar_charges\``);
-    if (await this.hasSeenColumn(runner, `${p}sidecar_dunning_cases`)) await runner.query(`ALTER TABLE \`${p}sidecar_dunning_cases\` DROP COLUMN payment_method_seen`);
+    if (await hasColumn(runner, `${p}sidecar_dunning_cases`, 'payment_method_seen')) await runner.query(`ALTER TABLE \`${p}sidecar_dunning_cases\` DROP COLUMN payment_method_seen`);
   }
 }

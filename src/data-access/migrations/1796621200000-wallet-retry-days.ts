@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * The wallet retries the service's charges itself (issue 45): a wallet charge of the ledger keeps the `retryDays`
@@ -8,20 +9,14 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class WalletRetryDays1796621200000 implements MigrationInterface {
   name = 'WalletRetryDays1796621200000';
 
-  private async hasColumn(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ? LIMIT 1', [table, 'retry_days']);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_charges`;
     // MySQL has no ADD COLUMN IF NOT EXISTS: look first, so a repeated run changes nothing.
-    if (!(await this.hasColumn(runner, table))) await runner.query(`ALTER TABLE \`${table}\` ADD COLUMN retry_days tinyint unsigned NULL AFTER due`);
+    if (!(await hasColumn(runner, table, 'retry_days'))) await runner.query(`ALTER TABLE \`${table}\` ADD COLUMN retry_days tinyint unsigned NULL AFTER due`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_charges`;
-    if (await this.hasColumn(runner, table)) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN retry_days`);
+    if (await hasColumn(runner, table, 'retry_days')) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN retry_days`);
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * A late request can never become a second charge (issue 49): a charge of the ledger keeps, by the database's clock,
@@ -8,20 +9,14 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class ChargeInFlight1796708800000 implements MigrationInterface {
   name = 'ChargeInFlight1796708800000';
 
-  private async hasColumn(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ? LIMIT 1', [table, 'in_flight_until']);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_charges`;
     // MySQL has no ADD COLUMN IF NOT EXISTS: look first, so a repeated run changes nothing.
-    if (!(await this.hasColumn(runner, table))) await runner.query(`ALTER TABLE \`${table}\` ADD COLUMN in_flight_until datetime(3) NULL AFTER last_sent_at`);
+    if (!(await hasColumn(runner, table, 'in_flight_until'))) await runner.query(`ALTER TABLE \`${table}\` ADD COLUMN in_flight_until datetime(3) NULL AFTER last_sent_at`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_charges`;
-    if (await this.hasColumn(runner, table)) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN in_flight_until`);
+    if (await hasColumn(runner, table, 'in_flight_until')) await runner.query(`ALTER TABLE \`${table}\` DROP COLUMN in_flight_until`);
   }
 }

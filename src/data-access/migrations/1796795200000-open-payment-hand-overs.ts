@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { hasColumn } from './schema-facts';
 
 /**
  * The order status route found the payment decisions WooCommerce has not applied yet by a join on the changes'
@@ -9,16 +10,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 export class OpenPaymentHandOvers1796795200000 implements MigrationInterface {
   name = 'OpenPaymentHandOvers1796795200000';
 
-  private async hasColumn(runner: QueryRunner, table: string): Promise<boolean> {
-    const rows = await runner.query(
-      'SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ? LIMIT 1', [table, 'open_payment_of']);
-    return rows.length > 0;
-  }
-
   async up(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_woocommerce_changes`;
     // MySQL has no ADD COLUMN IF NOT EXISTS: look first, so a repeated run changes nothing.
-    if (await this.hasColumn(runner, table)) return;
+    if (await hasColumn(runner, table, 'open_payment_of')) return;
     await runner.query(`ALTER TABLE \`${table}\`
       ADD COLUMN open_payment_of bigint unsigned AS (IF(status IN ('pending', 'applying') AND op IN ('order_payment_complete', 'order_payment_authorized', 'order_payment_failed'), object_id, NULL)) VIRTUAL,
       ADD KEY open_payment_of (open_payment_of)`);
@@ -26,6 +21,6 @@ export class OpenPaymentHandOvers1796795200000 implements MigrationInterface {
 
   async down(runner: QueryRunner): Promise<void> {
     const table = `${runner.connection.options.entityPrefix ?? ''}sidecar_woocommerce_changes`;
-    if (await this.hasColumn(runner, table)) await runner.query(`ALTER TABLE \`${table}\` DROP KEY open_payment_of, DROP COLUMN open_payment_of`);
+    if (await hasColumn(runner, table, 'open_payment_of')) await runner.query(`ALTER TABLE \`${table}\` DROP KEY open_payment_of, DROP COLUMN open_payment_of`);
   }
 }
