@@ -55,11 +55,17 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
 }
 
 /**
- * autocannon with `connections` connections (10 unless said): a 3 s warm-up, then `duration` seconds measured.
+ * Seconds of load before each measured run (BENCH_WARMUP, 3 unless set). Each program starts fresh in every round, and
+ * V8 is still compiling a program's code for several seconds after its first requests.
+ */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
+
+/**
+ * autocannon with `connections` connections (10 unless said): a warm-up (WARMUP_SECONDS), then `duration` seconds measured.
  * `child`, when the program was started with bench/loop-delay-probe.js, also gives its event loop delay over the measured run.
  */
 export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number, child?: ChildProcess): Promise<autocannon.Result & { cpuUsPerRequest?: number; loopDelay?: LoopDelay }> {
-  await autocannon({ url, connections, duration: 3, requests });
+  await autocannon({ url, connections, duration: WARMUP_SECONDS, requests });
   child?.send('loop-delay:reset');
   const before = cpuSeconds(pid);
   const result = await autocannon({ url, connections, duration, requests });

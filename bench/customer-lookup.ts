@@ -24,7 +24,7 @@ export interface CustomerLookupBenchOptions {
   size: number;
   /** The API's base URL (it must be reachable as HTTPS through a trusted proxy: X-Forwarded-Proto is sent). */
   url: string;
-  /** Seconds measured per scenario, after a 3 s warm-up. */
+  /** Seconds measured per scenario, after the warm-up (BENCH_WARMUP). */
   duration: number;
   /** The API's HELPDESK_CARD_TOKEN: the helpdesk card (GET /helpdesk/v1/card) is asked beside the lookup. */
   cardToken?: string;

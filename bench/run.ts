@@ -10,7 +10,7 @@ import { benchCustomerLookup, cardTargets } from './customer-lookup';
 import { benchStaffLogins } from './staff-logins';
 import { benchHandOver } from './handover';
 import { benchIdle, type Storage } from './idle';
-import { benchShop, LOOP_DELAY_PROBE, measure, resultRow, startProcess, type MeasureRow, type Row } from './common';
+import { benchShop, LOOP_DELAY_PROBE, measure, resultRow, startProcess, WARMUP_SECONDS, type MeasureRow, type Row } from './common';
 import { loadConfig } from '../src/config';
 import { createShopDataSource } from '../src/data-access/data-source';
 import { migrateShop } from '../src/entry-points/cli/migrate-shop';
@@ -22,7 +22,7 @@ import { silentLogger } from '../src/logger';
  * bare programs: restify + mysql2 (the floor issue 52's targets are measured against) and node:http + mysql2 (the
  * stack's ceiling). Shops are generated once
  * into their own databases and reused by later runs (BENCH_REGENERATE=1 to rebuild them).
- * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,handover,hardening,idle
+ * BENCH_SIZES=20000 and BENCH_DURATION=10 shorten a run; BENCH_WARMUP sets the seconds of load before each measured run (3); BENCH_PARTS=order-status,customer-lookup,staff-logins,payments,handover,hardening,idle
  * picks parts (the customer lookup runs at the largest size only, the staff logins at the smallest);
  * BENCH_PARTS=payments runs the webhook part alone, with its worker curve (1, 2 and 4 workers at a provider
  * answering in 150 ms; see bench/payments.ts for BENCH_WORKERS, BENCH_CURVE_EVENTS and BENCH_CURVE_ROUNDS).
@@ -359,7 +359,7 @@ async function main(): Promise<void> {
     `# shop-sidecar benchmarks, ${new Date().toISOString()}`,
     '',
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
-    `autocannon, 10 connections, ${duration} s (after a 3 s warm-up for the order status route); load generator, database and server share the machine.`,
+    `autocannon, 10 connections, ${duration} s (after a ${WARMUP_SECONDS} s warm-up for the order status route); load generator, database and server share the machine.`,
     '',
     ...sections,
   ].join('\n');
