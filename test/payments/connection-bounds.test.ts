@@ -62,3 +62,26 @@ test.serial('When every connection stays taken, Then a query waits 5 s at most a
   }
   t.deepEqual((await pool.query<RowDataPacket[]>('SELECT 2 AS two'))[0][0], { two: 2 });
 });
+
+test.serial('When a connection\'s server turns read-only under it (a failover), Then its write fails and that connection is never handed out again', async (t) => {
+  const pool = rawPool(dataSource);
+  const table = `${shop.prefix}postmeta`;
+  // One connection held, so every statement below runs on the pool's other one until it is destroyed.
+  const held = await pool.getConnection();
+  try {
+    const connectionId = async () => Number((await pool.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id'))[0][0].id);
+    const before = await connectionId();
+    t.is(await connectionId(), before, 'the free connection is the one handed out again');
+    // What a server that turned read-only answers a write: a session that may only read refuses it the same way (1792).
+    await pool.query('SET SESSION TRANSACTION READ ONLY');
+    const error = await t.throwsAsync(pool.query(`INSERT INTO ${table} (post_id, meta_key, meta_value) VALUES (902, 'read_only', 'x')`));
+    t.is((error as { errno?: number }).errno, 1792, String(error));
+    const after = await connectionId();
+    t.not(after, before, 'the read-only connection was not given back to the pool');
+    await pool.query(`INSERT INTO ${table} (post_id, meta_key, meta_value) VALUES (902, 'read_only', 'x')`);
+    const [rows] = await shop.db.query<RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${table} WHERE post_id = 902`);
+    t.is(Number(rows[0].n), 1, 'the next write went through on a new connection');
+  } finally {
+    held.release();
+  }
+});
