@@ -50,6 +50,14 @@ const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;
 /** Changes kept in memory at most; beyond, the worker's pass over the table finds them. */
 const MAX_QUEUED = 10_000;
+/**
+ * A change the companion answered `pending` (an earlier change of its order or subscription was being applied by
+ * another run, or the request ran out of time before it) is asked for again after each of these waits in turn; after
+ * the last, the worker's pass over waiting changes (every 5 s) and Action Scheduler are left to apply it. Without them
+ * such a change (staff's second action on a subscription while WordPress still applies their first, say) waited
+ * 5-10 s for that pass.
+ */
+const WAITING_ASKED_AGAIN_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000];
 
 /**
  * Hands each stored change to WooCommerce at once: right after the transaction that decided it commits,
@@ -69,6 +77,9 @@ export class WooCommerceHandOver {
   private retryAt = 0;
   /** Requests that failed in a row, for the backoff and the log. */
   private failures = 0;
+  /** How often each change answered `pending` has been asked for again, and the timers that will ask next. */
+  private readonly waitingAsked = new Map<number, number>();
+  private readonly waitingTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly deps: {
     target: () => Promise<HandOverTarget | { unknown: UnknownTargetPart[] }>;
@@ -94,6 +105,9 @@ export class WooCommerceHandOver {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.queued.clear();
+    for (const timer of this.waitingTimers) clearTimeout(timer);
+    this.waitingTimers.clear();
+    this.waitingAsked.clear();
   }
 
   /** One signed request for `changeIds` (an empty list asks only whether the companion answers, and its version). */
@@ -143,6 +157,7 @@ export class WooCommerceHandOver {
         if (attempt.kind === 'applied') {
           for (const id of ids) this.queued.delete(id);
           this.succeeded(attempt);
+          this.askAgainForWaiting(ids, attempt.changes);
         } else {
           this.failed(attempt);
         }
@@ -158,6 +173,25 @@ export class WooCommerceHandOver {
     if (failedThere.length) this.deps.log.warn('woocommerce_changes_failed', { changes: failedThere });
     this.failures = 0;
     this.retryAt = 0;
+  }
+
+  /** The changes of `sent` the companion left `pending` are asked for again after their next wait; the others are done here. */
+  private askAgainForWaiting(sent: number[], changes: AppliedChange[]): void {
+    const waiting = new Set(changes.filter((change) => change.status === 'pending').map((change) => change.id));
+    for (const id of sent) {
+      const asked = this.waitingAsked.get(id) ?? 0;
+      if (!waiting.has(id) || asked >= WAITING_ASKED_AGAIN_MS.length) {
+        this.waitingAsked.delete(id);
+        continue;
+      }
+      this.waitingAsked.set(id, asked + 1);
+      const timer = setTimeout(() => {
+        this.waitingTimers.delete(timer);
+        this.notify(id);
+      }, WAITING_ASKED_AGAIN_MS[asked]);
+      timer.unref();
+      this.waitingTimers.add(timer);
+    }
   }
 
   private failed(attempt: Exclude<HandOverAttempt, { kind: 'applied' }>): void {

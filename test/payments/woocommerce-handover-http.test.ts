@@ -97,6 +97,27 @@ test.serial('When WordPress answers 503, Then the hand-over asks again with grow
   }
 });
 
+test.serial('When WordPress leaves a change pending (another run is applying an earlier change of its order), Then the hand-over asks for it again soon, not only Action Scheduler', async (t) => {
+  const wordpress = new FakeWordPress(shop);
+  await wordpress.start();
+  wordpress.busyRequests = 2;
+  const hub = await openHub(configFor(wordpress), () => new Date());
+  try {
+    const orderId = await shop.seeder.createOrder({ status: 'pending', total: '149.00', currency: 'DKK' });
+    await settle(hub, orderId);
+    const [change] = await changesOf(orderId);
+    await eventually(async () => (await changesOf(orderId))[0].status === 'applied', 5000, 'the change applied once the order was free');
+    t.deepEqual(wordpress.received.map((received) => received.ids), [[change.id], [change.id], [change.id]], 'asked again after each pending answer, and no more once applied');
+    const gaps = wordpress.received.slice(1).map((received, i) => received.timestamp - wordpress.received[i].timestamp);
+    t.true(gaps.every((gap) => gap <= 2), `asked again within seconds: ${gaps}`);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    t.is(wordpress.received.length, 3, 'nothing asked after it was applied');
+  } finally {
+    await hub.close();
+    await wordpress.stop();
+  }
+});
+
 test.serial('When WordPress does not share the service\'s salts, Then it refuses, nothing is applied, and the service does not hammer it', async (t) => {
   const wordpress = new FakeWordPress(shop, handOverKey('some-other-site-salts'));
   await wordpress.start();

@@ -23,6 +23,11 @@ export class FakeWordPress {
   readonly received: Received[] = [];
   /** Answers for the next requests, in order, before it applies normally again. */
   readonly failures: number[] = [];
+  /**
+   * Requests whose changes are left `pending`, as the companion leaves a change whose order or subscription another
+   * run is applying an earlier change of (woocommerce-changes.php): answered 200, nothing applied.
+   */
+  busyRequests = 0;
   private readonly server: http.Server;
 
   constructor(private readonly shop: TestShop, private readonly key = handOverKey(LOGGED_IN_KEY + LOGGED_IN_SALT), private readonly tls?: { certFile: string; keyFile: string }) {
@@ -60,6 +65,10 @@ export class FakeWordPress {
     if (!verified) return reply(401, { code: 'shop_sidecar_unauthorized', message: 'bad signature' });
     const failure = this.failures.shift();
     if (failure) return reply(failure, { code: 'internal_server_error', message: 'WordPress is busy' });
+    if (this.busyRequests > 0 && ids.length) {
+      this.busyRequests -= 1;
+      return reply(200, { version: 3, changes: ids.map((id) => ({ id, status: 'pending', result: 'waiting' })) });
+    }
     if (ids.length) {
       await this.shop.db.query(`UPDATE ${this.shop.prefix}sidecar_woocommerce_changes SET status = 'applied', attempts = attempts + 1, result = 'applied by fake', applied_at = UTC_TIMESTAMP(3) WHERE id IN (?) AND status = 'pending'`, [ids]);
     }
