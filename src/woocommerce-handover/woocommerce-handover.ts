@@ -180,11 +180,15 @@ export class WooCommerceHandOver {
     const waiting = new Set(changes.filter((change) => change.status === 'pending').map((change) => change.id));
     for (const id of sent) {
       const asked = this.waitingAsked.get(id) ?? 0;
-      if (!waiting.has(id) || asked >= WAITING_ASKED_AGAIN_MS.length) {
+      if (!waiting.has(id)) {
         this.waitingAsked.delete(id);
         continue;
       }
+      // Asked as often as it gets: the count stays, so the worker's pass finding it still waiting does not start the waits again.
+      if (asked >= WAITING_ASKED_AGAIN_MS.length) continue;
       this.waitingAsked.set(id, asked + 1);
+      // A change applied elsewhere (Action Scheduler) is never answered here again: the oldest counts go first.
+      if (this.waitingAsked.size > MAX_QUEUED) this.waitingAsked.delete(this.waitingAsked.keys().next().value as number);
       const timer = setTimeout(() => {
         this.waitingTimers.delete(timer);
         this.notify(id);
