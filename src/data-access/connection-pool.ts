@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import mysql from 'mysql2';
 import mysqlPromise, { type Pool, type PoolConnection } from 'mysql2/promise';
+import { ScopedStorage } from '../shared/scoped-storage';
 import { AbandonedSessions } from './abandoned-sessions';
 
 /** The longest anything waits for a pooled connection while every one is in use. */
@@ -207,7 +207,7 @@ export class SecondConnectionError extends Error {
   }
 }
 
-const holding = new AsyncLocalStorage<{ open: boolean }>();
+const holding = new ScopedStorage<{ open: boolean }>();
 
 /**
  * Runs `work` as the holder of one pooled connection: anything it starts that asks the pool for another
@@ -220,7 +220,7 @@ export function holdingConnection<T>(work: () => Promise<T>): Promise<T> {
 
 /** Throws SecondConnectionError when called from work that holds a pooled connection. */
 export function refuseInsideTransaction(what: string): void {
-  if (holding.getStore()?.open) throw new SecondConnectionError(what);
+  if (holding.get()?.open) throw new SecondConnectionError(what);
 }
 
 /** mysql2's promise wrapper of a pooled connection, as its promise pool's getConnection makes it (exported, not typed). */

@@ -25,6 +25,11 @@ export class SiteExtensions {
     return this.filters[name] !== undefined;
   }
 
+  /** Whether the site has any filter at all. */
+  any(): boolean {
+    return FILTER_NAMES.some((name) => this.has(name));
+  }
+
   static none(log: Logger): SiteExtensions {
     return new SiteExtensions({}, log);
   }

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import test from 'ava';
 import { createLogger } from '../../src/logger';
 import { basic, request } from '../support/http-client';
@@ -9,6 +12,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 let shop: TestShop;
 let api: RunningApi;
 let untrusted: RunningApi;
+/** With the site's filters (SITE_EXTENSIONS), one of which fails. */
+let filtered: RunningApi;
+let tmp: string;
 let orderId: number;
 // The service's own logger, writing its JSON lines where this file keeps them to read them back.
 const logged: Record<string, any>[] = [];
@@ -28,11 +34,18 @@ test.before(async () => {
   orderId = await shop.seeder.createOrder({ status: 'processing', total: '100', billing: { email: 'anna@example.dk', country: 'DK' } });
   api = await startApi(shop.config(), logger);
   untrusted = await startApi(shop.config({ TRUSTED_PROXIES: '10.9.9.9' }), logger);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'request-id-'));
+  const extensions = path.join(tmp, 'extensions.js');
+  fs.writeFileSync(extensions, `module.exports = {
+    async helpdesk_order_status_data(data) { await new Promise((resolve) => setTimeout(resolve, 5)); throw new Error('broken filter'); },
+  };`);
+  filtered = await startApi(shop.config({ SITE_EXTENSIONS: extensions }), logger);
 });
 
 test.after.always(async () => {
-  await Promise.allSettled([api?.stop(), untrusted?.stop()]);
+  await Promise.allSettled([api?.stop(), untrusted?.stop(), filtered?.stop()]);
   await shop?.drop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 test('When a request comes without X-Request-Id, Then the answer carries a new UUID, a different one each time', async (t) => {
@@ -103,4 +116,21 @@ test('When handling a request logs events, Then each line carries that request\'
   }
   logger.info('outside_any_request');
   t.false('requestId' in lines({ event: 'outside_any_request' })[0], 'a line written outside a request has no request id');
+});
+
+test('When a site filter fails while an order status lookup is handled, Then its line carries the request\'s id; without filters the lookup logs only its access line', async (t) => {
+  const headers = { authorization: basic(HELPDESK_KEY, HELPDESK_SECRET), 'x-forwarded-proto': 'https', 'x-request-id': 'filtered-lookup-1' };
+  const res = await request(filtered.url, 'POST', '/helpdesk/v1/order-status', { headers, body: { order_number: String(orderId), email: 'anna@example.dk' } });
+  t.is(res.status, 200, res.text);
+  const failed = await lineOnceWritten({ event: 'site_filter_failed', requestId: 'filtered-lookup-1' });
+  t.like(failed, { level: 'error', filter: 'helpdesk_order_status_data', error: 'broken filter' });
+  await lineOnceWritten({ event: 'http_request', requestId: 'filtered-lookup-1' });
+
+  // The order status route runs outside the request context where the site has no filters (request-observer.ts):
+  // its answer and its access line still carry the id, and no other line is written for it.
+  const plain = await request(api.url, 'POST', '/helpdesk/v1/order-status', { headers: { ...headers, 'x-request-id': 'plain-lookup-1' }, body: { order_number: String(orderId), email: 'anna@example.dk' } });
+  t.is(plain.status, 200, plain.text);
+  t.is(plain.headers['x-request-id'], 'plain-lookup-1');
+  await lineOnceWritten({ event: 'http_request', requestId: 'plain-lookup-1' });
+  t.deepEqual(lines({ requestId: 'plain-lookup-1' }).map((line) => line.event), ['http_request']);
 });
