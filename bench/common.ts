@@ -61,11 +61,23 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv, stderr: 'in
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
 
 /**
- * autocannon with `connections` connections (10 unless said): a warm-up (WARMUP_SECONDS), then `duration` seconds measured.
- * `child`, when the program was started with bench/loop-delay-probe.js, also gives its event loop delay over the measured run.
+ * Seconds of load a freshly started program gets before its first measured run (BENCH_START_WARMUP, 30 unless set;
+ * never less than WARMUP_SECONDS). Under one connection's load on two vCPUs, the API answered at its steady pace only
+ * after 15 to 30 s, while V8 optimised its code (and re-optimised what a rare path deoptimised); the bare programs,
+ * with far less code, after about 5 s. Measured after 3 s, the API's figures were its compiler's warm-up more than
+ * its route (bench/results/order-status-warm-up-2026-11-30.md).
  */
-export async function measure(url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number, child?: ChildProcess): Promise<autocannon.Result & { cpuUsPerRequest?: number; loopDelay?: LoopDelay }> {
-  await autocannon({ url, connections, duration: WARMUP_SECONDS, requests });
+export const START_WARMUP_SECONDS = Math.max(Number(process.env.BENCH_START_WARMUP ?? 30), WARMUP_SECONDS);
+
+/**
+ * autocannon with `connections` connections (10 unless said): a warm-up (`warmupSeconds`, WARMUP_SECONDS unless said), then
+ * `duration` seconds measured. `child`, when the program was started with bench/loop-delay-probe.js, also gives its event
+ * loop delay over the measured run.
+ */
+export async function measure(
+  url: string, duration: number, requests: autocannon.RequestSpec[], connections = 10, pid?: number, child?: ChildProcess, warmupSeconds = WARMUP_SECONDS,
+): Promise<autocannon.Result & { cpuUsPerRequest?: number; loopDelay?: LoopDelay }> {
+  await autocannon({ url, connections, duration: warmupSeconds, requests });
   child?.send('loop-delay:reset');
   const before = cpuSeconds(pid);
   const result = await autocannon({ url, connections, duration, requests });
