@@ -63,7 +63,7 @@ export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
 /**
  * Seconds of load a freshly started program gets before its first measured run (BENCH_START_WARMUP, 30 unless set;
  * never less than WARMUP_SECONDS). Under one connection's load on two vCPUs, the API answered at its steady pace only
- * after 15 to 30 s, while V8 optimised its code (and re-optimised what a rare path deoptimised); the bare programs,
+ * after 10 to 30 s, while V8 optimised its code (and re-optimised what a rare path deoptimised); the bare programs,
  * with far less code, after about 5 s. Measured after 3 s, the API's figures were its compiler's warm-up more than
  * its route (bench/results/order-status-warm-up-2026-11-30.md).
  */

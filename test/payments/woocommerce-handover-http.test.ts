@@ -97,7 +97,7 @@ test.serial('When WordPress answers 503, Then the hand-over asks again with grow
   }
 });
 
-test.serial('When WordPress leaves a change pending (another run is applying an earlier change of its order), Then the hand-over asks for it again soon, not only Action Scheduler', async (t) => {
+test.serial('When WordPress leaves a change pending (another run is applying an earlier change of its order), Then the hand-over asks for it again within seconds, and no more once it is applied', async (t) => {
   const wordpress = new FakeWordPress(shop);
   await wordpress.start();
   wordpress.busyRequests = 2;

@@ -41,11 +41,9 @@ export interface RequestObserverDeps {
  * `http_request` line. A client that goes away before the answer ends is `aborted`.
  */
 export function observeRequests(server: Server, { metrics, log, transport, withoutContext = new Set() }: RequestObserverDeps): void {
-  const ids = new WeakMap<Request, string>();
   server.pre((req: Request, res: Response, next: () => void) => {
     const arrived = process.hrtime.bigint();
     const requestId = requestIdOf(req, transport);
-    ids.set(req, requestId);
     res.setHeader('X-Request-Id', requestId);
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - arrived) / 1e9;
@@ -64,7 +62,7 @@ export function observeRequests(server: Server, { metrics, log, transport, witho
   // and everything it starts, runs in its context until its answer has ended.
   server.use((req: Request, res: Response, next: () => void) => {
     if (withoutContext.has(routeOf(req))) return next();
-    const scope = openRequest({ requestId: ids.get(req) ?? '' }, next);
+    const scope = openRequest({ requestId: String(res.getHeader('X-Request-Id')) }, next);
     res.once('close', scope.close);
   });
 }
