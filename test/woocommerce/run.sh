@@ -98,7 +98,7 @@ current_wcs="$(unpack woocommerce-subscriptions-7.9.0.tar.gz)/woocommerce-subscr
 older_wc="$(unpack woocommerce-7.9.0.tar.gz)/woocommerce"
 older_wcs="$(unpack woocommerce-subscriptions-6.3.2.tar.gz)/woocommerce-subscriptions"
 # The providers' own WooCommerce plugins (the card gateway's and the wallet's), active only in the shops of the
-# tests that run them (provider-plugins.test.ts).
+# tests that run them (provider-plugins-hpos.test.ts, provider-plugins-posts.test.ts).
 card_plugin="$(unpack reepay-checkout-gateway-1.8.15.2.tar.gz)/reepay-checkout-gateway"
 wallet_plugin="$(unpack woo-vipps-6.0.5.tar.gz)/woo-vipps"
 for d in "$current_wp" "$current_wc" "$current_wcs" "$older_wc" "$older_wcs" "$card_plugin" "$wallet_plugin"; do

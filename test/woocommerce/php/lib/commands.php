@@ -788,7 +788,7 @@ function sidecar_op_subscription_create_renewal( int $id, array $a ) {
 }
 
 /**
- * The card plugin's saved card of a customer, as its checkout keeps it (provider-plugins.test.ts): the customer's
+ * The card plugin's saved card of a customer, as its checkout keeps it (provider-plugins.ts): the customer's
  * handle at the gateway in the user meta the plugin reads, the card read from the gateway into a WooCommerce payment
  * token by the plugin's own ReepayTokens, and that token assigned to the subscription by the same code.
  * Args: customer (the gateway's customer handle), token (the card's id at the gateway).

@@ -14,7 +14,7 @@ const SIDECAR_TEST_GATEWAYS = array(
 );
 
 /**
- * Whether the provider's own plugin for a gateway id is active in this shop (provider-plugins.test.ts): then the
+ * Whether the provider's own plugin for a gateway id is active in this shop (provider-plugins.ts): then the
  * stand-in steps aside. Read from the active plugins, as the plugins are loaded only after the must-use plugins.
  */
 function sidecar_test_real_gateway_active( string $id ): bool {

@@ -1,7 +1,7 @@
 <?php
 /**
  * Plugin Name: Sidecar test provider hosts
- * Description: Test only (provider-plugins.test.ts). The providers' own plugins call their providers at fixed hosts
+ * Description: Test only (provider-plugins.ts). The providers' own plugins call their providers at fixed hosts
  * through WordPress's HTTP API: the card gateway's at https://api.reepay.com (its includes/Api.php), the wallet's
  * recurring API at https://api.vipps.no, or https://apitest.vipps.no in its test mode (its
  * recurring/includes/wc-vipps-recurring-api.php get_base_url). On `pre_http_request` this sends those calls to the

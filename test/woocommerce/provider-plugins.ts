@@ -14,7 +14,8 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  * Pay / Reepay Checkout 1.8.15.2) and the wallet's (Pay with Vipps and MobilePay 6.0.5, its recurring gateway),
  * unpacked from ../shared/woocommerce by run.sh, active in their test modes on the current stack (HPOS and posts
  * storage) with the companion, their API calls answered by the loopback fakes
- * (php/mu-plugins/sidecar-test-provider-hosts.php). One shop per storage mode.
+ * (php/mu-plugins/sidecar-test-provider-hosts.php). One shop per storage mode, each in a file of its own
+ * (provider-plugins-hpos.test.ts, provider-plugins-posts.test.ts).
  */
 
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
@@ -59,7 +60,7 @@ test.after.always(async () => {
   }
 });
 
-for (const storage of ['hpos', 'posts'] as StorageMode[]) {
+function pluginsActive(storage: StorageMode): void {
   test.serial(`${storage}: both providers' plugins are active in their test modes, and their gateways, not the stand-ins, answer for reepay_checkout and vipps_recurring`, async (t) => {
     const { shop } = stages.get(storage) ?? await stage(storage);
     const gateways = await shop.php<Record<string, string>>('gateways');
@@ -205,7 +206,7 @@ const refundsAt = (card: FakeCardGateway) => card.requestsTo('POST', '/v1/refund
 const pluginNotes = async (shop: WooCommerceShop, orderId: number) =>
   (await shop.snapshot([orderId])).by_id[orderId]!.notes.map((note) => note.content).filter((content) => content.startsWith('Refunded: '));
 
-for (const storage of ['hpos', 'posts'] as StorageMode[]) {
+function afterRecovery(storage: StorageMode): void {
   test.serial(`${storage}: a card renewal recovered by the service's retry, refunded in full from the order screen: the card plugin refunds invoice order-N-retry1 at the gateway, order-N is untouched, and the note is the plugin's own`, async (t) => {
     const made = stages.get(storage) ?? await stage(storage);
     const { shop, card, service } = made;
@@ -617,4 +618,10 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     t.deepEqual(refundsAt(card).filter((r) => r.invoice === handle || r.invoice === retry), [{ invoice: handle, amount: minor }]);
     t.deepEqual(card.creditNotes(retry), []);
   });
+}
+
+/** The file for one storage mode: its own shop, service and fakes, so the two modes run side by side. */
+export function providerPluginTests(storage: StorageMode): void {
+  pluginsActive(storage);
+  afterRecovery(storage);
 }

@@ -1,0 +1,3 @@
+import { providerPluginTests } from './provider-plugins';
+
+providerPluginTests('posts');
