@@ -250,9 +250,12 @@ const BARE_RESTIFY = 'bare restify + mysql2';
  * at ten connections at least 0.9. Each ratio is the median of the rounds' own ratios (API over the bare program
  * measured next to it), which a shared machine's drift disturbs less than a ratio of medians.
  */
+/** The Node versions the rows were measured on, in the order first met. */
+const nodeLinesOf = (rows: Row[]) => [...new Set(rows.map((r) => r.node))];
+
 function bareRatioTargets(rows: Row[]): string[] {
   const lines: string[] = [];
-  const nodeLines = [...new Set(rows.map((r) => r.node))];
+  const nodeLines = nodeLinesOf(rows);
   for (const node of nodeLines) for (const orders of [...new Set(rows.map((r) => r.orders))]) {
     for (const connections of [...new Set(rows.map((r) => r.connections ?? 10))]) {
       const of = (target: string) => rows.filter((r) => r.orders === orders && r.connections === connections && r.target === target && r.scenario === 'match' && r.node === node);
@@ -325,7 +328,7 @@ async function main(): Promise<void> {
     sections.push(...bareRatioTargets(rows));
     sections.push('### Every round', '', table(rows.map((r) => ({ ...r, scenario: `${r.scenario}, ${r.connections} conn., Node ${r.node}, round ${r.round}` }))), '');
     // The older targets, at ten connections, for each Node line the run measured.
-    const nodeLines = [...new Set(rows.map((r) => r.node))];
+    const nodeLines = nodeLinesOf(rows);
     for (const node of nodeLines) {
       if (nodeLines.length > 1) sections.push(`Node ${node}:`, '');
       sections.push(...orderStatusTargets(rows.filter((r) => r.connections === 10 && r.node === node)));
