@@ -1,12 +1,12 @@
 import path from 'node:path';
 import test from 'ava';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
-import { request } from '../support/http-client';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
-import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
-import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
+import { serveOverHttp } from './support/serve-over-http';
+import { startServiceBeside } from './support/service-beside-shop';
+import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
+import { createWooCommerceShop, type StorageMode } from './support/woocommerce-shop';
 
 /**
  * One renewal, one payment, beside real WordPress + WooCommerce + Subscriptions (the current stack, in HPOS and in
@@ -20,11 +20,10 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  */
 
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-for-the-ledger-test';
 const SHOWN_WITHIN_MS = 30_000;
 
-interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet }
+type Stage = ProvidersStage;
 const stages = new Map<StorageMode, Stage>();
 
 async function stage(storage: StorageMode): Promise<Stage> {
@@ -34,10 +33,7 @@ async function stage(storage: StorageMode): Promise<Stage> {
   const wallet = new FakeMobileWallet();
   await Promise.all([card.start(), wallet.start()]);
   const service = await startServiceBeside(shop, served, {
-    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
-    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
-    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
-    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    ...providersEnv(card, wallet, WALLET_SECRET),
     // The dunning plan in seconds, so that the real worker's first attempt comes within the test.
     DUNNING_PLAN: '2s,2s,2s,2s,2s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
@@ -49,25 +45,8 @@ async function stage(storage: StorageMode): Promise<Stage> {
   return made;
 }
 
-test.after.always(async () => {
-  for (const { shop, served, service, card, wallet } of stages.values()) {
-    await service.stop().catch(() => undefined);
-    await Promise.allSettled([card.stop(), wallet.stop()]);
-    await served.stop().catch(() => undefined);
-    if (process.env.SIDECAR_WC_KEEP !== '1') await shop.drop();
-  }
-});
+stopStagesAfterAll(stages);
 
-/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
-async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
-  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
-  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
-}
-
-async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent): Promise<number> {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  return (await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body })).status;
-}
 
 for (const storage of ['hpos', 'posts'] as StorageMode[]) {
   test.serial(`${storage}: a renewal paid in WooCommerce through another gateway while the service's wallet charge is due: the companion tells the service, which cancels the charge at once, before its due date`, async (t) => {
@@ -77,7 +56,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const orderId = fixture.renewal_order_id!;
     wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
     wallet.setCharge(agreementId, `chr-wc-ledger-${storage}`, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-ledger-${storage}` }), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-ledger-${storage}` }, WALLET_SECRET), 200);
     await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed', SHOWN_WITHIN_MS, 'the renewal failed in WooCommerce');
 
     // The worker charges the agreement again: the wallet holds the charge until its due date.

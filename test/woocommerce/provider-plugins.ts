@@ -1,12 +1,13 @@
 import path from 'node:path';
 import test from 'ava';
 import { cardGatewayDelivery, FakeCardGateway, sendCardGatewayEvent, type CardGatewayDeliveryEvent } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
-import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
+import { serveOverHttp } from './support/serve-over-http';
+import { startServiceBeside } from './support/service-beside-shop';
 import { shopManagerSession } from './support/shop-manager-session';
+import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -19,11 +20,10 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  */
 
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-for-the-provider-plugins-test';
 const SHOWN_WITHIN_MS = 30_000;
 
-interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet; managerHeaders: Record<string, string> }
+interface Stage extends ProvidersStage { managerHeaders: Record<string, string> }
 const stages = new Map<StorageMode, Stage>();
 
 async function stage(storage: StorageMode): Promise<Stage> {
@@ -37,10 +37,7 @@ async function stage(storage: StorageMode): Promise<Stage> {
   });
   const served = await serveOverHttp(shop);
   const service = await startServiceBeside(shop, served, {
-    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
-    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
-    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
-    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    ...providersEnv(card, wallet, WALLET_SECRET),
     DUNNING_PLAN: '2s,2s,2s,2s,2s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
   shop.env.SIDECAR_SERVICE_URL = `${service.api.url}/`;
@@ -51,14 +48,7 @@ async function stage(storage: StorageMode): Promise<Stage> {
   return made;
 }
 
-test.after.always(async () => {
-  for (const { shop, served, service, card, wallet } of stages.values()) {
-    await service.stop().catch(() => undefined);
-    await Promise.allSettled([card.stop(), wallet.stop()]);
-    await served.stop().catch(() => undefined);
-    if (process.env.SIDECAR_WC_KEEP !== '1') await shop.drop();
-  }
-});
+stopStagesAfterAll(stages);
 
 function pluginsActive(storage: StorageMode): void {
   test.serial(`${storage}: both providers' plugins are active in their test modes, and their gateways, not the stand-ins, answer for reepay_checkout and vipps_recurring`, async (t) => {
@@ -69,16 +59,6 @@ function pluginsActive(storage: StorageMode): void {
   });
 }
 
-/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
-async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
-  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
-  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
-}
-
-async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent): Promise<number> {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  return (await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body })).status;
-}
 
 /** The order screen's "Refund ... via <gateway>": wc_create_refund with the gateway's refund. */
 async function refundFromOrderScreen(shop: WooCommerceShop, orderId: number, amount: string, reason: string): Promise<{ refund_id?: number; error?: string }> {
@@ -167,14 +147,14 @@ async function walletRenewalRecoveredByService(stage: Stage, tag: string, before
   const orderId = fixture.renewal_order_id!;
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-  precondition(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }) === 200, 'charge-failed answered 200');
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }, WALLET_SECRET) === 200, 'charge-failed answered 200');
   const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`), SHOWN_WITHIN_MS, 'the service\'s wallet charge');
   const chargeId = String((created!.json as { orderId: string }).orderId);
   const amount = (created!.json as { amount: number }).amount;
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed', SHOWN_WITHIN_MS, 'the renewal failed in WooCommerce');
   await beforeCapture?.({ orderId, chargeId });
   wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
-  precondition(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }) === 200, 'charge-captured answered 200');
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }, WALLET_SECRET) === 200, 'charge-captured answered 200');
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
   return { orderId, agreementId, chargeId, failedCharge, amount };
 }
@@ -433,7 +413,7 @@ function afterRecovery(storage: StorageMode): void {
     t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
 
     // The wallet tells the service of the refund: the service records it, and WooCommerce is not refunded twice.
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }, WALLET_SECRET), 200);
     await eventually(async () => (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'mobile_wallet' AND external_id = ?`, [chargeId]))[0]?.status === 'REFUNDED', SHOWN_WITHIN_MS, 'the service\'s payment refunded');
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
@@ -504,7 +484,7 @@ function afterRecovery(storage: StorageMode): void {
     t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), 0, 'not shown refunded in WooCommerce yet');
 
     // The wallet's event for the refund reaches the service: WooCommerce shows the money returned, once.
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }, WALLET_SECRET), 200);
     await eventually(async () => Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded) === Number(total), SHOWN_WITHIN_MS, 'the refund shown in WooCommerce');
     const shown = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(shown.refunds?.length, 1);

@@ -1,12 +1,13 @@
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { FakeCardGateway } from '../support/fake-card-gateway';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { request, type TestResponse } from '../support/http-client';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { freePort } from '../support/free-port';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, type ServiceBesideShop } from './support/service-beside-shop';
+import { startServiceBeside } from './support/service-beside-shop';
+import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -22,7 +23,6 @@ import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from '.
  */
 
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-for-the-renewal-no-longer-wanted-test';
 /** The fixture's customer (test/woocommerce/php/lib/commands.php, sidecar_base_fixture). */
 const CUSTOMER = { login: 'kunde', password: 'kunde-test-password' };
@@ -30,7 +30,7 @@ const SHOWN_WITHIN_MS = 30_000;
 /** The wallet retries a charge for at most this many days after its due date. */
 const WALLET_RETRY_DAYS = 14;
 
-interface Stage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet }
+type Stage = ProvidersStage;
 const stages = new Map<StorageMode, Stage>();
 
 /**
@@ -47,10 +47,7 @@ async function stage(storage: StorageMode): Promise<Stage> {
   const wallet = new FakeMobileWallet();
   await Promise.all([card.start(), wallet.start()]);
   const service = await startServiceBeside(shop, { url: `http://127.0.0.1:${shopPort}` }, {
-    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
-    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
-    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
-    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    ...providersEnv(card, wallet, WALLET_SECRET),
     // The dunning plan in seconds, so that the real worker's first attempt comes within the test.
     DUNNING_PLAN: '2s,2s,2s,2s,2s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
@@ -61,25 +58,8 @@ async function stage(storage: StorageMode): Promise<Stage> {
   return made;
 }
 
-test.after.always(async () => {
-  for (const { shop, served, service, card, wallet } of stages.values()) {
-    await service.stop().catch(() => undefined);
-    await Promise.allSettled([card.stop(), wallet.stop()]);
-    await served.stop().catch(() => undefined);
-    if (process.env.SIDECAR_WC_KEEP !== '1') await shop.drop();
-  }
-});
+stopStagesAfterAll(stages);
 
-/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
-async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
-  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
-  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
-}
-
-async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent): Promise<number> {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  return (await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body })).status;
-}
 
 interface DueCharge { orderId: number; subscriptionId: number; agreementId: string; chargeId: string; due: string }
 
@@ -91,7 +71,7 @@ async function failedWalletRenewalWithDueCharge(t: ExecutionContext, { shop, ser
   const subscriptionId = fixture.subscription_id!;
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setCharge(agreementId, `chr-wc-${name}`, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-${name}` }), 200);
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-${name}` }, WALLET_SECRET), 200);
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed' && (await statusOf(shop, subscriptionId)) === 'wc-on-hold',
     SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
   const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`),
