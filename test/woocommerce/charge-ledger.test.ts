@@ -4,8 +4,8 @@ import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gate
 import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { serveOverHttp } from './support/serve-over-http';
-import { startServiceBeside } from './support/service-beside-shop';
-import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
+import { startServiceBeside, statusOf } from './support/service-beside-shop';
+import { providersEnv, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
 import { createWooCommerceShop, type StorageMode } from './support/woocommerce-shop';
 
 /**
@@ -56,7 +56,7 @@ for (const storage of ['hpos', 'posts'] as StorageMode[]) {
     const orderId = fixture.renewal_order_id!;
     wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
     wallet.setCharge(agreementId, `chr-wc-ledger-${storage}`, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-ledger-${storage}` }, WALLET_SECRET), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-ledger-${storage}` }), 200);
     await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed', SHOWN_WITHIN_MS, 'the renewal failed in WooCommerce');
 
     // The worker charges the agreement again: the wallet holds the charge until its due date.

@@ -3,7 +3,7 @@ import test from 'ava';
 import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gateway';
 import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
+import { startServiceBeside, statusOf, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type RecordedEvent, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -55,7 +55,7 @@ test.serial('A hard-declined renewal: WooCommerce e-mails the customer once; the
   card.setCharge(handle, { state: 'failed', amount: 14900, customer: 'cust-recovery', error: 'credit_card_expired', error_state: 'hard_declined' });
   t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'invoice_failed', invoice: handle }, card.webhookSecret)).res.status, 200);
   await eventually(async () =>
-    (await statusInWooCommerce(shop, orderId)) === 'wc-failed' && (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
+    (await statusOf(shop, orderId)) === 'wc-failed' && (await statusOf(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
   await eventually(async () => (await dunningMails(subscriptionId)).length > 0, SHOWN_WITHIN_MS, 'the customer e-mailed');
   const [mail] = await dunningMails(subscriptionId);
   t.deepEqual(mail.detail.to, [email]);
@@ -68,8 +68,8 @@ test.serial('A hard-declined renewal: WooCommerce e-mails the customer once; the
   card.setPaymentMethod('ca-recovery-new', { customer: 'cust-recovery', state: 'active', card: { exp_date: '12-30', masked_card: '457199XXXXXX4242' } });
   card.queueChargeOutcome({ kind: 'settled' });
   t.is((await sendCardGatewayEvent(service.api.url, { event_type: 'customer_payment_method_added', customer: 'cust-recovery', payment_method: 'ca-recovery-new' }, card.webhookSecret)).res.status, 200);
-  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
-  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
 
   const charges = card.requestsTo('POST', '/v1/charge').slice(chargesBefore);
   t.is(charges.length, 1, 'charged once');

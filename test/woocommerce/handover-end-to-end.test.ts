@@ -5,7 +5,7 @@ import { FakeCardGateway, sendCardGatewayEvent } from '../support/fake-card-gate
 import { basic, request } from '../support/http-client';
 import { HELPDESK_KEY, HELPDESK_SECRET } from '../support/test-shop';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
+import { startServiceBeside, statusOf, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -47,7 +47,7 @@ test.after.always(async () => {
 /** Polls WooCommerce's own row until it shows `status`; the milliseconds from `since`. */
 async function shownAfter(id: number, status: string, since: number, timeoutMs = 30_000): Promise<number> {
   for (;;) {
-    if ((await statusInWooCommerce(shop, id)) === status) return performance.now() - since;
+    if ((await statusOf(shop, id)) === status) return performance.now() - since;
     if (performance.now() - since > timeoutMs) throw new Error(`order ${id} not ${status} in WooCommerce within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -83,7 +83,7 @@ test.serial('A settled failed renewal shows processing in WooCommerce within 5 s
     const latency = await shown;
     latencies.push(latency);
     t.true(latency < SHOWN_WITHIN_MS, `trial ${trial + 1}: WooCommerce showed it paid ${Math.round(latency)} ms after the 200`);
-    t.is(await statusInWooCommerce(shop, fixture.subscription_id!), 'wc-active', 'Subscriptions reactivated the subscription');
+    t.is(await statusOf(shop, fixture.subscription_id!), 'wc-active', 'Subscriptions reactivated the subscription');
   }
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];

@@ -5,9 +5,9 @@ import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { request } from '../support/http-client';
 import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp } from './support/serve-over-http';
-import { startServiceBeside } from './support/service-beside-shop';
+import { startServiceBeside, statusOf } from './support/service-beside-shop';
 import { shopManagerSession } from './support/shop-manager-session';
-import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
+import { providersEnv, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -147,14 +147,14 @@ async function walletRenewalRecoveredByService(stage: Stage, tag: string, before
   const orderId = fixture.renewal_order_id!;
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setCharge(agreementId, failedCharge, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-  precondition(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }, WALLET_SECRET) === 200, 'charge-failed answered 200');
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: failedCharge }) === 200, 'charge-failed answered 200');
   const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`), SHOWN_WITHIN_MS, 'the service\'s wallet charge');
   const chargeId = String((created!.json as { orderId: string }).orderId);
   const amount = (created!.json as { amount: number }).amount;
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed', SHOWN_WITHIN_MS, 'the renewal failed in WooCommerce');
   await beforeCapture?.({ orderId, chargeId });
   wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount, summary: { captured: amount, refunded: 0, cancelled: 0 } });
-  precondition(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }, WALLET_SECRET) === 200, 'charge-captured answered 200');
+  precondition(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }) === 200, 'charge-captured answered 200');
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
   return { orderId, agreementId, chargeId, failedCharge, amount };
 }
@@ -413,7 +413,7 @@ function afterRecovery(storage: StorageMode): void {
     t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), Number(total));
 
     // The wallet tells the service of the refund: the service records it, and WooCommerce is not refunded twice.
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }, WALLET_SECRET), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
     await eventually(async () => (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}sidecar_payments WHERE provider = 'mobile_wallet' AND external_id = ?`, [chargeId]))[0]?.status === 'REFUNDED', SHOWN_WITHIN_MS, 'the service\'s payment refunded');
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const after = (await shop.snapshot([orderId])).by_id[orderId]!;
@@ -484,7 +484,7 @@ function afterRecovery(storage: StorageMode): void {
     t.is(Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded), 0, 'not shown refunded in WooCommerce yet');
 
     // The wallet's event for the refund reaches the service: WooCommerce shows the money returned, once.
-    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }, WALLET_SECRET), 200);
+    t.is(await walletWebhook(service, { eventType: 'recurring.charge-refunded.v1', agreementId, chargeId }), 200);
     await eventually(async () => Number((await shop.snapshot([orderId])).by_id[orderId]!.total_refunded) === Number(total), SHOWN_WITHIN_MS, 'the refund shown in WooCommerce');
     const shown = (await shop.snapshot([orderId])).by_id[orderId]!;
     t.is(shown.refunds?.length, 1);

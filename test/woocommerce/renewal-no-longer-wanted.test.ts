@@ -6,8 +6,8 @@ import { request, type TestResponse } from '../support/http-client';
 import { eventually, startTestWorker } from '../support/payment-hub-fixture';
 import { freePort } from '../support/free-port';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside } from './support/service-beside-shop';
-import { providersEnv, statusOf, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
+import { startServiceBeside, statusOf } from './support/service-beside-shop';
+import { providersEnv, stopStagesAfterAll, walletWebhook, type ProvidersStage } from './support/providers-beside-shop';
 import { createWooCommerceShop, type StorageMode, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -71,7 +71,7 @@ async function failedWalletRenewalWithDueCharge(t: ExecutionContext, { shop, ser
   const subscriptionId = fixture.subscription_id!;
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setCharge(agreementId, `chr-wc-${name}`, { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-${name}` }, WALLET_SECRET), 200);
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: `chr-wc-${name}` }), 200);
   await eventually(async () => (await statusOf(shop, orderId)) === 'wc-failed' && (await statusOf(shop, subscriptionId)) === 'wc-on-hold',
     SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
   const created = await eventually(async () => wallet.requests.find((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`),

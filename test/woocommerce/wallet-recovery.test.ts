@@ -1,11 +1,11 @@
 import path from 'node:path';
 import test from 'ava';
 import { FakeCardGateway } from '../support/fake-card-gateway';
-import { request } from '../support/http-client';
-import { FakeMobileWallet, mobileWalletDelivery, type MobileWalletDeliveryEvent } from '../support/fake-mobile-wallet';
+import { FakeMobileWallet } from '../support/fake-mobile-wallet';
 import { eventually } from '../support/payment-hub-fixture';
 import { serveOverHttp, type ServedShop } from './support/serve-over-http';
-import { startServiceBeside, statusInWooCommerce, type ServiceBesideShop } from './support/service-beside-shop';
+import { providersEnv, walletWebhook } from './support/providers-beside-shop';
+import { startServiceBeside, statusOf, type ServiceBesideShop } from './support/service-beside-shop';
 import { createWooCommerceShop, type RecordedEvent, type WooCommerceShop } from './support/woocommerce-shop';
 
 /**
@@ -18,7 +18,6 @@ import { createWooCommerceShop, type RecordedEvent, type WooCommerceShop } from 
 
 const COMPANION = path.resolve(__dirname, '../../../src/woocommerce-companion/shop-sidecar-companion.php');
 const DUNNING_EMAIL = 'shop_sidecar_payment_method_needed';
-const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 const WALLET_SECRET = 'wallet-secret-for-the-wallet-recovery-test';
 const SHOWN_WITHIN_MS = 30_000;
 
@@ -35,10 +34,7 @@ test.before(async () => {
   card = new FakeCardGateway();
   await Promise.all([wallet.start(), card.start()]);
   service = await startServiceBeside(shop, served, {
-    CARD_GATEWAY_API_URL: card.url, CARD_GATEWAY_API_KEY: card.apiKey, CARD_GATEWAY_WEBHOOK_SECRET: card.webhookSecret,
-    MOBILE_WALLET_API_URL: wallet.url, MOBILE_WALLET_CLIENT_ID: wallet.clientId, MOBILE_WALLET_CLIENT_SECRET: wallet.clientSecret,
-    MOBILE_WALLET_SUBSCRIPTION_KEY: wallet.subscriptionKey, MOBILE_WALLET_MSN: wallet.merchantSerialNumber,
-    MOBILE_WALLET_WEBHOOK_URL: WALLET_WEBHOOK_URL, MOBILE_WALLET_WEBHOOK_SECRET: WALLET_SECRET,
+    ...providersEnv(card, wallet, WALLET_SECRET),
     // The dunning plan in seconds, so that the real worker's first attempt comes within the test.
     DUNNING_PLAN: '3s,3s,3s,3s,3s', RECONCILE_ENABLED: 'false', CARD_EXPIRY_REMINDER_DAYS: '0',
   });
@@ -51,13 +47,6 @@ test.after.always(async () => {
   if (process.env.SIDECAR_WC_KEEP !== '1') await shop?.drop();
 });
 
-/** A signed wallet delivery sent to the real API, as the wallet sends it. */
-async function walletWebhook(event: MobileWalletDeliveryEvent): Promise<number> {
-  const delivery = mobileWalletDelivery(event, { secret: WALLET_SECRET, url: WALLET_WEBHOOK_URL });
-  const res = await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body });
-  return res.status;
-}
-
 const dunningMails = async (id: number) => (await shop.log(id)).filter((event: RecordedEvent) => event.kind === 'mail' && event.name === DUNNING_EMAIL);
 const walletCharges = (agreementId: string) => wallet.requests.filter((r) => r.method === 'POST' && r.path === `/recurring/v3/agreements/${agreementId}/charges`);
 
@@ -69,9 +58,9 @@ test.serial('user_action_required, then the customer fixes it in the app: the sa
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setCharge(agreementId, 'chr-wc-app', { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
 
-  t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-app' }), 200);
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-app' }), 200);
   await eventually(async () =>
-    (await statusInWooCommerce(shop, orderId)) === 'wc-failed' && (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
+    (await statusOf(shop, orderId)) === 'wc-failed' && (await statusOf(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the renewal failed and the subscription on hold in WooCommerce');
 
   // The worker charges the same agreement on the plan.
   await eventually(async () => walletCharges(agreementId).length > 0, SHOWN_WITHIN_MS, 'a charge on the same agreement');
@@ -83,12 +72,12 @@ test.serial('user_action_required, then the customer fixes it in the app: the sa
 
   // The customer acted in the app; on its due date the wallet takes the charge and says so.
   wallet.setCharge(agreementId, chargeId, { status: 'CHARGED', amount: (created.json as { amount: number }).amount, summary: { captured: (created.json as { amount: number }).amount, refunded: 0, cancelled: 0 } });
-  t.is(await walletWebhook({ eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
-  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
-  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
 
   // The same capture told again, and a while for anything else to happen: nothing more.
-  t.is(await walletWebhook({ eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-captured.v1', agreementId, chargeId }), 200);
   await new Promise((resolve) => setTimeout(resolve, 6000));
   t.is(walletCharges(agreementId).length, 1, 'charged once');
   const completed = (await shop.log(orderId)).filter((event) => event.kind === 'hook' && event.name === 'woocommerce_payment_complete');
@@ -106,8 +95,8 @@ test.serial('A customer who moves the subscription from MobilePay to a card afte
   wallet.setAgreement(agreementId, { pricing: { type: 'LEGACY', amount: 100000, currency: 'DKK' } });
   wallet.setAgreementCard(agreementId, 'no_funds');
   wallet.setCharge(agreementId, 'chr-wc-move', { status: 'FAILED', failureReason: 'user_action_required', failureDescription: 'User action required' });
-  t.is(await walletWebhook({ eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-move' }), 200);
-  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the subscription on hold');
+  t.is(await walletWebhook(service, { eventType: 'recurring.charge-failed.v1', agreementId, chargeId: 'chr-wc-move' }), 200);
+  await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-on-hold', SHOWN_WITHIN_MS, 'the subscription on hold');
   // The service's attempt: one charge on the agreement, which the wallet retries itself.
   await eventually(async () => walletCharges(agreementId).length > 0, SHOWN_WITHIN_MS, 'a charge on the agreement');
   const walletChargeId = String((walletCharges(agreementId)[0]!.json as { orderId: string }).orderId);
@@ -120,8 +109,8 @@ test.serial('A customer who moves the subscription from MobilePay to a card afte
 
   const cardCharges = () => card.requestsTo('POST', '/v1/charge');
   await eventually(async () => cardCharges().length > 0, 90_000, 'the card charged');
-  await eventually(async () => (await statusInWooCommerce(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
-  await eventually(async () => (await statusInWooCommerce(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
+  await eventually(async () => (await statusOf(shop, orderId)) === 'wc-processing', SHOWN_WITHIN_MS, 'the renewal paid in WooCommerce');
+  await eventually(async () => (await statusOf(shop, subscriptionId)) === 'wc-active', SHOWN_WITHIN_MS, 'the subscription active again');
   t.like(cardCharges()[0]!.json, { source: 'ca-wc-move' });
   t.is(wallet.charge(agreementId, walletChargeId)?.status, 'CANCELLED', 'the wallet\'s charge cancelled');
 

@@ -7,7 +7,7 @@ import type { ServiceBesideShop } from './service-beside-shop';
 import type { WooCommerceShop } from './woocommerce-shop';
 
 /** Where the wallet's webhooks for the service are registered in the tests that run the service beside a shop. */
-export const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
+const WALLET_WEBHOOK_URL = 'https://sidecar.example.dk/payment-hub/v1/webhook/mobile_wallet';
 
 /** A served shop with the service beside it and both providers' fakes: what a test file sets up once per storage mode. */
 export interface ProvidersStage { shop: WooCommerceShop; served: ServedShop; service: ServiceBesideShop; card: FakeCardGateway; wallet: FakeMobileWallet }
@@ -34,14 +34,10 @@ export function stopStagesAfterAll(stages: Map<unknown, ProvidersStage>): void {
   });
 }
 
-/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
-export async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
-  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
-  return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
-}
-
-/** A wallet webhook, signed with the service's `secret` as the wallet signs it, delivered to the service; its status. */
-export async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent, secret: string): Promise<number> {
-  const delivery = mobileWalletDelivery(event, { secret, url: WALLET_WEBHOOK_URL });
+/** A wallet webhook, signed as the wallet signs it for the secret and address the service was given, delivered to it; its status. */
+export async function walletWebhook(service: ServiceBesideShop, event: MobileWalletDeliveryEvent): Promise<number> {
+  const { webhookSecret: secret, webhookUrl: url } = service.config.mobileWallet;
+  if (!secret || !url) throw new Error('the service beside the shop was started without the wallet webhook settings of providersEnv');
+  const delivery = mobileWalletDelivery(event, { secret, url });
   return (await request(service.api.url, 'POST', '/payment-hub/v1/webhook/mobile_wallet', { headers: delivery.headers, body: delivery.body })).status;
 }

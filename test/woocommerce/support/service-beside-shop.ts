@@ -35,7 +35,8 @@ export async function startServiceBeside(shop: WooCommerceShop, served: Pick<Ser
   return service;
 }
 
-/** An order's or subscription's status as WooCommerce's own posts row holds it. */
-export async function statusInWooCommerce(shop: WooCommerceShop, id: number): Promise<string | undefined> {
+/** An order's or subscription's status where WooCommerce keeps it (HPOS's orders table, or the posts row). */
+export async function statusOf(shop: WooCommerceShop, id: number): Promise<string | undefined> {
+  if (shop.mode !== 'posts') return (await shop.sql<{ status: string }>(`SELECT status FROM ${shop.prefix}wc_orders WHERE id = ?`, [id]))[0]?.status;
   return (await shop.sql<{ post_status: string }>(`SELECT post_status FROM ${shop.prefix}posts WHERE ID = ?`, [id]))[0]?.post_status;
 }
